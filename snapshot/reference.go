@@ -1,0 +1,706 @@
+package snapshot
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/big"
+
+	"github.com/nlpodyssey/gopickle/pickle"
+	"github.com/nlpodyssey/gopickle/types"
+)
+
+// DecodeReference decodes a snapshot with the generic gopickle unpickler and
+// converts the resulting tree to a Snapshot. It is the slow reference path
+// the fast decoder is tested against; it refuses every global.
+func DecodeReference(r io.Reader) (*Snapshot, error) {
+	v, proto, err := loadGopickle(r)
+	if err != nil {
+		return nil, err
+	}
+	c := refConverter{
+		snap:   &Snapshot{Protocol: proto},
+		frames: make(map[*types.Dict]FrameID),
+		stacks: make(map[*types.List]StackID),
+	}
+	c.in = newInterner(c.snap)
+	if err := c.top(v); err != nil {
+		return nil, err
+	}
+	return c.snap, nil
+}
+
+// loadGopickle runs gopickle on r and reports the PROTO byte (0 if none).
+func loadGopickle(r io.Reader) (any, int, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, 0, err
+	}
+	proto := 0
+	if len(data) >= 2 && data[0] == 0x80 {
+		proto = int(data[1])
+	}
+	u := pickle.NewUnpickler(bytes.NewReader(data))
+	u.FindClass = func(module, name string) (any, error) {
+		return nil, fmt.Errorf("pickle refers to global %s.%s: not a snapshot", module, name)
+	}
+	v, err := u.Load()
+	if err != nil {
+		return nil, 0, fmt.Errorf("gopickle: %w", err)
+	}
+	return v, proto, nil
+}
+
+// refConverter turns a gopickle tree into a Snapshot. Frames and frame
+// lists are cached by object identity (gopickle keeps memo references
+// shared), then interned by value.
+type refConverter struct {
+	snap   *Snapshot
+	in     *interner
+	frames map[*types.Dict]FrameID
+	stacks map[*types.List]StackID
+}
+
+func (c *refConverter) top(v any) error {
+	switch t := v.(type) {
+	case *types.List:
+		c.snap.Legacy = true
+		segs, err := c.segments("segments", t)
+		c.snap.Segments = segs
+		return err
+	case *types.Dict:
+		for _, it := range dictItems(t) {
+			k, _ := it.Key.(string)
+			var err error
+			switch k {
+			case "segments":
+				c.snap.Segments, err = c.segments(k, it.Value)
+			case "device_traces":
+				c.snap.DeviceTraces, err = c.traces(k, it.Value)
+			case "host_segments":
+				c.snap.HostSegments, err = c.segments(k, it.Value)
+			case "host_traces":
+				c.snap.HostTraces, err = c.traces(k, it.Value)
+			case "allocator_settings":
+				c.snap.AllocatorSettings, err = c.settings(k, it.Value)
+			case "external_annotations":
+				c.snap.ExternalAnnotations, err = c.annotations(k, it.Value)
+			default:
+				var g Value
+				g, err = generic(it.Key)
+				if err == nil {
+					var gv Value
+					gv, err = generic(it.Value)
+					c.snap.Extra = dictSet(c.snap.Extra, g, gv)
+				}
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("top level is %s, want a dict (or a legacy list of segments)", typeName(v))
+}
+
+// dictItems returns the items of d with later duplicates of a key replacing
+// earlier ones in place (Python semantics; gopickle appends duplicates).
+func dictItems(d *types.Dict) []types.DictEntry {
+	out := make([]types.DictEntry, 0, len(*d))
+	for _, it := range *d {
+		replaced := false
+		if ks, ok := it.Key.(string); ok {
+			for i := range out {
+				if os, ok := out[i].Key.(string); ok && os == ks {
+					out[i].Value = it.Value
+					replaced = true
+					break
+				}
+			}
+		}
+		if !replaced {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func (c *refConverter) list(path string, v any) ([]any, error) {
+	switch t := v.(type) {
+	case *types.List:
+		return *t, nil
+	case *types.Tuple:
+		return *t, nil
+	}
+	return nil, fmt.Errorf("%s: expected a list, got %s", path, typeName(v))
+}
+
+func (c *refConverter) segments(path string, v any) ([]Segment, error) {
+	items, err := c.list(path, v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Segment, 0, len(items))
+	for i, it := range items {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d, ok := it.(*types.Dict)
+		if !ok {
+			return nil, fmt.Errorf("%s: expected a dict, got %s", p, typeName(it))
+		}
+		s := Segment{Frames: NoStack}
+		var blocks any
+		for _, e := range dictItems(d) {
+			k, _ := e.Key.(string)
+			fp := p + "." + k
+			switch k {
+			case "device":
+				var n int64
+				n, err = refInt(fp, e.Value)
+				s.Device = int(n)
+			case "address":
+				s.Address, err = refUint(fp, e.Value)
+			case "total_size":
+				s.TotalSize, err = refInt(fp, e.Value)
+			case "allocated_size":
+				s.AllocatedSize, err = refInt(fp, e.Value)
+			case "active_size":
+				s.ActiveSize, err = refInt(fp, e.Value)
+			case "requested_size":
+				s.RequestedSize, err = refInt(fp, e.Value)
+			case "stream":
+				s.Stream, err = refUint(fp, e.Value)
+			case "segment_type":
+				s.SegmentType, err = refStr(fp, e.Value)
+			case "segment_pool_id":
+				s.PoolID, err = c.poolID(fp, e.Value)
+				s.HasPoolID = true
+			case "is_expandable":
+				s.IsExpandable, err = refBool(fp, e.Value)
+			case "frames":
+				s.Frames, err = c.stack(fp, e.Value)
+			case "blocks":
+				blocks = e.Value
+			default:
+				err = extraSet(&s.Extra, e.Key, e.Value)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if blocks != nil {
+			if s.Blocks, err = c.blocks(p+".blocks", blocks, s.Address); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+func (c *refConverter) blocks(path string, v any, segAddr uint64) ([]Block, error) {
+	items, err := c.list(path, v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Block, 0, len(items))
+	next := segAddr
+	for i, it := range items {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d, ok := it.(*types.Dict)
+		if !ok {
+			return nil, fmt.Errorf("%s: expected a dict, got %s", p, typeName(it))
+		}
+		b := Block{Frames: NoStack}
+		hasAddr := false
+		for _, e := range dictItems(d) {
+			k, _ := e.Key.(string)
+			fp := p + "." + k
+			switch k {
+			case "address":
+				b.Address, err = refUint(fp, e.Value)
+				hasAddr = true
+			case "size":
+				b.Size, err = refInt(fp, e.Value)
+			case "requested_size":
+				b.RequestedSize, err = refInt(fp, e.Value)
+			case "state":
+				var st string
+				st, err = refStr(fp, e.Value)
+				b.State = BlockState(st)
+			case "frames":
+				b.Frames, err = c.stack(fp, e.Value)
+			case "history":
+				b.History, err = c.history(fp, e.Value)
+			default:
+				err = extraSet(&b.Extra, e.Key, e.Value)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		if !hasAddr {
+			b.Address = next
+			b.AddressComputed = true
+		}
+		next = b.Address + uint64(b.Size)
+		out = append(out, b)
+	}
+	return out, nil
+}
+
+func (c *refConverter) history(path string, v any) ([]HistoryEntry, error) {
+	items, err := c.list(path, v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]HistoryEntry, 0, len(items))
+	for i, it := range items {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d, ok := it.(*types.Dict)
+		if !ok {
+			return nil, fmt.Errorf("%s: expected a dict, got %s", p, typeName(it))
+		}
+		h := HistoryEntry{Frames: NoStack}
+		for _, e := range dictItems(d) {
+			k, _ := e.Key.(string)
+			fp := p + "." + k
+			switch k {
+			case "addr":
+				h.Addr, err = refUint(fp, e.Value)
+			case "real_size":
+				h.RealSize, err = refInt(fp, e.Value)
+			case "frames":
+				h.Frames, err = c.stack(fp, e.Value)
+			case "cpp_frames":
+				h.CPPFrames, err = refStr(fp, e.Value)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+func (c *refConverter) traces(path string, v any) ([][]TraceEntry, error) {
+	devs, err := c.list(path, v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]TraceEntry, 0, len(devs))
+	for d, dv := range devs {
+		dp := fmt.Sprintf("%s[%d]", path, d)
+		items, err := c.list(dp, dv)
+		if err != nil {
+			return nil, err
+		}
+		tr := make([]TraceEntry, 0, len(items))
+		for i, it := range items {
+			e, err := c.entry(fmt.Sprintf("%s[%d]", dp, i), it)
+			if err != nil {
+				return nil, err
+			}
+			tr = append(tr, e)
+		}
+		out = append(out, tr)
+	}
+	return out, nil
+}
+
+func (c *refConverter) entry(p string, v any) (TraceEntry, error) {
+	d, ok := v.(*types.Dict)
+	if !ok {
+		return TraceEntry{}, fmt.Errorf("%s: expected a dict, got %s", p, typeName(v))
+	}
+	t := TraceEntry{Frames: NoStack}
+	extra := func() *EntryExtra {
+		if t.Extra == nil {
+			t.Extra = &EntryExtra{}
+		}
+		return t.Extra
+	}
+	var err error
+	for _, e := range dictItems(d) {
+		k, _ := e.Key.(string)
+		fp := p + "." + k
+		switch k {
+		case "action":
+			var s string
+			s, err = refStr(fp, e.Value)
+			t.Action = Action(s)
+		case "addr":
+			t.Addr, err = refUint(fp, e.Value)
+		case "size":
+			t.Size, err = refInt(fp, e.Value)
+		case "stream":
+			t.Stream, err = refUint(fp, e.Value)
+		case "time_us":
+			t.TimeUS, err = refInt(fp, e.Value)
+		case "device_free":
+			t.DeviceFree, err = refInt(fp, e.Value)
+		case "frames":
+			t.Frames, err = c.stack(fp, e.Value)
+		case "compile_context":
+			t.CompileContext, err = refStr(fp, e.Value)
+		case "user_metadata":
+			t.UserMetadata, err = refStr(fp, e.Value)
+		case "forward_frames":
+			var items []any
+			items, err = c.list(fp, e.Value)
+			x := extra()
+			x.ForwardFrames = make([]string, 0, len(items))
+			for i, it := range items {
+				var s string
+				if s, err = refStr(fmt.Sprintf("%s[%d]", fp, i), it); err != nil {
+					break
+				}
+				x.ForwardFrames = append(x.ForwardFrames, s)
+			}
+		case "pool_id":
+			x := extra()
+			x.PoolID, err = c.poolID(fp, e.Value)
+			x.HasPoolID = true
+		case "internal_metadata":
+			extra().InternalMetadata, err = refStr(fp, e.Value)
+		case "category":
+			extra().Category, err = refStr(fp, e.Value)
+		default:
+			err = extraSet(&extra().Other, e.Key, e.Value)
+		}
+		if err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+func (c *refConverter) settings(path string, v any) (*AllocatorSettings, error) {
+	d, ok := v.(*types.Dict)
+	if !ok {
+		return nil, fmt.Errorf("%s: expected a dict, got %s", path, typeName(v))
+	}
+	s := &AllocatorSettings{}
+	var err error
+	for _, e := range dictItems(d) {
+		k, _ := e.Key.(string)
+		fp := path + "." + k
+		switch k {
+		case "PYTORCH_CUDA_ALLOC_CONF":
+			s.PyTorchCUDAAllocConf, err = refStr(fp, e.Value)
+		case "max_split_size":
+			s.MaxSplitSize, err = refInt(fp, e.Value)
+		case "garbage_collection_threshold":
+			s.GarbageCollectionThreshold, err = refFloat(fp, e.Value)
+		case "expandable_segments":
+			s.ExpandableSegments, err = refBool(fp, e.Value)
+		case "pinned_num_register_threads":
+			s.PinnedNumRegisterThreads, err = refInt(fp, e.Value)
+		case "release_lock_on_cudamalloc":
+			s.ReleaseLockOnCUDAMalloc, err = refBool(fp, e.Value)
+		case "pinned_use_cuda_host_register":
+			s.PinnedUseCUDAHostRegister, err = refBool(fp, e.Value)
+		case "graph_capture_record_stream_reuse":
+			s.GraphCaptureRecordStreamReuse, err = refBool(fp, e.Value)
+		case "roundup_power2_divisions":
+			var g Value
+			g, err = generic(e.Value)
+			if err == nil {
+				gd, ok := g.(Dict)
+				if !ok {
+					err = fmt.Errorf("%s: expected a dict, got %s", fp, typeName(e.Value))
+				}
+				s.RoundupPower2Divisions = gd
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err = extraSet(&s.Raw, e.Key, e.Value); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (c *refConverter) annotations(path string, v any) ([]Annotation, error) {
+	items, err := c.list(path, v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Annotation, 0, len(items))
+	for i, it := range items {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d, ok := it.(*types.Dict)
+		if !ok {
+			return nil, fmt.Errorf("%s: expected a dict, got %s", p, typeName(it))
+		}
+		var a Annotation
+		for _, e := range dictItems(d) {
+			k, _ := e.Key.(string)
+			fp := p + "." + k
+			switch k {
+			case "stage":
+				a.Stage, err = refStr(fp, e.Value)
+			case "name":
+				a.Name, err = refStr(fp, e.Value)
+			case "device":
+				var n int64
+				n, err = refInt(fp, e.Value)
+				a.Device = int(n)
+			case "time_us":
+				a.TimeUS, err = refInt(fp, e.Value)
+			default:
+				err = extraSet(&a.Extra, e.Key, e.Value)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func (c *refConverter) poolID(path string, v any) (PoolID, error) {
+	items, err := c.list(path, v)
+	if err != nil {
+		return PoolID{}, err
+	}
+	if len(items) != 2 {
+		return PoolID{}, fmt.Errorf("%s: expected 2 items, got %d", path, len(items))
+	}
+	var p PoolID
+	for i := range 2 {
+		if p[i], err = refInt(fmt.Sprintf("%s[%d]", path, i), items[i]); err != nil {
+			return PoolID{}, err
+		}
+	}
+	return p, nil
+}
+
+func (c *refConverter) stack(path string, v any) (StackID, error) {
+	l, ok := v.(*types.List)
+	if !ok {
+		if v == nil {
+			return NoStack, nil
+		}
+		return NoStack, fmt.Errorf("%s: expected a list of frames, got %s", path, typeName(v))
+	}
+	if id, ok := c.stacks[l]; ok {
+		return id, nil
+	}
+	ids := make([]FrameID, 0, len(*l))
+	for i, it := range *l {
+		fid, err := c.frame(fmt.Sprintf("%s[%d]", path, i), it)
+		if err != nil {
+			return NoStack, err
+		}
+		ids = append(ids, fid)
+	}
+	id := c.in.stack(ids)
+	c.stacks[l] = id
+	return id, nil
+}
+
+func (c *refConverter) frame(path string, v any) (FrameID, error) {
+	d, ok := v.(*types.Dict)
+	if !ok {
+		return 0, fmt.Errorf("%s: expected a frame dict, got %s", path, typeName(v))
+	}
+	if id, ok := c.frames[d]; ok {
+		return id, nil
+	}
+	var f Frame
+	var err error
+	for _, e := range dictItems(d) {
+		k, _ := e.Key.(string)
+		fp := path + "." + k
+		switch k {
+		case "name":
+			f.Name, err = refStr(fp, e.Value)
+		case "filename":
+			f.Filename, err = refStr(fp, e.Value)
+		case "line":
+			f.Line, err = refInt(fp, e.Value)
+		case "fx_node_op":
+			f.FXNodeOp, err = refStr(fp, e.Value)
+		case "fx_node_name":
+			f.FXNodeName, err = refStr(fp, e.Value)
+		case "fx_node_target":
+			f.FXNodeTarget, err = refStr(fp, e.Value)
+		case "fx_original_trace":
+			f.FXOriginalTrace, err = refStr(fp, e.Value)
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	id := c.in.frame(f)
+	c.frames[d] = id
+	return id, nil
+}
+
+// extraSet stores a generic copy of key/value in *d.
+func extraSet(d *Dict, k, v any) error {
+	gk, err := generic(k)
+	if err != nil {
+		return err
+	}
+	gv, err := generic(v)
+	if err != nil {
+		return err
+	}
+	*d = dictSet(*d, gk, gv)
+	return nil
+}
+
+// dictSet sets k to v in d with Python semantics for string keys.
+func dictSet(d Dict, k, v Value) Dict {
+	if ks, ok := k.(string); ok {
+		for i := range d {
+			if s, ok := d[i].Key.(string); ok && s == ks {
+				d[i].Value = v
+				return d
+			}
+		}
+	}
+	return append(d, DictItem{Key: k, Value: v})
+}
+
+// generic converts a gopickle value to a Value.
+func generic(v any) (Value, error) {
+	switch t := v.(type) {
+	case nil, bool, float64, string:
+		return t, nil
+	case int:
+		return int64(t), nil
+	case *big.Int:
+		if t.IsInt64() {
+			return t.Int64(), nil
+		}
+		return t, nil
+	case []byte:
+		return t, nil
+	case *types.List:
+		out := make(List, 0, len(*t))
+		for _, it := range *t {
+			g, err := generic(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, g)
+		}
+		return out, nil
+	case *types.Tuple:
+		out := make(Tuple, 0, len(*t))
+		for _, it := range *t {
+			g, err := generic(it)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, g)
+		}
+		return out, nil
+	case *types.Dict:
+		out := make(Dict, 0, len(*t))
+		for _, it := range *t {
+			gk, err := generic(it.Key)
+			if err != nil {
+				return nil, err
+			}
+			gv, err := generic(it.Value)
+			if err != nil {
+				return nil, err
+			}
+			out = dictSet(out, gk, gv)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unsupported pickle value of type %s", typeName(v))
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		return "bool"
+	case int, int64, *big.Int:
+		return "int"
+	case float64:
+		return "float"
+	case string:
+		return "str"
+	case []byte:
+		return "bytes"
+	case *types.List, List:
+		return "list"
+	case *types.Tuple, Tuple:
+		return "tuple"
+	case *types.Dict, Dict:
+		return "dict"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+var (
+	bigMinInt64 = big.NewInt(-1 << 63)
+	bigMaxUint  = new(big.Int).SetUint64(^uint64(0))
+)
+
+// refWide returns v as the low 64 bits of its two's complement, or an
+// error if it needs more than 64 bits or is not an int.
+func refWide(path string, v any) (uint64, error) {
+	switch t := v.(type) {
+	case int:
+		return uint64(t), nil
+	case *big.Int:
+		if t.Cmp(bigMinInt64) < 0 || t.Cmp(bigMaxUint) > 0 {
+			return 0, fmt.Errorf("%s: integer %s does not fit in 64 bits", path, t)
+		}
+		if t.Sign() < 0 {
+			return uint64(t.Int64()), nil
+		}
+		return t.Uint64(), nil
+	}
+	return 0, fmt.Errorf("%s: expected an int, got %s", path, typeName(v))
+}
+
+func refInt(path string, v any) (int64, error) {
+	u, err := refWide(path, v)
+	return int64(u), err
+}
+
+func refUint(path string, v any) (uint64, error) { return refWide(path, v) }
+
+func refStr(path string, v any) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("%s: expected a str, got %s", path, typeName(v))
+	}
+	return s, nil
+}
+
+func refBool(path string, v any) (bool, error) {
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("%s: expected a bool, got %s", path, typeName(v))
+	}
+	return b, nil
+}
+
+func refFloat(path string, v any) (float64, error) {
+	switch t := v.(type) {
+	case float64:
+		return t, nil
+	case int:
+		return float64(t), nil
+	}
+	return 0, fmt.Errorf("%s: expected a float, got %s", path, typeName(v))
+}
+
+// DecodeReferenceBytes is DecodeReference on an in-memory file.
+func DecodeReferenceBytes(b []byte) (*Snapshot, error) {
+	return DecodeReference(bytes.NewReader(b))
+}
