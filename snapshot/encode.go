@@ -104,7 +104,7 @@ func (e *encoder) dict(items []kv, extra Dict) error {
 	})
 }
 
-func (e *encoder) intv(v int64) func() error  { return func() error { e.p.int(v); return nil } }
+func (e *encoder) intv(v int64) func() error   { return func() error { e.p.int(v); return nil } }
 func (e *encoder) uintv(v uint64) func() error { return func() error { e.p.uint(v); return nil } }
 func (e *encoder) strv(v string) func() error  { return func() error { e.str(v); return nil } }
 func (e *encoder) boolv(v bool) func() error   { return func() error { e.p.bool(v); return nil } }
