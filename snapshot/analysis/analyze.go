@@ -1,0 +1,202 @@
+package analysis
+
+import (
+	"slices"
+
+	"oomscope/snapshot"
+)
+
+// Options tunes an analysis. The zero value uses the defaults.
+type Options struct {
+	// TimelinePoints is the number of points of the downsampled timeline and
+	// site series (0: none, the CLI's choice; negative: DefaultTimelinePoints).
+	TimelinePoints int
+	// SeriesSites is how many top sites get their own band in the stacked
+	// series; the rest go to "other" (default 8).
+	SeriesSites int
+	// TopSites is how many sites the report lists (default 15).
+	TopSites int
+	// Largest is how many of the largest allocations alive at the peak the
+	// report lists (default 20).
+	Largest int
+}
+
+// DefaultTimelinePoints is a timeline resolution good for a page-wide chart.
+const DefaultTimelinePoints = 1200
+
+func (o Options) withDefaults() Options {
+	if o.TimelinePoints < 0 {
+		o.TimelinePoints = DefaultTimelinePoints
+	}
+	if o.SeriesSites <= 0 {
+		o.SeriesSites = 8
+	}
+	if o.TopSites <= 0 {
+		o.TopSites = 15
+	}
+	if o.Largest <= 0 {
+		o.Largest = 20
+	}
+	return o
+}
+
+// Origin tells where an allocation's live range comes from.
+type Origin uint8
+
+// Allocation origins.
+const (
+	// FromTrace: its alloc entry is in the trace.
+	FromTrace Origin = iota
+	// PreTraceFreed: only its free is in the trace; it was allocated before
+	// the trace window (late recording or ring-buffer wrap).
+	PreTraceFreed
+	// PreTraceLive: a live block in the segments with no alloc in the trace;
+	// alive for the whole trace window (a "ghost").
+	PreTraceLive
+)
+
+func (o Origin) String() string {
+	return [...]string{"trace", "pre_trace_freed", "pre_trace_live"}[o]
+}
+
+// Allocation is one live range of a block, from its alloc to its
+// free_completed (notes §7 fact 9).
+type Allocation struct {
+	// Addr is the block address.
+	Addr uint64
+	// Size is the requested bytes (what alloc/free entries and
+	// requested_size carry).
+	Size int64
+	// BlockSize is the block's rounded size when the segments show it (the
+	// allocation is still alive at the end), 0 otherwise.
+	BlockSize int64
+	// Start is the index of the alloc entry; -1 when it predates the trace.
+	Start int32
+	// End is the index of the free_completed entry; the trace length when it
+	// is still alive at the end.
+	End int32
+	// FreeRequested is the index of its free_requested entry, -1 if none.
+	FreeRequested int32
+	// Stack is the allocation stack; for PreTraceFreed the free's stack.
+	Stack snapshot.StackID
+	// Site indexes Analysis.Sites.
+	Site int32
+	// Origin tells where the live range comes from.
+	Origin Origin
+	// Category and Rule are the bucket and the rule that chose it.
+	Category Category
+	// Rule is the classification rule that fired.
+	Rule Rule
+	// Pending is true when the segments show the block as
+	// active_pending_free (freed but waiting for other streams).
+	Pending bool
+}
+
+// aliveAt reports whether a is live in the state after entry i (i = -1 is
+// the state before the first entry).
+func (a *Allocation) aliveAt(i int) bool { return int(a.Start) <= i && i < int(a.End) }
+
+// Analysis is a replayed snapshot: one Device per device with a trace or
+// segments, plus the allocation sites shared by all devices.
+type Analysis struct {
+	// Snap is the analysed snapshot.
+	Snap *snapshot.Snapshot
+	// Devices lists the devices in ordinal order.
+	Devices []*Device
+	// Sites are the distinct allocation sites; Allocation.Site indexes it.
+	Sites []Site
+
+	opt       Options
+	siteIndex map[string]int32
+	// stackSite and stackPhases cache per-StackID results (-1/0xff: not yet).
+	stackSite   []int32
+	stackPhases []phase
+}
+
+// Analyze replays every device of s. It never fails: inconsistencies between
+// the trace and the segments are reported as warnings on the device.
+func Analyze(s *snapshot.Snapshot, opt Options) *Analysis {
+	a := &Analysis{
+		Snap:        s,
+		opt:         opt.withDefaults(),
+		siteIndex:   map[string]int32{},
+		stackSite:   make([]int32, len(s.Stacks)),
+		stackPhases: make([]phase, len(s.Stacks)),
+	}
+	for i := range a.stackSite {
+		a.stackSite[i] = -1
+		a.stackPhases[i] = phaseNotComputed
+	}
+	for _, d := range deviceOrdinals(s) {
+		a.Devices = append(a.Devices, a.replay(d))
+	}
+	return a
+}
+
+// Device returns the analysis of device ordinal d, or nil.
+func (a *Analysis) Device(d int) *Device {
+	for _, dev := range a.Devices {
+		if dev.ID == d {
+			return dev
+		}
+	}
+	return nil
+}
+
+// deviceOrdinals lists devices with a non-empty trace or any segment.
+func deviceOrdinals(s *snapshot.Snapshot) []int {
+	seen := map[int]bool{}
+	for d, t := range s.DeviceTraces {
+		if len(t) > 0 {
+			seen[d] = true
+		}
+	}
+	for i := range s.Segments {
+		seen[s.Segments[i].Device] = true
+	}
+	out := make([]int, 0, len(seen))
+	for d := range seen {
+		out = append(out, d)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// phaseNotComputed marks an empty stackPhases slot.
+const phaseNotComputed phase = 0xff
+
+// siteOf returns the site index of a stack, computing it once per StackID.
+func (a *Analysis) siteOf(id snapshot.StackID) int32 {
+	if id < 0 || int(id) >= len(a.stackSite) {
+		return a.internSite(noSite)
+	}
+	if v := a.stackSite[id]; v >= 0 {
+		return v
+	}
+	v := a.internSite(findSite(a.Snap, a.Snap.Stacks[id]))
+	a.stackSite[id] = v
+	return v
+}
+
+func (a *Analysis) internSite(s Site) int32 {
+	if v, ok := a.siteIndex[s.Key]; ok {
+		return v
+	}
+	v := int32(len(a.Sites))
+	a.Sites = append(a.Sites, s)
+	a.siteIndex[s.Key] = v
+	return v
+}
+
+// phaseOf returns the phase a stack points to, computed once per StackID.
+func (a *Analysis) phaseOf(id snapshot.StackID) phase {
+	if id < 0 || int(id) >= len(a.stackPhases) {
+		return phaseUnknown
+	}
+	if p := a.stackPhases[id]; p != phaseNotComputed {
+		return p
+	}
+	p := stackPhase(a.Snap, a.Snap.Stacks[id])
+	a.stackPhases[id] = p
+	return p
+}

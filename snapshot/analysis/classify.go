@@ -1,0 +1,281 @@
+package analysis
+
+import (
+	"slices"
+	"strings"
+
+	"oomscope/snapshot"
+)
+
+// phaseRun is a stretch of the trace whose allocations (with a known
+// phase) all share one phase; it lasts until the next run starts.
+type phaseRun struct {
+	phase phase
+	start int32 // index of its first allocation
+	end   int32 // index where the next run starts, or the trace length
+}
+
+// window is a phase marked by record_function annotations
+// (external_annotations), in time_us.
+type window struct {
+	phase      phase
+	start, end int64
+}
+
+// annotationWindows pairs START/END annotations of this device by name and
+// keeps those naming a phase: "Optimizer.step…" or names containing
+// "optimizer", "backward" or "forward". A START without END lasts to the
+// end of time.
+func annotationWindows(s *snapshot.Snapshot, dev int) []window {
+	var out []window
+	open := map[string][]int64{}
+	for _, an := range s.ExternalAnnotations {
+		if an.Device != dev {
+			continue
+		}
+		switch an.Stage {
+		case "START":
+			open[an.Name] = append(open[an.Name], an.TimeUS)
+		case "END":
+			st := open[an.Name]
+			if len(st) == 0 {
+				continue
+			}
+			start := st[len(st)-1]
+			open[an.Name] = st[:len(st)-1]
+			if p := annotationPhase(an.Name); p != phaseUnknown {
+				out = append(out, window{p, start, an.TimeUS})
+			}
+		}
+	}
+	for name, st := range open {
+		if p := annotationPhase(name); p != phaseUnknown {
+			for _, t := range st {
+				out = append(out, window{p, t, 1<<63 - 1})
+			}
+		}
+	}
+	slices.SortFunc(out, func(x, y window) int { return compareInt64(x.start, y.start) })
+	return out
+}
+
+func annotationPhase(name string) phase {
+	n := strings.ToLower(name)
+	switch {
+	case strings.Contains(n, "zero_grad"):
+		return phaseUnknown
+	case strings.Contains(n, "optimizer"):
+		return phaseOptimizer
+	case strings.Contains(n, "backward"):
+		return phaseBackward
+	case strings.Contains(n, "forward"):
+		return phaseForward
+	}
+	return phaseUnknown
+}
+
+// windowPhase returns the phase of the innermost window holding time t.
+func windowPhase(ws []window, t int64) phase {
+	p := phaseUnknown
+	if t == 0 {
+		return p
+	}
+	for _, w := range ws {
+		if w.start > t {
+			break
+		}
+		if t <= w.end {
+			p = w.phase
+		}
+	}
+	return p
+}
+
+// allocPhase is the phase of a trace allocation: its stack's, unless an
+// annotation window says optimizer or the stack says nothing.
+func (d *Device) allocPhase(al *Allocation) (phase, bool) {
+	p := d.a.phaseOf(al.Stack)
+	if len(d.windows) == 0 || al.Start < 0 {
+		return p, false
+	}
+	wp := windowPhase(d.windows, d.Trace[al.Start].TimeUS)
+	if wp != phaseUnknown && (p == phaseUnknown || wp == phaseOptimizer) && p != phaseInit {
+		return wp, wp != p
+	}
+	return p, false
+}
+
+// classify labels every allocation with a category and the rule that chose
+// it (notes §6), and assigns sites.
+func (d *Device) classify() {
+	d.windows = annotationWindows(d.a.Snap, d.ID)
+	n := int32(len(d.Trace))
+	// Phase runs over the allocations with a known phase, in trace order.
+	phases := make([]phase, len(d.Allocs))
+	for i := range d.Allocs {
+		al := &d.Allocs[i]
+		al.Site = d.a.siteOf(al.Stack)
+		if al.Origin != FromTrace {
+			phases[i] = d.a.phaseOf(al.Stack)
+			continue
+		}
+		p, _ := d.allocPhase(al)
+		phases[i] = p
+		if p == phaseUnknown || p == phaseInit {
+			continue
+		}
+		if len(d.runs) == 0 || d.runs[len(d.runs)-1].phase != p {
+			if len(d.runs) > 0 {
+				d.runs[len(d.runs)-1].end = al.Start
+			}
+			d.runs = append(d.runs, phaseRun{phase: p, start: al.Start, end: n})
+		}
+	}
+	stateInTrace, optimizerInTrace := false, false
+	for i := range d.Allocs {
+		al := &d.Allocs[i]
+		if al.Origin != FromTrace {
+			continue
+		}
+		al.Rule = d.traceRule(al, phases[i])
+		switch al.Rule {
+		case RuleOptimizerSurvives:
+			stateInTrace, optimizerInTrace = true, true
+		case RuleOptimizerDies:
+			optimizerInTrace = true
+		}
+	}
+	for i := range d.Allocs {
+		al := &d.Allocs[i]
+		switch al.Origin {
+		case PreTraceFreed:
+			al.Rule = RulePreTraceFreed
+			if phases[i] == phaseBackward {
+				al.Rule = RulePreTraceFreedInBackward
+			}
+		case PreTraceLive:
+			switch phases[i] {
+			case phaseInit:
+				al.Rule = RuleParamInit
+			case phaseForward:
+				al.Rule = RuleForwardSurvives
+			case phaseBackward:
+				al.Rule = RuleBackwardSurvives
+			case phaseOptimizer:
+				al.Rule = RuleOptimizerSurvives
+			default:
+				switch {
+				case stateInTrace:
+					al.Rule = RulePreTraceLiveStateInTrace
+				case optimizerInTrace:
+					al.Rule = RulePreTraceLiveUnknown
+				default:
+					al.Rule = RulePreTraceLiveNoOptimizer
+				}
+			}
+		}
+		al.Category = rules[al.Rule].category
+		if al.Origin == FromTrace {
+			if c, r, ok := d.labelled(al); ok && !(c == OptimizerState && al.Rule == RuleOptimizerDies) {
+				al.Category, al.Rule = c, r
+			}
+		}
+	}
+}
+
+// traceRule picks the stack and lifetime rule for an allocation whose alloc
+// is in the trace.
+func (d *Device) traceRule(al *Allocation, p phase) Rule {
+	survives := func() bool {
+		k, ok := slices.BinarySearchFunc(d.runs, al.Start, func(r phaseRun, s int32) int { return compareInt64(int64(r.start), int64(s)) })
+		if !ok {
+			k--
+		}
+		return k < 0 || al.End >= d.runs[k].end
+	}
+	switch p {
+	case phaseInit:
+		return RuleParamInit
+	case phaseForward:
+		if survives() {
+			return RuleForwardSurvives
+		}
+		return RuleForwardDies
+	case phaseBackward:
+		if survives() {
+			return RuleBackwardSurvives
+		}
+		return RuleBackwardDies
+	case phaseOptimizer:
+		if survives() {
+			return RuleOptimizerSurvives
+		}
+		return RuleOptimizerDies
+	}
+	if len(d.a.Snap.Stack(al.Stack)) == 0 {
+		return RuleNoStack
+	}
+	return RuleNoPhase
+}
+
+// labelled returns an explicit label carried by the alloc entry: a
+// profiler `category` or a user_metadata naming a component.
+func (d *Device) labelled(al *Allocation) (Category, Rule, bool) {
+	e := &d.Trace[al.Start]
+	if e.Extra != nil && e.Extra.Category != "" {
+		return profilerCategory(e.Extra.Category), RuleProfilerCategory, true
+	}
+	if e.UserMetadata != "" {
+		if c, ok := metadataCategory(e.UserMetadata); ok {
+			return c, RuleUserMetadata, true
+		}
+	}
+	return 0, 0, false
+}
+
+// profilerCategory maps torch.profiler's memory categories to ours.
+func profilerCategory(c string) Category {
+	switch strings.ToLower(c) {
+	case "parameter":
+		return Parameter
+	case "gradient":
+		return Gradient
+	case "optimizer_state":
+		return OptimizerState
+	case "activation":
+		return Activation
+	case "temporary":
+		return Temporary
+	}
+	return Other
+}
+
+// metadataCategory reads a component name out of user_metadata (plain text
+// or compact JSON): the component tracker writes "optimizer" for optimizer
+// allocations; users may write the category names themselves.
+func metadataCategory(m string) (Category, bool) {
+	n := strings.ToLower(m)
+	switch {
+	case strings.Contains(n, "optimizer"):
+		return OptimizerState, true
+	case strings.Contains(n, "gradient") || strings.Contains(n, "\"grad\""):
+		return Gradient, true
+	case strings.Contains(n, "parameter") || strings.Contains(n, "\"param\""):
+		return Parameter, true
+	case strings.Contains(n, "activation"):
+		return Activation, true
+	case strings.Contains(n, "temporary") || strings.Contains(n, "\"temp\""):
+		return Temporary, true
+	}
+	return 0, false
+}
+
+func compareInt64(x, y int64) int {
+	switch {
+	case x < y:
+		return -1
+	case x > y:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,203 @@
+package analysis
+
+import (
+	"strconv"
+	"strings"
+
+	"oomscope/snapshot"
+)
+
+// Noise frames hidden from displayed stacks: the same lists as MemoryViz
+// (notes §3.9), matched as substrings of the function name or the file name.
+var (
+	noiseNames = []string{"unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp", "_start",
+		"__libc_start_main", "PyEval_", "PyObject_", "PyFunction_"}
+	noiseFiles = []string{"core/boxing", "/Register", "/Redispatch", "pythonrun.c", "Modules/main.c",
+		"Objects/call.c", "Objects/methodobject.c", "pycore_ceval.h", "ceval.c", "cpython/abstract.h"}
+)
+
+// Library paths whose Python frames are not "user" frames when looking for
+// an allocation site: torch itself and thin wrappers that only forward to it.
+var libraryDirs = []string{"/torch/", "/functorch/", "/triton/", "/einops/", "/opt_einsum/"}
+
+// isNoise reports whether f is an unwinder/interpreter frame viewers hide.
+func isNoise(f *snapshot.Frame) bool {
+	for _, n := range noiseNames {
+		if strings.Contains(f.Name, n) {
+			return true
+		}
+	}
+	for _, n := range noiseFiles {
+		if strings.Contains(f.Filename, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// isPython reports whether f is a Python frame (as opposed to a C++ one).
+func isPython(f *snapshot.Frame) bool {
+	fn := f.Filename
+	return strings.HasSuffix(fn, ".py") || (strings.HasPrefix(fn, "<") && fn != "<unknown>")
+}
+
+// isLibrary reports whether the Python frame f belongs to torch, a thin
+// wrapper around it, or the Python standard library.
+func isLibrary(f *snapshot.Frame) bool {
+	fn := f.Filename
+	if strings.HasPrefix(fn, "<frozen") || strings.HasPrefix(fn, "torch/") {
+		return true
+	}
+	for _, d := range libraryDirs {
+		if strings.Contains(fn, d) {
+			return true
+		}
+	}
+	if i := strings.Index(fn, "/lib/python"); i >= 0 {
+		rest := fn[i:]
+		return !strings.Contains(rest, "site-packages") && !strings.Contains(rest, "dist-packages")
+	}
+	return false
+}
+
+// isTorchPython reports whether f is a Python frame inside torch.
+func isTorchPython(f *snapshot.Frame) bool {
+	return isPython(f) && (strings.Contains(f.Filename, "/torch/") || strings.HasPrefix(f.Filename, "torch/"))
+}
+
+// shortFile keeps the last two path elements of a file name.
+func shortFile(fn string) string {
+	fn = strings.ReplaceAll(fn, "\\", "/")
+	i := strings.LastIndexByte(fn, '/')
+	if i <= 0 {
+		return fn
+	}
+	j := strings.LastIndexByte(fn[:i], '/')
+	return fn[j+1:]
+}
+
+// FormatFrame renders a frame for display: "file.py:123 name" for Python,
+// the bare symbol for unsymbolized C++ ("??"), "symbol (file.cpp)" otherwise.
+func FormatFrame(f *snapshot.Frame) string {
+	switch {
+	case isPython(f):
+		return f.Filename + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name
+	case f.Filename == "??" || f.Filename == "":
+		return f.Name
+	case f.Line > 0:
+		return f.Name + " (" + f.Filename + ":" + strconv.FormatInt(f.Line, 10) + ")"
+	}
+	return f.Name + " (" + f.Filename + ")"
+}
+
+// maxStackLines caps a displayed stack.
+const maxStackLines = 80
+
+// DisplayStack renders a stack for display, innermost frame first: noise
+// frames (notes §3.9) removed, runs of identical lines collapsed to
+// "<repeats N times>", at most 80 lines. An empty or missing stack yields
+// nil; see NoStackExplanation.
+func DisplayStack(s *snapshot.Snapshot, id snapshot.StackID) []string {
+	st := s.Stack(id)
+	var out []string
+	last, reps := "", 0
+	flush := func() {
+		if reps > 0 {
+			out = append(out, "<repeats "+strconv.Itoa(reps)+" times>")
+			reps = 0
+		}
+	}
+	for _, fid := range st {
+		if int(fid) < 0 || int(fid) >= len(s.Frames) {
+			continue
+		}
+		f := &s.Frames[fid]
+		if isNoise(f) {
+			continue
+		}
+		line := FormatFrame(f)
+		if line == last {
+			reps++
+			continue
+		}
+		flush()
+		if len(out) >= maxStackLines {
+			out = append(out, "…")
+			return out
+		}
+		out = append(out, line)
+		last = line
+	}
+	flush()
+	return out
+}
+
+// NoStackExplanation says why an allocation can have no stack (MemoryViz's
+// five reasons, notes §3.9).
+const NoStackExplanation = "No stack was recorded. Either it was allocated before _record_memory_history() started, " +
+	"the context/stacks settings excluded it, it was allocated in backward without C++ stacks (stacks=\"all\"), " +
+	"it was rebuilt from the segment snapshot, or its entry was evicted from the ring buffer (max_entries)."
+
+// phase is the program phase a stack points to.
+type phase uint8
+
+const (
+	phaseUnknown phase = iota
+	phaseInit
+	phaseForward
+	phaseBackward
+	phaseOptimizer
+)
+
+func (p phase) String() string {
+	return [...]string{"unknown", "init", "forward", "backward", "optimizer"}[p]
+}
+
+// Module-construction function names in torch/nn that allocate parameters.
+var initNames = map[string]bool{"__init__": true, "reset_parameters": true, "_apply": true, "to": true,
+	"cuda": true, "load_state_dict": true, "_load_from_state_dict": true, "to_empty": true, "half": true,
+	"bfloat16": true, "float": true, "type": true, "register_parameter": true, "_init_weights": true}
+
+// stackPhase inspects a stack's frames for phase markers (notes §6): the
+// optimizer wins over backward, backward over module construction, and that
+// over forward.
+func stackPhase(s *snapshot.Snapshot, st snapshot.Stack) phase {
+	var opt, bwd, ini, fwd bool
+	for _, fid := range st {
+		if int(fid) < 0 || int(fid) >= len(s.Frames) {
+			continue
+		}
+		f := &s.Frames[fid]
+		if isPython(f) {
+			fn := f.Filename
+			switch {
+			case strings.Contains(fn, "torch/optim/"):
+				opt = true
+			case f.Name == "backward" && (strings.Contains(fn, "torch/autograd/") || strings.HasSuffix(fn, "torch/_tensor.py")):
+				bwd = true
+			case strings.Contains(fn, "torch/nn/") && (initNames[f.Name] ||
+				strings.HasSuffix(fn, "nn/init.py") || strings.HasSuffix(fn, "nn/parameter.py")):
+				ini = true
+			case f.Name == "forward" || (f.Name == "_call_impl" && strings.HasSuffix(fn, "nn/modules/module.py")):
+				fwd = true
+			}
+			continue
+		}
+		n := f.Name
+		if strings.Contains(n, "torch::autograd::Engine::") || strings.Contains(n, "autograd::generated::") ||
+			strings.Contains(n, "AccumulateGrad") {
+			bwd = true
+		}
+	}
+	switch {
+	case opt:
+		return phaseOptimizer
+	case bwd:
+		return phaseBackward
+	case ini:
+		return phaseInit
+	case fwd:
+		return phaseForward
+	}
+	return phaseUnknown
+}

@@ -1,0 +1,300 @@
+package analysis
+
+import (
+	"fmt"
+
+	"oomscope/snapshot"
+)
+
+// Device is the replay of one device's trace against its segments.
+type Device struct {
+	// ID is the device ordinal.
+	ID int
+	// Trace is the device's trace, oldest entry first.
+	Trace []snapshot.TraceEntry
+	// Allocs holds every allocation's live range: those whose alloc is in
+	// the trace in trace order, pre-trace ones freed in the trace at their
+	// free, then the pre-trace blocks still alive at the end.
+	Allocs []Allocation
+	// Actions counts trace entries per action.
+	Actions map[string]int
+	// Warnings lists inconsistencies between the trace and the segments.
+	Warnings []string
+
+	a        *Analysis
+	segments []int // indices of this device's segments in Snap.Segments
+
+	initialAllocated int64 // live requested bytes before the first entry
+	preTrace         int   // allocations alive before the first entry
+	peakRel          int64 // peak allocated minus initialAllocated
+	peakIndex        int
+	endRel           int64 // allocated after the last entry minus initialAllocated
+
+	finalAllocated, finalPending, finalReserved int64
+	initialReserved, resPeakRel                 int64
+	resPeakIndex                                int
+
+	segEvents []int32 // indices of segment_* entries
+	ooms      []int32 // indices of oom entries
+	buckets   []bucket
+	runs      []phaseRun
+	windows   []window
+
+	initSegs *segSet // reserved ranges before the first entry, built lazily
+}
+
+// bucket keeps the extreme states of one slice of the trace for the
+// downsampled timeline; values are relative to the initial state.
+type bucket struct {
+	used               bool
+	minI, maxI, resI   int32
+	minA, maxA, resA   int64
+	minAR, maxAR, resR int64
+}
+
+// freeMode says which action ends an allocation's live range.
+type freeMode uint8
+
+const (
+	freeOnCompleted freeMode = iota // the normal case
+	freeOnRequested                 // no free_completed recorded (skip_actions)
+)
+
+func (a *Analysis) replay(dev int) *Device {
+	s := a.Snap
+	d := &Device{ID: dev, a: a, Actions: map[string]int{}, peakIndex: -1, resPeakIndex: -1}
+	if dev >= 0 && dev < len(s.DeviceTraces) {
+		d.Trace = s.DeviceTraces[dev]
+	}
+	for i := range s.Segments {
+		if s.Segments[i].Device == dev {
+			d.segments = append(d.segments, i)
+		}
+	}
+	n := len(d.Trace)
+	var nComp, nReq int
+	for i := range d.Trace {
+		switch d.Trace[i].Action {
+		case snapshot.ActionFreeCompleted, "free":
+			nComp++
+		case snapshot.ActionFreeRequested:
+			nReq++
+		}
+	}
+	mode := freeOnCompleted
+	if nComp == 0 && nReq > d.pendingBlocks() {
+		mode = freeOnRequested
+		d.warn("the trace has free_requested but no free_completed entries (skip_actions?): allocations end at free_requested")
+	}
+
+	nb := 0
+	if a.opt.TimelinePoints > 0 {
+		nb = max(1, a.opt.TimelinePoints/3)
+		d.buckets = make([]bucket, nb)
+	}
+	var counts [16]int
+	open := make(map[uint64]int32)
+	var cur, res int64
+	var doubleAlloc int
+	d.record(-1, 0, 0, n)
+	for i := range d.Trace {
+		e := &d.Trace[i]
+		ai := actionIndex(e.Action)
+		if ai < 0 {
+			d.Actions[string(e.Action)]++
+		} else {
+			counts[ai]++
+		}
+		isFree := e.Action == snapshot.ActionFreeCompleted || e.Action == "free"
+		if mode == freeOnRequested {
+			isFree = e.Action == snapshot.ActionFreeRequested
+		}
+		switch {
+		case e.Action == snapshot.ActionAlloc:
+			if j, ok := open[e.Addr]; ok {
+				d.Allocs[j].End = int32(i)
+				cur -= d.Allocs[j].Size
+				doubleAlloc++
+			}
+			open[e.Addr] = int32(len(d.Allocs))
+			d.Allocs = append(d.Allocs, Allocation{Addr: e.Addr, Size: e.Size, Start: int32(i), End: int32(n),
+				FreeRequested: -1, Stack: e.Frames})
+			cur += e.Size
+		case isFree:
+			if j, ok := open[e.Addr]; ok {
+				d.Allocs[j].End = int32(i)
+				cur -= d.Allocs[j].Size
+				delete(open, e.Addr)
+			} else {
+				d.Allocs = append(d.Allocs, Allocation{Addr: e.Addr, Size: e.Size, Start: -1, End: int32(i),
+					FreeRequested: -1, Stack: e.Frames, Origin: PreTraceFreed})
+				d.initialAllocated += e.Size
+				d.preTrace++
+				cur -= e.Size
+			}
+		case e.Action == snapshot.ActionFreeRequested:
+			if j, ok := open[e.Addr]; ok {
+				d.Allocs[j].FreeRequested = int32(i)
+			}
+		case e.Action == snapshot.ActionSegmentAlloc || e.Action == snapshot.ActionSegmentMap:
+			res += e.Size
+			d.segEvents = append(d.segEvents, int32(i))
+		case e.Action == snapshot.ActionSegmentFree || e.Action == snapshot.ActionSegmentUnmap:
+			res -= e.Size
+			d.segEvents = append(d.segEvents, int32(i))
+		case e.Action == snapshot.ActionOOM:
+			d.ooms = append(d.ooms, int32(i))
+		}
+		if cur > d.peakRel {
+			d.peakRel, d.peakIndex = cur, i
+		}
+		if res > d.resPeakRel {
+			d.resPeakRel, d.resPeakIndex = res, i
+		}
+		if nb > 0 {
+			d.record(i, cur, res, n)
+		}
+	}
+	for k, name := range knownActions {
+		if counts[k] > 0 {
+			d.Actions[string(name)] = counts[k]
+		}
+	}
+	d.endRel = cur
+	if doubleAlloc > 0 {
+		d.warn(fmt.Sprintf("%d alloc entries reused an address that was never freed; the earlier allocation was ended there", doubleAlloc))
+	}
+	d.matchSegments(open)
+	d.finalReserved = 0
+	for _, si := range d.segments {
+		d.finalReserved += s.Segments[si].TotalSize
+	}
+	d.initialReserved = d.finalReserved - res
+	if d.initialReserved < 0 {
+		d.warn(fmt.Sprintf("segment events add up to more than the final reserved memory (%d B); the trace and segments disagree", res))
+	}
+	d.classify()
+	return d
+}
+
+// pendingBlocks counts the device's active_pending_free blocks: frees
+// requested but not completed when the snapshot was taken.
+func (d *Device) pendingBlocks() int {
+	n := 0
+	for _, si := range d.segments {
+		for _, b := range d.a.Snap.Segments[si].Blocks {
+			if b.State == snapshot.StateActivePendingFree {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// matchSegments joins the allocations still open at the end of the trace
+// with the live blocks of the segments, and adds the live blocks that have
+// no alloc in the trace as allocations alive for the whole window.
+func (d *Device) matchSegments(open map[uint64]int32) {
+	s := d.a.Snap
+	n := int32(len(d.Trace))
+	var sizeMismatch, freeInSegments int
+	for _, si := range d.segments {
+		seg := &s.Segments[si]
+		for bi := range seg.Blocks {
+			b := &seg.Blocks[bi]
+			switch b.State {
+			case snapshot.StateActiveAllocated, snapshot.StateActivePendingFree:
+			default:
+				if _, ok := open[b.Address]; ok {
+					freeInSegments++
+				}
+				continue
+			}
+			pending := b.State == snapshot.StateActivePendingFree
+			if pending {
+				d.finalPending += b.RequestedSize
+			} else {
+				d.finalAllocated += b.RequestedSize
+			}
+			if j, ok := open[b.Address]; ok {
+				al := &d.Allocs[j]
+				al.BlockSize, al.Pending = b.Size, pending
+				if al.Size != b.RequestedSize {
+					sizeMismatch++
+				}
+				delete(open, b.Address)
+				continue
+			}
+			d.Allocs = append(d.Allocs, Allocation{Addr: b.Address, Size: b.RequestedSize, BlockSize: b.Size,
+				Start: -1, End: n, FreeRequested: -1, Stack: b.AllocStack(), Origin: PreTraceLive, Pending: pending})
+			d.initialAllocated += b.RequestedSize
+			d.preTrace++
+		}
+	}
+	if len(open) > 0 {
+		d.warn(fmt.Sprintf("%d allocations still open at the end of the trace are not live blocks in the segments", len(open)))
+	}
+	if freeInSegments > 0 {
+		d.warn(fmt.Sprintf("%d of them are inactive (free) blocks in the segments", freeInSegments))
+	}
+	if sizeMismatch > 0 {
+		d.warn(fmt.Sprintf("%d live blocks have a requested_size different from their alloc entry", sizeMismatch))
+	}
+}
+
+// record folds the state after entry i into its timeline bucket.
+func (d *Device) record(i int, cur, res int64, n int) {
+	if len(d.buckets) == 0 {
+		return
+	}
+	b := &d.buckets[int64(i+1)*int64(len(d.buckets))/int64(n+1)]
+	if !b.used {
+		*b = bucket{used: true, minI: int32(i), maxI: int32(i), resI: int32(i), minA: cur, maxA: cur, resA: cur,
+			minAR: res, maxAR: res, resR: res}
+		return
+	}
+	if cur < b.minA {
+		b.minI, b.minA, b.minAR = int32(i), cur, res
+	}
+	if cur > b.maxA {
+		b.maxI, b.maxA, b.maxAR = int32(i), cur, res
+	}
+	if res > b.resR {
+		b.resI, b.resA, b.resR = int32(i), cur, res
+	}
+}
+
+func (d *Device) warn(s string) { d.Warnings = append(d.Warnings, s) }
+
+var knownActions = []snapshot.Action{snapshot.ActionAlloc, snapshot.ActionFreeRequested,
+	snapshot.ActionFreeCompleted, snapshot.ActionSegmentAlloc, snapshot.ActionSegmentFree,
+	snapshot.ActionSegmentMap, snapshot.ActionSegmentUnmap, snapshot.ActionSnapshot, snapshot.ActionOOM,
+	snapshot.ActionUserDefined, snapshot.ActionAnnotate}
+
+func actionIndex(a snapshot.Action) int {
+	switch a {
+	case snapshot.ActionAlloc:
+		return 0
+	case snapshot.ActionFreeRequested:
+		return 1
+	case snapshot.ActionFreeCompleted:
+		return 2
+	case snapshot.ActionSegmentAlloc:
+		return 3
+	case snapshot.ActionSegmentFree:
+		return 4
+	case snapshot.ActionSegmentMap:
+		return 5
+	case snapshot.ActionSegmentUnmap:
+		return 6
+	case snapshot.ActionSnapshot:
+		return 7
+	case snapshot.ActionOOM:
+		return 8
+	case snapshot.ActionUserDefined:
+		return 9
+	case snapshot.ActionAnnotate:
+		return 10
+	}
+	return -1
+}

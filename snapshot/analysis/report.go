@@ -1,0 +1,429 @@
+package analysis
+
+import (
+	"sort"
+
+	"oomscope/snapshot"
+)
+
+// Report is the JSON-ready summary of an Analysis: what the CLI prints with
+// --json and what the page shows.
+type Report struct {
+	// PickleProtocol is the pickle protocol of the file.
+	PickleProtocol int `json:"pickle_protocol"`
+	// Devices has one entry per device with a trace or segments.
+	Devices []DeviceReport `json:"devices"`
+	// Sites lists every allocation site; SiteIndex fields index it. Only
+	// filled when the report carries a timeline (the page's report).
+	Sites []Site `json:"sites,omitempty"`
+	// Explain says how each number was computed.
+	Explain map[string]string `json:"explain"`
+}
+
+// DeviceReport is the summary of one device.
+type DeviceReport struct {
+	// Device is the device ordinal.
+	Device int `json:"device"`
+	// Entries is the number of trace entries.
+	Entries int `json:"entries"`
+	// Actions counts entries per action.
+	Actions map[string]int `json:"actions"`
+	// FirstTimeUS and LastTimeUS bound the trace window (0 without time_us).
+	FirstTimeUS int64 `json:"first_time_us"`
+	// LastTimeUS is the time of the last entry.
+	LastTimeUS int64 `json:"last_time_us"`
+	// PeakAllocatedBytes is the highest sum of live requested bytes.
+	PeakAllocatedBytes int64 `json:"peak_allocated_bytes"`
+	// PeakIndex is the entry after which the peak was first reached (-1:
+	// before the first entry).
+	PeakIndex int `json:"peak_index"`
+	// PeakTimeUS is that entry's time_us.
+	PeakTimeUS int64 `json:"peak_time_us"`
+	// PeakReservedBytes is the highest sum of reserved ranges.
+	PeakReservedBytes int64 `json:"peak_reserved_bytes"`
+	// PeakReservedIndex is the entry after which it was first reached.
+	PeakReservedIndex int `json:"peak_reserved_index"`
+	// FinalAllocatedBytes is the requested bytes of active_allocated blocks
+	// in the segments.
+	FinalAllocatedBytes int64 `json:"final_allocated_bytes"`
+	// FinalPendingFreeBytes is the requested bytes of active_pending_free
+	// blocks.
+	FinalPendingFreeBytes int64 `json:"final_pending_free_bytes"`
+	// FinalReservedBytes is the sum of the segments' total_size.
+	FinalReservedBytes int64 `json:"final_reserved_bytes"`
+	// InitialAllocatedBytes is what was alive before the first entry.
+	InitialAllocatedBytes int64 `json:"initial_allocated_bytes"`
+	// InitialReservedBytes is what was reserved before the first entry.
+	InitialReservedBytes int64 `json:"initial_reserved_bytes"`
+	// PreTraceAllocations counts allocations alive before the first entry.
+	PreTraceAllocations int `json:"pre_trace_allocations"`
+	// Allocations counts all allocations (trace and pre-trace).
+	Allocations int `json:"allocations"`
+	// Expandable is true when expandable segments are in use.
+	Expandable bool `json:"expandable_segments"`
+	// Streams counts distinct streams in the trace and segments.
+	Streams int `json:"streams"`
+	// CategoriesAtPeak splits PeakAllocatedBytes by category.
+	CategoriesAtPeak CategoryBytes `json:"categories_at_peak"`
+	// CategoryRules lists, per rule, the bytes it labelled at the peak.
+	CategoryRules []RuleBytes `json:"category_rules"`
+	// TopSites are the sites holding the most bytes at the peak.
+	TopSites []SiteBytes `json:"top_sites"`
+	// LargestAtPeak are the biggest allocations alive at the peak.
+	LargestAtPeak []AllocationView `json:"largest_at_peak"`
+	// FragmentationAtPeak describes free space at the peak.
+	FragmentationAtPeak Fragmentation `json:"fragmentation_at_peak"`
+	// OOMEvents are the oom entries with the state at that moment.
+	OOMEvents []OOMEvent `json:"oom_events"`
+	// Timeline is the downsampled allocated/reserved curve (page only).
+	Timeline []Point `json:"timeline,omitempty"`
+	// SiteSeries is the stacked per-site curve at the Timeline points.
+	SiteSeries *SiteSeries `json:"site_series,omitempty"`
+	// Warnings lists inconsistencies found while replaying.
+	Warnings []string `json:"warnings"`
+}
+
+// RuleBytes is what one classification rule labelled at the peak.
+type RuleBytes struct {
+	// Rule is the rule ID.
+	Rule string `json:"rule"`
+	// Category is the category it assigns.
+	Category string `json:"category"`
+	// Bytes and Count are the live bytes and allocations it labelled.
+	Bytes int64 `json:"bytes"`
+	// Count is the number of allocations.
+	Count int `json:"count"`
+	// Text explains the rule.
+	Text string `json:"text"`
+}
+
+// AllocationView describes one allocation for display.
+type AllocationView struct {
+	// Alloc indexes Device.Allocs.
+	Alloc int32 `json:"alloc"`
+	// Address is the block address in hex.
+	Address string `json:"address"`
+	// Bytes is the requested size.
+	Bytes int64 `json:"bytes"`
+	// BlockBytes is the block size when known.
+	BlockBytes int64 `json:"block_bytes,omitempty"`
+	// AllocIndex is the alloc entry (-1: before the trace).
+	AllocIndex int `json:"alloc_index"`
+	// FreeIndex is the free_completed entry (the trace length: never freed).
+	FreeIndex int `json:"free_index"`
+	// Origin is "trace", "pre_trace_freed" or "pre_trace_live".
+	Origin string `json:"origin"`
+	// Site is the site label.
+	Site string `json:"site"`
+	// Category is the category name.
+	Category string `json:"category"`
+	// Rule and RuleText say why.
+	Rule string `json:"rule"`
+	// RuleText explains Rule.
+	RuleText string `json:"rule_text"`
+	// Stack is the displayed stack (see DisplayStack).
+	Stack []string `json:"stack"`
+}
+
+// OOMEvent is an oom trace entry and the allocator state at that moment.
+type OOMEvent struct {
+	// Index is the entry index.
+	Index int `json:"index"`
+	// TimeUS is its time_us.
+	TimeUS int64 `json:"time_us"`
+	// RequestedBytes is the size that failed.
+	RequestedBytes int64 `json:"requested_bytes"`
+	// DeviceFreeBytes is what cudaMemGetInfo reported free.
+	DeviceFreeBytes int64 `json:"device_free_bytes"`
+	// Stream is the stream in hex.
+	Stream string `json:"stream"`
+	// AllocatedBytes, ReservedBytes and the fragmentation at that moment.
+	AllocatedBytes int64 `json:"allocated_bytes"`
+	// ReservedBytes is the reserved memory then.
+	ReservedBytes int64 `json:"reserved_bytes"`
+	// FreeInReservedBytes is reserved − allocated.
+	FreeInReservedBytes int64 `json:"free_in_reserved_bytes"`
+	// LargestFreeBlockBytes is the largest free run in the segments.
+	LargestFreeBlockBytes int64 `json:"largest_free_block_bytes"`
+	// Categories splits AllocatedBytes.
+	Categories CategoryBytes `json:"categories"`
+	// TopSites are the 5 sites holding the most then.
+	TopSites []SiteBytes `json:"top_sites"`
+	// Stack is the displayed stack of the failing request, if recorded.
+	Stack []string `json:"stack"`
+}
+
+// Point is one sample of the downsampled timeline. Keys are short: the page
+// receives thousands.
+type Point struct {
+	// Index is the trace index (-1: before the first entry).
+	Index int `json:"i"`
+	// TimeUS is that entry's time_us.
+	TimeUS int64 `json:"t"`
+	// Allocated is the live requested bytes.
+	Allocated int64 `json:"a"`
+	// Reserved is the reserved bytes.
+	Reserved int64 `json:"r"`
+}
+
+// SiteSeries splits the timeline by the top sites at the peak: Values[k][j]
+// is the live bytes of Sites[k] at Timeline[j]; the last band, "other
+// sites", holds the rest, so each column sums to Timeline[j].Allocated.
+type SiteSeries struct {
+	// Sites are the band labels, the top sites then "other sites".
+	Sites []string `json:"sites"`
+	// SiteIndex indexes Report.Sites per band (-1 for "other sites").
+	SiteIndex []int32 `json:"site_index"`
+	// Values holds one row per band.
+	Values [][]int64 `json:"values"`
+}
+
+// Explanations of the report's numbers (Report.Explain).
+var explain = map[string]string{
+	"peak_allocated_bytes":  "max over the trace of Σ requested bytes of live allocations; an allocation is live from its alloc entry to its free_completed entry, matched by address in trace order; allocations alive before the trace (unmatched frees, and live blocks in the segments with no alloc) count from the start",
+	"peak_index":            "trace index of the entry after which the peak was first reached; -1 means before the first entry (the peak was already there when recording began)",
+	"peak_reserved_bytes":   "max over the trace of reserved bytes: final Σ segment total_size, minus the net segment_alloc/map − segment_free/unmap bytes of the trace, replayed forward",
+	"final_allocated_bytes": "Σ requested_size of active_allocated blocks in the segments",
+	"final_reserved_bytes":  "Σ total_size of the segments",
+	"categories_at_peak":    "the peak's live bytes split by the rule that labelled each allocation (category_rules); stack rules look for optimizer, autograd, module-construction and forward frames, lifetime rules check whether the allocation outlived its phase",
+	"top_sites":             SiteRuleText,
+	"fragmentation":         FragmentationRule,
+	"initial_allocated":     "Σ requested bytes alive before the first entry: unmatched frees plus live blocks without an alloc in the trace",
+}
+
+// Report summarizes the analysis; with TimelinePoints > 0 in the options it
+// includes the timeline and the site series.
+func (a *Analysis) Report() *Report {
+	r := &Report{PickleProtocol: a.Snap.Protocol, Explain: explain}
+	for _, d := range a.Devices {
+		r.Devices = append(r.Devices, d.Report())
+	}
+	if a.opt.TimelinePoints > 0 {
+		r.Sites = a.Sites
+	}
+	return r
+}
+
+// Report summarizes one device.
+func (d *Device) Report() DeviceReport {
+	opt := d.a.opt
+	r := DeviceReport{
+		Device:                d.ID,
+		Entries:               len(d.Trace),
+		Actions:               d.Actions,
+		PeakAllocatedBytes:    d.initialAllocated + d.peakRel,
+		PeakIndex:             d.peakIndex,
+		PeakTimeUS:            d.timeAt(d.peakIndex),
+		PeakReservedBytes:     d.initialReserved + d.resPeakRel,
+		PeakReservedIndex:     d.resPeakIndex,
+		FinalAllocatedBytes:   d.finalAllocated,
+		FinalPendingFreeBytes: d.finalPending,
+		FinalReservedBytes:    d.finalReserved,
+		InitialAllocatedBytes: d.initialAllocated,
+		InitialReservedBytes:  d.initialReserved,
+		PreTraceAllocations:   d.preTrace,
+		Allocations:           len(d.Allocs),
+		OOMEvents:             []OOMEvent{},
+	}
+	if n := len(d.Trace); n > 0 {
+		r.FirstTimeUS, r.LastTimeUS = d.Trace[0].TimeUS, d.Trace[n-1].TimeUS
+	}
+	r.Expandable, r.Streams = d.streamsAndExpandable()
+	peak := d.StateAt(d.peakIndex, false, opt.TopSites)
+	r.CategoriesAtPeak = peak.Categories
+	r.TopSites = peak.TopSites
+	r.FragmentationAtPeak = peak.Fragmentation
+	live := d.liveAt(d.peakIndex)
+	r.CategoryRules = d.ruleTotals(live)
+	r.LargestAtPeak = d.largest(live, opt.Largest)
+	for _, k := range d.ooms {
+		r.OOMEvents = append(r.OOMEvents, d.oomEvent(int(k)))
+	}
+	if opt.TimelinePoints > 0 {
+		r.Timeline = d.timeline()
+		r.SiteSeries = d.siteSeries(r.Timeline, peak.TopSites, opt.SeriesSites)
+	}
+	r.Warnings = append([]string{}, d.Warnings...)
+	return r
+}
+
+func (d *Device) streamsAndExpandable() (bool, int) {
+	streams := map[uint64]bool{}
+	exp := false
+	for i := range d.Trace {
+		e := &d.Trace[i]
+		streams[e.Stream] = true
+		if e.Action == snapshot.ActionSegmentMap || e.Action == snapshot.ActionSegmentUnmap {
+			exp = true
+		}
+	}
+	for _, si := range d.segments {
+		seg := &d.a.Snap.Segments[si]
+		streams[seg.Stream] = true
+		exp = exp || seg.IsExpandable
+	}
+	return exp, len(streams)
+}
+
+// ruleTotals sums the live allocations per classification rule.
+func (d *Device) ruleTotals(live []int32) []RuleBytes {
+	var by [numRules]RuleBytes
+	for _, k := range live {
+		al := &d.Allocs[k]
+		by[al.Rule].Bytes += al.Size
+		by[al.Rule].Count++
+	}
+	out := []RuleBytes{}
+	for r := Rule(0); r < numRules; r++ {
+		if by[r].Count == 0 {
+			continue
+		}
+		rb := by[r]
+		rb.Rule, rb.Text = r.ID(), r.Text()
+		rb.Category = rules[r].category.String()
+		if r == RuleProfilerCategory || r == RuleUserMetadata {
+			rb.Category = "(from the label)"
+		}
+		out = append(out, rb)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Bytes > out[j].Bytes })
+	return out
+}
+
+// largest returns views of the n biggest live allocations.
+func (d *Device) largest(live []int32, n int) []AllocationView {
+	idx := append([]int32(nil), live...)
+	sort.Slice(idx, func(i, j int) bool {
+		x, y := &d.Allocs[idx[i]], &d.Allocs[idx[j]]
+		if x.Size != y.Size {
+			return x.Size > y.Size
+		}
+		return idx[i] < idx[j]
+	})
+	if len(idx) > n {
+		idx = idx[:n]
+	}
+	out := make([]AllocationView, 0, len(idx))
+	for _, k := range idx {
+		out = append(out, d.AllocationView(int(k)))
+	}
+	return out
+}
+
+// AllocationView describes allocation k of Allocs; the zero view when k is
+// out of range.
+func (d *Device) AllocationView(k int) AllocationView {
+	if k < 0 || k >= len(d.Allocs) {
+		return AllocationView{Alloc: -1, Stack: []string{}}
+	}
+	al := &d.Allocs[k]
+	v := AllocationView{
+		Alloc: int32(k), Address: hex(al.Addr), Bytes: al.Size, BlockBytes: al.BlockSize,
+		AllocIndex: int(al.Start), FreeIndex: int(al.End), Origin: al.Origin.String(),
+		Site: d.a.Sites[al.Site].Label, Category: al.Category.String(), Rule: al.Rule.ID(), RuleText: al.Rule.Text(),
+		Stack: DisplayStack(d.a.Snap, al.Stack),
+	}
+	if v.Stack == nil {
+		v.Stack = []string{}
+	}
+	return v
+}
+
+// oomEvent describes the oom entry at index i.
+func (d *Device) oomEvent(i int) OOMEvent {
+	e := &d.Trace[i]
+	st := d.StateAt(i, false, 5)
+	ev := OOMEvent{
+		Index: i, TimeUS: e.TimeUS, RequestedBytes: e.Size, DeviceFreeBytes: e.DeviceFree, Stream: hex(e.Stream),
+		AllocatedBytes: st.AllocatedBytes, ReservedBytes: st.ReservedBytes,
+		FreeInReservedBytes:   st.ReservedBytes - st.AllocatedBytes,
+		LargestFreeBlockBytes: st.Fragmentation.LargestFreeBlockBytes,
+		Categories:            st.Categories, TopSites: st.TopSites,
+		Stack: DisplayStack(d.a.Snap, e.Frames),
+	}
+	if ev.Stack == nil {
+		ev.Stack = []string{}
+	}
+	return ev
+}
+
+// timeline turns the buckets into points in index order, adding the
+// initial offsets. The exact peaks of allocated and reserved memory are
+// among the points.
+func (d *Device) timeline() []Point {
+	var pts []Point
+	add := func(i int32, a, r int64) {
+		if n := len(pts); n > 0 && pts[n-1].Index == int(i) {
+			return
+		}
+		pts = append(pts, Point{Index: int(i), TimeUS: d.timeAt(int(i)),
+			Allocated: d.initialAllocated + a, Reserved: d.initialReserved + r})
+	}
+	type sample struct {
+		i    int32
+		a, r int64
+	}
+	for _, b := range d.buckets {
+		if !b.used {
+			continue
+		}
+		s := []sample{{b.minI, b.minA, b.minAR}, {b.maxI, b.maxA, b.maxAR}, {b.resI, b.resA, b.resR}}
+		sort.Slice(s, func(x, y int) bool { return s[x].i < s[y].i })
+		for _, v := range s {
+			add(v.i, v.a, v.r)
+		}
+	}
+	return pts
+}
+
+// siteSeries splits the timeline by the top sites at the peak.
+func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
+	if len(pts) == 0 {
+		return nil
+	}
+	if len(top) > k {
+		top = top[:k]
+	}
+	band := make(map[int32]int, len(top))
+	ss := &SiteSeries{}
+	for j, sb := range top {
+		band[sb.SiteIndex] = j
+		ss.Sites = append(ss.Sites, sb.Label)
+		ss.SiteIndex = append(ss.SiteIndex, sb.SiteIndex)
+	}
+	ss.Sites = append(ss.Sites, "other sites")
+	ss.SiteIndex = append(ss.SiteIndex, -1)
+	m := len(pts)
+	diff := make([][]int64, len(ss.Sites))
+	for j := range diff {
+		diff[j] = make([]int64, m+1)
+	}
+	first := func(idx int32) int { // first point with Index >= idx
+		return sort.Search(m, func(j int) bool { return pts[j].Index >= int(idx) })
+	}
+	other := len(ss.Sites) - 1
+	for k := range d.Allocs {
+		al := &d.Allocs[k]
+		j0, j1 := first(al.Start), first(al.End)
+		if j0 >= j1 {
+			continue
+		}
+		g, ok := band[al.Site]
+		if !ok {
+			g = other
+		}
+		diff[g][j0] += al.Size
+		diff[g][j1] -= al.Size
+	}
+	ss.Values = make([][]int64, len(diff))
+	for g := range diff {
+		row := make([]int64, m)
+		var run int64
+		for j := 0; j < m; j++ {
+			run += diff[g][j]
+			row[j] = run
+		}
+		ss.Values[g] = row
+	}
+	return ss
+}

@@ -1,0 +1,80 @@
+package analysis
+
+import (
+	"cmp"
+	"slices"
+)
+
+// SiteBytes is the live memory of one allocation site at a moment.
+type SiteBytes struct {
+	Site
+	// SiteIndex indexes Analysis.Sites.
+	SiteIndex int32 `json:"site_index"`
+	// Bytes is the requested bytes alive from this site.
+	Bytes int64 `json:"bytes"`
+	// Count is the number of live allocations from this site.
+	Count int `json:"count"`
+	// Category is the category holding most of Bytes.
+	Category string `json:"category"`
+	// Categories splits Bytes by category.
+	Categories CategoryBytes `json:"categories"`
+	// LargestBytes is the biggest single allocation.
+	LargestBytes int64 `json:"largest_bytes"`
+	// Stack is the displayed stack of the biggest allocation (see
+	// DisplayStack); empty when none was recorded.
+	Stack []string `json:"stack"`
+	// Rule is the rule that labelled the biggest allocation.
+	Rule string `json:"rule"`
+
+	largest int32
+}
+
+// siteTotals groups the live allocations by site and returns the top n
+// sites by bytes (all when n <= 0), with the stack of each site's biggest
+// allocation.
+func (d *Device) siteTotals(live []int32, n int) []SiteBytes {
+	idx := make(map[int32]int, 64)
+	var out []SiteBytes
+	for _, k := range live {
+		al := &d.Allocs[k]
+		j, ok := idx[al.Site]
+		if !ok {
+			j = len(out)
+			idx[al.Site] = j
+			out = append(out, SiteBytes{Site: d.a.Sites[al.Site], SiteIndex: al.Site, largest: k})
+		}
+		sb := &out[j]
+		sb.Bytes += al.Size
+		sb.Count++
+		sb.Categories.Add(al.Category, al.Size)
+		if al.Size > sb.LargestBytes {
+			sb.LargestBytes, sb.largest = al.Size, k
+		}
+	}
+	slices.SortFunc(out, func(x, y SiteBytes) int {
+		if c := cmp.Compare(y.Bytes, x.Bytes); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Key, y.Key)
+	})
+	if n > 0 && len(out) > n {
+		out = out[:n]
+	}
+	for j := range out {
+		sb := &out[j]
+		best := Other
+		for _, c := range Categories() {
+			if sb.Categories.Get(c) > sb.Categories.Get(best) {
+				best = c
+			}
+		}
+		sb.Category = best.String()
+		al := &d.Allocs[sb.largest]
+		sb.Stack = DisplayStack(d.a.Snap, al.Stack)
+		if sb.Stack == nil {
+			sb.Stack = []string{}
+		}
+		sb.Rule = al.Rule.ID()
+	}
+	return out
+}

@@ -1,0 +1,309 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"oomscope/snapshot"
+)
+
+// FragmentationRule explains the fragmentation numbers.
+const FragmentationRule = "free = reserved − allocated (requested bytes); internal free = block size − requested size " +
+	"summed over live blocks (rounding waste); external free = reserved bytes outside any live block; largest free " +
+	"block = the longest run of external free bytes in one segment, the biggest request that fits without a new " +
+	"cudaMalloc. Block sizes come from the segments for blocks still alive at the end; for earlier blocks they are " +
+	"the request rounded up to 512 B, a lower bound (large blocks can keep an unsplit tail of up to 1 MiB)."
+
+// Fragmentation describes how the reserved memory is used at one moment.
+type Fragmentation struct {
+	// Index is the trace index of the state (-1: before the first entry).
+	Index int `json:"index"`
+	// AllocatedBytes is the sum of requested bytes of live allocations.
+	AllocatedBytes int64 `json:"allocated_bytes"`
+	// ReservedBytes is the sum of segment sizes.
+	ReservedBytes int64 `json:"reserved_bytes"`
+	// FreeBytes is ReservedBytes − AllocatedBytes.
+	FreeBytes int64 `json:"free_bytes"`
+	// InternalFreeBytes is rounding waste inside live blocks.
+	InternalFreeBytes int64 `json:"internal_free_bytes"`
+	// ExternalFreeBytes is reserved memory outside live blocks.
+	ExternalFreeBytes int64 `json:"external_free_bytes"`
+	// LargestFreeBlockBytes is the largest contiguous external free range.
+	LargestFreeBlockBytes int64 `json:"largest_free_block_bytes"`
+	// Segments is the number of reserved ranges.
+	Segments int `json:"segments"`
+	// EstimatedBlocks counts live blocks whose size was estimated.
+	EstimatedBlocks int `json:"estimated_blocks"`
+	// OutsideSegments counts live allocations that lie in no segment (trace
+	// and segments disagree).
+	OutsideSegments int `json:"outside_segments,omitempty"`
+	// Rule explains the numbers.
+	Rule string `json:"rule"`
+}
+
+// SegmentState is one reserved range at a moment.
+type SegmentState struct {
+	// Address is the base address in hex ("0x7f…"): addresses exceed 2^53.
+	Address string `json:"address"`
+	// Size is the range's bytes.
+	Size int64 `json:"size"`
+	// Stream is the stream pointer in hex ("0x0": default stream).
+	Stream string `json:"stream"`
+	// Expandable is true for mapped runs of expandable segments.
+	Expandable bool `json:"expandable,omitempty"`
+	// Pool is "small" (2 MiB segments, requests ≤ 1 MiB) or "large".
+	Pool string `json:"pool"`
+	// AllocatedBytes is the requested bytes of live blocks in it.
+	AllocatedBytes int64 `json:"allocated_bytes"`
+	// InternalFreeBytes is rounding waste in its live blocks.
+	InternalFreeBytes int64 `json:"internal_free_bytes"`
+	// ExternalFreeBytes is its bytes outside live blocks.
+	ExternalFreeBytes int64 `json:"external_free_bytes"`
+	// LargestFreeBytes is its longest free run.
+	LargestFreeBytes int64 `json:"largest_free_bytes"`
+	// Blocks are its live blocks in address order.
+	Blocks []BlockView `json:"blocks"`
+}
+
+// BlockView is a live block inside a SegmentState.
+type BlockView struct {
+	// Offset is the block's offset from the segment base.
+	Offset int64 `json:"offset"`
+	// Size is the block's size (exact or estimated, see Exact).
+	Size int64 `json:"size"`
+	// Requested is the requested bytes.
+	Requested int64 `json:"requested"`
+	// Exact is true when Size comes from the segments.
+	Exact bool `json:"exact"`
+	// Alloc indexes Device.Allocs (for AllocationView).
+	Alloc int32 `json:"alloc"`
+	// Site indexes Analysis.Sites.
+	Site int32 `json:"site"`
+	// Category is the block's category name.
+	Category string `json:"category"`
+	// Pending is true for active_pending_free blocks.
+	Pending bool `json:"pending,omitempty"`
+}
+
+// State is the allocator state after one trace entry.
+type State struct {
+	// Index is the trace index (-1: before the first entry).
+	Index int `json:"index"`
+	// TimeUS is the entry's time_us (for -1, the first entry's; 0 if none).
+	TimeUS int64 `json:"time_us"`
+	// Action is the entry's action ("" for -1).
+	Action string `json:"action"`
+	// AllocatedBytes is the sum of requested bytes of live allocations.
+	AllocatedBytes int64 `json:"allocated_bytes"`
+	// ReservedBytes is the sum of reserved ranges.
+	ReservedBytes int64 `json:"reserved_bytes"`
+	// LiveAllocations counts live allocations.
+	LiveAllocations int `json:"live_allocations"`
+	// Categories splits AllocatedBytes by category.
+	Categories CategoryBytes `json:"categories"`
+	// TopSites are the sites holding the most live bytes.
+	TopSites []SiteBytes `json:"top_sites"`
+	// Fragmentation sums up the segments.
+	Fragmentation Fragmentation `json:"fragmentation"`
+	// Segments are the reserved ranges with their blocks (only when asked).
+	Segments []SegmentState `json:"segments,omitempty"`
+}
+
+// clampIndex limits i to the states of the trace, -1 … len-1.
+func (d *Device) clampIndex(i int) int {
+	return max(-1, min(i, len(d.Trace)-1))
+}
+
+// timeAt returns the time of the state after entry i.
+func (d *Device) timeAt(i int) int64 {
+	if len(d.Trace) == 0 {
+		return 0
+	}
+	return d.Trace[max(i, 0)].TimeUS
+}
+
+// StateAt rebuilds the allocator state after trace entry i (-1: before the
+// first entry), with the segment layout when segments is true. It costs one
+// scan of the allocations and one replay of the segment events.
+func (d *Device) StateAt(i int, segments bool, topSites int) State {
+	i = d.clampIndex(i)
+	st := State{Index: i, TimeUS: d.timeAt(i)}
+	if i >= 0 {
+		st.Action = string(d.Trace[i].Action)
+	}
+	live := d.liveAt(i)
+	st.LiveAllocations = len(live)
+	for _, k := range live {
+		al := &d.Allocs[k]
+		st.AllocatedBytes += al.Size
+		st.Categories.Add(al.Category, al.Size)
+	}
+	st.TopSites = d.siteTotals(live, topSites)
+	segs := d.segmentsAt(i)
+	st.ReservedBytes = segs.total()
+	st.Fragmentation, st.Segments = d.layout(i, live, segs, segments)
+	st.Fragmentation.AllocatedBytes = st.AllocatedBytes
+	st.Fragmentation.FreeBytes = st.ReservedBytes - st.AllocatedBytes
+	return st
+}
+
+// liveAt returns the indices of allocations live after entry i.
+func (d *Device) liveAt(i int) []int32 {
+	var out []int32
+	for k := range d.Allocs {
+		if d.Allocs[k].aliveAt(i) {
+			out = append(out, int32(k))
+		}
+	}
+	return out
+}
+
+// initialSegments rebuilds the reserved ranges before the first entry by
+// undoing the segment events, newest first, on the final segments.
+func (d *Device) initialSegments() *segSet {
+	if d.initSegs != nil {
+		return d.initSegs
+	}
+	s := d.a.Snap
+	set := &segSet{}
+	for _, si := range d.segments {
+		seg := &s.Segments[si]
+		set.add(segRange{addr: seg.Address, size: seg.TotalSize, stream: seg.Stream, pool: seg.PoolID,
+			expandable: seg.IsExpandable, small: seg.SegmentType == "small"}, false)
+	}
+	for k := len(d.segEvents) - 1; k >= 0; k-- {
+		e := &d.Trace[d.segEvents[k]]
+		r := eventRange(e)
+		switch e.Action {
+		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
+			set.remove(e.Addr, e.Size)
+		case snapshot.ActionSegmentFree:
+			set.add(r, false)
+		case snapshot.ActionSegmentUnmap:
+			set.add(r, true)
+		}
+	}
+	if set.inconsistent > 0 {
+		d.warn(fmt.Sprintf("%d segment events do not match the segments when replayed backwards", set.inconsistent))
+		set.inconsistent = 0
+	}
+	d.initSegs = set
+	return set
+}
+
+// eventRange is the reserved range a segment event names.
+func eventRange(e *snapshot.TraceEntry) segRange {
+	exp := e.Action == snapshot.ActionSegmentMap || e.Action == snapshot.ActionSegmentUnmap
+	return segRange{addr: e.Addr, size: e.Size, stream: e.Stream, expandable: exp, small: !exp && e.Size == 2<<20}
+}
+
+// segmentsAt replays the segment events up to entry i on the initial set.
+func (d *Device) segmentsAt(i int) segSet {
+	set := d.initialSegments().clone()
+	for _, k := range d.segEvents {
+		if int(k) > i {
+			break
+		}
+		e := &d.Trace[k]
+		switch e.Action {
+		case snapshot.ActionSegmentAlloc:
+			set.add(eventRange(e), false)
+		case snapshot.ActionSegmentMap:
+			set.add(eventRange(e), true)
+		case snapshot.ActionSegmentFree, snapshot.ActionSegmentUnmap:
+			set.remove(e.Addr, e.Size)
+		}
+	}
+	return set
+}
+
+// roundBlock is the caching allocator's minimum rounding: 512 B units.
+func roundBlock(n int64) int64 {
+	if n < 512 {
+		return 512
+	}
+	return (n + 511) &^ 511
+}
+
+// layout places the live allocations in the segments and measures free
+// space. With keep, it also returns the per-segment views.
+func (d *Device) layout(i int, live []int32, segs segSet, keep bool) (Fragmentation, []SegmentState) {
+	f := Fragmentation{Index: i, Segments: len(segs.r), Rule: FragmentationRule}
+	for _, r := range segs.r {
+		f.ReservedBytes += r.size
+	}
+	byAddr := slices.Clone(live)
+	slices.SortFunc(byAddr, func(x, y int32) int {
+		ax, ay := d.Allocs[x].Addr, d.Allocs[y].Addr
+		switch {
+		case ax < ay:
+			return -1
+		case ax > ay:
+			return 1
+		}
+		return 0
+	})
+	var out []SegmentState
+	k := 0
+	for _, r := range segs.r {
+		for k < len(byAddr) && d.Allocs[byAddr[k]].Addr < r.addr {
+			f.OutsideSegments++
+			k++
+		}
+		ss := SegmentState{Address: hex(r.addr), Size: r.size, Stream: hex(r.stream), Expandable: r.expandable, Pool: "large"}
+		if r.small {
+			ss.Pool = "small"
+		}
+		cursor := r.addr
+		for k < len(byAddr) && d.Allocs[byAddr[k]].Addr < r.end() {
+			ai := byAddr[k]
+			al := &d.Allocs[ai]
+			k++
+			if al.Addr < cursor {
+				// Overlaps the previous block: inconsistent data; count it as
+				// allocated but give it no extent.
+				ss.AllocatedBytes += al.Size
+				continue
+			}
+			size, exact := al.BlockSize, al.BlockSize > 0
+			if !exact {
+				size = roundBlock(al.Size)
+				f.EstimatedBlocks++
+			}
+			limit := r.end()
+			if k < len(byAddr) && d.Allocs[byAddr[k]].Addr < limit {
+				limit = d.Allocs[byAddr[k]].Addr
+			}
+			size = min(size, int64(limit-al.Addr))
+			if gap := int64(al.Addr - cursor); gap > 0 {
+				ss.ExternalFreeBytes += gap
+				ss.LargestFreeBytes = max(ss.LargestFreeBytes, gap)
+			}
+			ss.AllocatedBytes += al.Size
+			ss.InternalFreeBytes += max(0, size-al.Size)
+			if keep {
+				ss.Blocks = append(ss.Blocks, BlockView{Offset: int64(al.Addr - r.addr), Size: size, Requested: al.Size,
+					Exact: exact, Alloc: ai, Site: al.Site, Category: al.Category.String(), Pending: al.Pending})
+			}
+			cursor = al.Addr + uint64(size)
+		}
+		if gap := int64(r.end() - cursor); gap > 0 {
+			ss.ExternalFreeBytes += gap
+			ss.LargestFreeBytes = max(ss.LargestFreeBytes, gap)
+		}
+		f.InternalFreeBytes += ss.InternalFreeBytes
+		f.ExternalFreeBytes += ss.ExternalFreeBytes
+		f.LargestFreeBlockBytes = max(f.LargestFreeBlockBytes, ss.LargestFreeBytes)
+		if keep {
+			if ss.Blocks == nil {
+				ss.Blocks = []BlockView{}
+			}
+			out = append(out, ss)
+		}
+	}
+	f.OutsideSegments += len(byAddr) - k
+	return f, out
+}
+
+func hex(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
