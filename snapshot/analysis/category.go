@@ -96,11 +96,12 @@ const (
 	RuleBackwardDies
 	RuleOptimizerSurvives
 	RuleOptimizerDies
-	RulePreTraceLiveStateInTrace
+	RulePreTraceLiveStateKnown
 	RulePreTraceLiveNoOptimizer
 	RulePreTraceLiveUnknown
 	RulePreTraceFreedInBackward
 	RulePreTraceFreed
+	RuleFreedInBackward
 	RuleNoPhase
 	RuleNoStack
 	numRules
@@ -122,11 +123,12 @@ var rules = [numRules]ruleInfo{
 	RuleBackwardDies:             {"backward_dies", Temporary, "allocated in backward and freed before the backward phase ended"},
 	RuleOptimizerSurvives:        {"optimizer_survives", OptimizerState, "allocated inside the optimizer (torch/optim frames or an Optimizer.step annotation) and still alive when the optimizer phase ended"},
 	RuleOptimizerDies:            {"optimizer_dies", Temporary, "allocated inside the optimizer and freed before the optimizer phase ended"},
-	RulePreTraceLiveStateInTrace: {"pre_trace_live_params", Parameter, "guess: allocated before recording started and never freed, with no telling stack; the optimizer state was created inside the trace, so these are parameters or buffers"},
+	RulePreTraceLiveStateKnown: {"pre_trace_live_params", Parameter, "guess: allocated before recording started and never freed, with no telling stack; the optimizer state is accounted for by its own stacks, so these are parameters or buffers"},
 	RulePreTraceLiveNoOptimizer:  {"pre_trace_live_guess", Parameter, "guess: allocated before recording started and never freed, with no telling stack; usually parameters or buffers (start recording before building the model to know)"},
 	RulePreTraceLiveUnknown:      {"pre_trace_live_unknown", Other, "allocated before recording started and never freed, with no telling stack; the trace has an optimizer step that created no state, so these mix parameters and optimizer state"},
 	RulePreTraceFreedInBackward:  {"pre_trace_freed_in_backward", Activation, "allocated before recording started and freed during backward: saved activations"},
 	RulePreTraceFreed:            {"pre_trace_freed", Other, "allocated before recording started (only its free is in the trace)"},
+	RuleFreedInBackward:          {"freed_in_backward", Activation, "its stack names no phase, but it was allocated before a backward phase and freed during it: saved for backward (e.g. the logits of the loss)"},
 	RuleNoPhase:                  {"no_phase", Other, "its stack has no forward, backward, optimizer or module-construction frame (e.g. inputs or user code)"},
 	RuleNoStack:                  {"no_stack", Other, "no stack was recorded for it"},
 }

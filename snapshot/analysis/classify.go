@@ -135,6 +135,9 @@ func (d *Device) classify() {
 	for i := range d.Allocs {
 		al := &d.Allocs[i]
 		if al.Origin != FromTrace {
+			// Optimizer state recognised by its stack among the blocks alive
+			// before the trace also tells the stackless ones apart.
+			stateInTrace = stateInTrace || (al.Origin == PreTraceLive && phases[i] == phaseOptimizer)
 			continue
 		}
 		al.Rule = d.traceRule(al, phases[i])
@@ -166,7 +169,7 @@ func (d *Device) classify() {
 			default:
 				switch {
 				case stateInTrace:
-					al.Rule = RulePreTraceLiveStateInTrace
+					al.Rule = RulePreTraceLiveStateKnown
 				case optimizerInTrace:
 					al.Rule = RulePreTraceLiveUnknown
 				default:
@@ -187,10 +190,7 @@ func (d *Device) classify() {
 // is in the trace.
 func (d *Device) traceRule(al *Allocation, p phase) Rule {
 	survives := func() bool {
-		k, ok := slices.BinarySearchFunc(d.runs, al.Start, func(r phaseRun, s int32) int { return compareInt64(int64(r.start), int64(s)) })
-		if !ok {
-			k--
-		}
+		k := d.runAt(al.Start)
 		return k < 0 || al.End >= d.runs[k].end
 	}
 	switch p {
@@ -212,10 +212,23 @@ func (d *Device) traceRule(al *Allocation, p phase) Rule {
 		}
 		return RuleOptimizerDies
 	}
+	if k := d.runAt(al.End); k >= 0 && d.runs[k].phase == phaseBackward && al.Start < d.runs[k].start && al.End < d.runs[k].end {
+		return RuleFreedInBackward
+	}
 	if len(d.a.Snap.Stack(al.Stack)) == 0 {
 		return RuleNoStack
 	}
 	return RuleNoPhase
+}
+
+// runAt returns the index of the phase run holding trace index i, -1 if
+// none has started yet.
+func (d *Device) runAt(i int32) int {
+	k, ok := slices.BinarySearchFunc(d.runs, i, func(r phaseRun, s int32) int { return compareInt64(int64(r.start), int64(s)) })
+	if !ok {
+		k--
+	}
+	return k
 }
 
 // labelled returns an explicit label carried by the alloc entry: a

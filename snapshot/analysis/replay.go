@@ -219,6 +219,10 @@ func (d *Device) matchSegments(open map[uint64]int32) {
 			if j, ok := open[b.Address]; ok {
 				al := &d.Allocs[j]
 				al.BlockSize, al.Pending = b.Size, pending
+				if len(s.Stack(al.Stack)) == 0 {
+					// torch 2.0 traces carry no frames; the block's history does.
+					al.Stack = b.AllocStack()
+				}
 				if al.Size != b.RequestedSize {
 					sizeMismatch++
 				}
