@@ -16,6 +16,43 @@ var (
 		"Objects/call.c", "Objects/methodobject.c", "pycore_ceval.h", "ceval.c", "cpython/abstract.h"}
 )
 
+// Frames that carry no information for a reader, hidden on top of the
+// MemoryViz list: the caching allocator, dispatcher plumbing and the
+// CPython interpreter's C frames.
+var (
+	plumbingPrefixes = []string{"c10::cuda::CUDACachingAllocator::", "c10::impl::", "at::detail::",
+		"at::TensorBase at::detail::", "torch::unwind::", "c10::Dispatcher::"}
+	plumbingContains  = []string{"::redispatch(", "wrap_kernel_functor", "boxed_kernel"}
+	interpreterPrefix = []string{"_Py", "Py", "py", "cfunction_", "method_vectorcall", "slot_tp_", "slot_nb_",
+		"vectorcall", "run_eval_code_obj", "run_mod", "__libc_", "_PyObject", "object_vacall", "call_function"}
+)
+
+// isPlumbing reports whether f is an allocator, dispatcher or CPython
+// interpreter frame.
+func isPlumbing(f *snapshot.Frame) bool {
+	if isPython(f) {
+		return false
+	}
+	for _, p := range plumbingPrefixes {
+		if strings.HasPrefix(f.Name, p) {
+			return true
+		}
+	}
+	for _, c := range plumbingContains {
+		if strings.Contains(f.Name, c) {
+			return true
+		}
+	}
+	if f.Filename == "??" || f.Filename == "" {
+		for _, p := range interpreterPrefix {
+			if strings.HasPrefix(f.Name, p) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Library paths whose Python frames are not "user" frames when looking for
 // an allocation site: torch itself and thin wrappers that only forward to it.
 var libraryDirs = []string{"/torch/", "/functorch/", "/triton/", "/einops/", "/opt_einsum/"}
@@ -83,18 +120,32 @@ func FormatFrame(f *snapshot.Frame) string {
 	case isPython(f):
 		return f.Filename + ":" + strconv.FormatInt(f.Line, 10) + " " + f.Name
 	case f.Filename == "??" || f.Filename == "":
-		return f.Name
+		return shortSymbol(f.Name)
 	case f.Line > 0:
-		return f.Name + " (" + f.Filename + ":" + strconv.FormatInt(f.Line, 10) + ")"
+		return shortSymbol(f.Name) + " (" + f.Filename + ":" + strconv.FormatInt(f.Line, 10) + ")"
 	}
-	return f.Name + " (" + f.Filename + ")"
+	return shortSymbol(f.Name) + " (" + f.Filename + ")"
+}
+
+// shortSymbol drops the parameter list of a long C++ symbol.
+func shortSymbol(s string) string {
+	if len(s) <= 100 {
+		return s
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '(' && i > 0 && !strings.HasPrefix(s[i:], "(anonymous namespace)") {
+			return s[:i] + "(…)"
+		}
+	}
+	return s[:100] + "…"
 }
 
 // maxStackLines caps a displayed stack.
 const maxStackLines = 80
 
 // DisplayStack renders a stack for display, innermost frame first: noise
-// frames (notes §3.9) removed, runs of identical lines collapsed to
+// frames (notes §3.9) and allocator, dispatcher and interpreter plumbing
+// removed, long C++ parameter lists cut, runs of identical lines collapsed to
 // "<repeats N times>", at most 80 lines. An empty or missing stack yields
 // nil; see NoStackExplanation.
 func DisplayStack(s *snapshot.Snapshot, id snapshot.StackID) []string {
@@ -112,7 +163,7 @@ func DisplayStack(s *snapshot.Snapshot, id snapshot.StackID) []string {
 			continue
 		}
 		f := &s.Frames[fid]
-		if isNoise(f) {
+		if isNoise(f) || isPlumbing(f) {
 			continue
 		}
 		line := FormatFrame(f)
