@@ -1,0 +1,253 @@
+package estimator
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"oomscope/bytesize"
+)
+
+// Expected parameter counts. Most come from estimator-notes §4 ("Params
+// (computed)", derived there from each config.json by an independent
+// script); the rest are the totals the Hugging Face model pages show from
+// safetensors metadata.
+var wantParams = map[string]int64{
+	"gpt2":           124_439_808,
+	"llama-2-7b":     6_738_415_616,
+	"llama-2-13b":    13_015_864_320,
+	"llama-2-70b":    68_976_648_192,
+	"llama-3.1-8b":   8_030_261_248,
+	"llama-3.1-70b":  70_553_706_496,
+	"llama-3.1-405b": 405_853_388_800,
+	"llama-3.2-1b":   1_235_814_400,
+	"llama-3.2-3b":   3_212_749_824,
+	"mistral-7b":     7_248_023_552,
+	"mixtral-8x7b":   46_702_792_704,
+	"qwen2.5-0.5b":   494_032_768,
+	"qwen2.5-1.5b":   1_543_714_304, // HF page
+	"qwen2.5-3b":     3_085_938_688, // HF page
+	"qwen2.5-7b":     7_615_616_512,
+	"qwen2.5-14b":    14_770_033_664,
+	"qwen2.5-32b":    32_763_876_352,
+	"qwen2.5-72b":    72_706_203_648,
+	"qwen3-8b":       8_190_735_360,
+	"qwen3-32b":      32_762_123_264,
+	"qwen3-30b-a3b":  30_532_122_624,
+	"gemma-2-2b":     2_614_341_888,
+	"gemma-2-9b":     9_241_705_984,
+	"gemma-2-27b":    27_227_128_320,
+	"gemma-3-1b":     999_885_952,    // HF page
+	"gemma-3-4b":     4_300_079_472,  // HF page, with the SigLIP tower
+	"gemma-3-12b":    12_187_325_040, // HF page, with the SigLIP tower
+	"gemma-3-27b":    27_432_406_640, // HF page, with the SigLIP tower
+	"phi-3-mini":     3_821_079_552,
+	"phi-4":          14_659_507_200,
+	"deepseek-v3":    671_026_419_200,
+	"gpt-oss-20b":    20_914_757_184,
+	"gpt-oss-120b":   116_829_156_672,
+}
+
+// Text-only counts of Gemma 3 (notes §4), checking the vision tower apart.
+var wantGemma3Text = map[string]int64{
+	"gemma-3-4b":  3_880_263_168,
+	"gemma-3-12b": 11_766_034_176,
+	"gemma-3-27b": 27_009_346_304,
+}
+
+func TestCatalogParams(t *testing.T) {
+	ms := Models()
+	if len(ms) < 30 {
+		t.Errorf("catalog has %d models, want at least 30", len(ms))
+	}
+	seen := map[string]bool{}
+	for _, m := range ms {
+		t.Run(m.ID, func(t *testing.T) {
+			if seen[m.ID] {
+				t.Errorf("duplicate id")
+			}
+			seen[m.ID] = true
+			if m.ID != strings.ToLower(m.ID) || strings.ContainsAny(m.ID, " _/") {
+				t.Errorf("id %q is not a lower-case slug", m.ID)
+			}
+			want, ok := wantParams[m.ID]
+			if !ok {
+				t.Fatalf("no expected parameter count for %s", m.ID)
+			}
+			if got := m.Params(); got != want {
+				t.Errorf("Params() = %d, want %d (diff %d)", got, want, got-want)
+			}
+			if text, ok := wantGemma3Text[m.ID]; ok {
+				if got := m.Params() - m.VisionParams; got != text {
+					t.Errorf("text params = %d, want %d", got, text)
+				}
+			}
+			if m.Published == "" {
+				t.Fatalf("no published total")
+			}
+			if !matchesPublished(m.Params(), m.Published) {
+				t.Errorf("Params() = %d does not round to the published %s", m.Params(), m.Published)
+			}
+		})
+	}
+	for id := range wantParams {
+		if !seen[id] {
+			t.Errorf("expected model %s missing from the catalog", id)
+		}
+	}
+}
+
+var publishedRE = regexp.MustCompile(`^(\d+)(?:\.(\d+))?([MB])$`)
+
+// matchesPublished reports whether n rounds to a published total such as
+// "8.03B" or "124M" at the precision it is written with. Some model cards
+// (Qwen2.5: 7,615,616,512 is "7.61B") truncate instead, so that is accepted.
+func matchesPublished(n int64, published string) bool {
+	mm := publishedRE.FindStringSubmatch(published)
+	if mm == nil {
+		return false
+	}
+	unit := 1e9
+	if mm[3] == "M" {
+		unit = 1e6
+	}
+	decimals := len(mm[2])
+	v, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSuffix(published, "B"), "M"), 64)
+	scale := math.Pow(10, float64(decimals))
+	x := float64(n) / unit * scale
+	return math.Round(x) == math.Round(v*scale) || math.Floor(x) == math.Round(v*scale)
+}
+
+func TestMatchesPublished(t *testing.T) {
+	tests := []struct {
+		n    int64
+		p    string
+		want bool
+	}{
+		{8_030_261_248, "8.03B", true},
+		{8_030_261_248, "8.04B", false},
+		{7_615_616_512, "7.61B", true},
+		{7_615_616_512, "7.60B", false},
+		{124_439_808, "124M", true},
+		{124_439_808, "125M", false},
+		{1, "nonsense", false},
+	}
+	for _, tt := range tests {
+		if got := matchesPublished(tt.n, tt.p); got != tt.want {
+			t.Errorf("matchesPublished(%d, %q) = %v, want %v", tt.n, tt.p, got, tt.want)
+		}
+	}
+}
+
+func TestActiveParams(t *testing.T) {
+	tests := []struct {
+		id   string
+		want int64
+	}{
+		{"mixtral-8x7b", 12_879_925_248}, // notes §4
+		{"qwen3-30b-a3b", 3_353_032_704}, // notes §4
+		{"llama-3.1-8b", 8_030_261_248},  // dense: all params
+	}
+	for _, tt := range tests {
+		m, _ := LookupModel(tt.id)
+		if got := m.ActiveParams(); got != tt.want {
+			t.Errorf("%s ActiveParams() = %d, want %d", tt.id, got, tt.want)
+		}
+	}
+	// DeepSeek-V3: "active ≈ 37.55B" (notes §4).
+	m, _ := LookupModel("deepseek-v3")
+	if got := float64(m.ActiveParams()) / 1e9; math.Abs(got-37.55) > 0.01 {
+		t.Errorf("deepseek-v3 active = %.3fB, want ≈ 37.55B", got)
+	}
+}
+
+func TestKVBytesPerToken(t *testing.T) {
+	// bf16 K+V bytes per token for full attention, notes §4 "KV B/tok".
+	tests := []struct {
+		id   string
+		want int64
+	}{
+		{"llama-3.1-8b", 131_072},
+		{"llama-2-7b", 524_288},
+		{"qwen2.5-7b", 57_344},
+		{"gemma-2-9b", 344_064},
+		{"phi-3-mini", 393_216},
+		{"gpt2", 36_864},
+		{"qwen3-30b-a3b", 98_304},
+	}
+	for _, tt := range tests {
+		m, _ := LookupModel(tt.id)
+		if got := int64(2 * m.Layers * m.KVHeads * m.HeadDim * 2); got != tt.want {
+			t.Errorf("%s KV bytes/token = %d, want %d", tt.id, got, tt.want)
+		}
+	}
+}
+
+func TestGPUCatalog(t *testing.T) {
+	gs := GPUs()
+	if len(gs) < 25 {
+		t.Errorf("catalog has %d GPUs, want at least 25", len(gs))
+	}
+	seen := map[string]bool{}
+	for i, g := range gs {
+		if seen[g.ID] {
+			t.Errorf("duplicate id %s", g.ID)
+		}
+		seen[g.ID] = true
+		if i > 0 && g.CapacityBytes < gs[i-1].CapacityBytes {
+			t.Errorf("GPUs() not ordered by capacity at %s", g.ID)
+		}
+		// PyTorch sees less than the nameplate's GiB and, on every part we
+		// know, more than 90 % of the nameplate's GB.
+		if g.CapacityBytes > int64(g.MarketedGB)*bytesize.GiB || float64(g.CapacityBytes) < 0.9*float64(g.MarketedGB)*1e9 {
+			t.Errorf("%s: capacity %s implausible for a %d GB part", g.ID, bytesize.Format(g.CapacityBytes, bytesize.Binary), g.MarketedGB)
+		}
+		if g.Evidence == "" {
+			t.Errorf("%s: no evidence", g.ID)
+		}
+	}
+	// Spot checks against notes §5.
+	spot := map[string]string{"h100-sxm-80gb": "79.18 GiB", "a100-80gb": "79.15 GiB", "l4-24gb": "22.03 GiB", "h200-141gb": "139.80 GiB", "rtx-4090-24gb": "23.99 GiB"}
+	for id, want := range spot {
+		g, ok := LookupGPU(id)
+		if !ok {
+			t.Errorf("%s missing", id)
+			continue
+		}
+		if got := bytesize.Format(g.CapacityBytes, bytesize.Binary); got != want {
+			t.Errorf("%s capacity %s, want %s", id, got, want)
+		}
+	}
+}
+
+func TestResolveGPU(t *testing.T) {
+	tests := []struct {
+		in      string
+		wantCap int64
+		wantErr string
+	}{
+		{"h100-sxm-80gb", 81082 << 20, ""},
+		{"H100-SXM-80GB", 81082 << 20, ""},
+		{"80GiB", 80 << 30, ""},
+		{"22.03GiB", int64(math.Round(22.03 * (1 << 30))), ""},
+		{"40 GB", 40e9, ""},
+		{"nope", 0, "unknown GPU"},
+		{"12furlongs", 0, "unknown unit"},
+		{"1MiB", 0, "out of range"},
+		{"", 0, "unknown GPU"},
+	}
+	for _, tt := range tests {
+		g, err := ResolveGPU(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ResolveGPU(%q) error %v, want it to contain %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || g.CapacityBytes != tt.wantCap {
+			t.Errorf("ResolveGPU(%q) = %d, %v; want %d", tt.in, g.CapacityBytes, err, tt.wantCap)
+		}
+	}
+}

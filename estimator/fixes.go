@@ -1,0 +1,165 @@
+package estimator
+
+import "fmt"
+
+// Fix is one rung of the fix ladder: a change to the request, the bytes it
+// saves against the rung before, and the total after it. Fixes apply
+// cumulatively, cheapest first.
+type Fix struct {
+	// Name is a short label, e.g. "activation checkpointing".
+	Name string `json:"name"`
+	// Change says what the fix changes, e.g. "ckpt none → full".
+	Change string `json:"change"`
+	// SavesBytes is the previous total minus TotalBytes.
+	SavesBytes int64 `json:"saves_bytes"`
+	// TotalBytes is the estimate with this and every earlier fix applied.
+	TotalBytes int64 `json:"total_bytes"`
+	// Fits reports whether TotalBytes fits the chosen GPU.
+	Fits bool `json:"fits"`
+	// Query is the request after the fix, as a URL query.
+	Query string `json:"query"`
+	// Request is the request after the fix.
+	Request Request `json:"-"`
+}
+
+// rung is a candidate fix: apply edits the request and says what changed,
+// or returns "" when it does not apply.
+type rung struct {
+	name  string
+	apply func(p *plan) string
+}
+
+// trainLadder is the training fix ladder, ordered by cost to the user: a
+// flag first, numerics next, then a different method, then more hardware.
+var trainLadder = []rung{
+	{"micro-batch + accumulation", func(p *plan) string {
+		if p.r.Batch == 1 {
+			return ""
+		}
+		old, oldAcc := p.r.Batch, p.r.Accum
+		p.r.Batch, p.r.Accum = 1, min(MaxAccum, p.r.Accum*old)
+		return fmt.Sprintf("batch %d → 1, accum %d → %d (same global batch)", old, oldAcc, p.r.Accum)
+	}},
+	{"mixed precision", func(p *plan) string {
+		if p.r.Dtype != DtypeFP32 || p.r.Autocast {
+			return ""
+		}
+		p.r.Dtype, p.r.Autocast = DtypeBF16, true
+		if !p.g.BF16 {
+			p.r.Dtype = DtypeFP16
+		}
+		return fmt.Sprintf("fp32 → %s autocast (fp32 weights, 16-bit activations)", p.r.Dtype)
+	}},
+	{"activation checkpointing", func(p *plan) string {
+		if p.r.Ckpt == CkptFull {
+			return ""
+		}
+		old := p.r.Ckpt
+		p.r.Ckpt = CkptFull
+		return fmt.Sprintf("ckpt %s → full", old)
+	}},
+	{"chunked cross-entropy", func(p *plan) string {
+		if p.r.Logits == LogitsChunked {
+			return ""
+		}
+		old := p.r.Logits
+		p.r.Logits = LogitsChunked
+		return fmt.Sprintf("logits %s → chunked", old)
+	}},
+	{"8-bit optimizer", func(p *plan) string {
+		if p.r.Optimizer != OptAdamW {
+			return ""
+		}
+		p.r.Optimizer = OptAdamW8bit
+		return "optimizer adamw → adamw-8bit"
+	}},
+	{"LoRA", func(p *plan) string {
+		if p.r.Method != MethodFull {
+			return ""
+		}
+		p.r.Method = MethodLoRA
+		return fmt.Sprintf("method full → lora (rank %d, %s)", p.r.LoraRank, p.r.LoraTargets)
+	}},
+	{"QLoRA", func(p *plan) string {
+		if p.r.Method != MethodLoRA {
+			return ""
+		}
+		p.r.Method = MethodQLoRA
+		return "method lora → qlora (NF4 base)"
+	}},
+	{"ZeRO-3 sharding", func(p *plan) string {
+		if p.r.Shard == ShardZero3 && p.r.GPUs > 1 {
+			return ""
+		}
+		n := p.r.GPUs
+		if n == 1 {
+			if n = p.gpusNeeded(); n <= 1 {
+				return ""
+			}
+		}
+		oldN, old := p.r.GPUs, p.r.Shard
+		p.r.GPUs, p.r.Shard = n, ShardZero3
+		return fmt.Sprintf("shard %s → zero3, gpus %d → %d", old, oldN, n)
+	}},
+}
+
+// inferLadder is the inference fix ladder.
+var inferLadder = []rung{
+	{"smaller batch", func(p *plan) string {
+		if p.r.Batch == 1 {
+			return ""
+		}
+		old := p.r.Batch
+		p.r.Batch = 1
+		return fmt.Sprintf("batch %d → 1", old)
+	}},
+	{"fp8 KV cache", func(p *plan) string {
+		if p.r.KVDtype == KVFP8 {
+			return ""
+		}
+		old := p.r.KVDtype
+		p.r.KVDtype = KVFP8
+		return fmt.Sprintf("kv_dtype %s → fp8", old)
+	}},
+	{"8-bit weights", func(p *plan) string {
+		if p.r.Quant != QuantNone {
+			return ""
+		}
+		p.r.Quant = QuantInt8
+		return "quant none → int8"
+	}},
+	{"4-bit weights", func(p *plan) string {
+		if p.r.Quant == QuantInt4 {
+			return ""
+		}
+		old := p.r.Quant
+		p.r.Quant = QuantInt4
+		return fmt.Sprintf("quant %s → int4", old)
+	}},
+}
+
+// fixes applies the ladder cumulatively and reports each rung that applies.
+func (p *plan) fixes(prevTotal int64) []Fix {
+	ladder := trainLadder
+	if !p.train() {
+		ladder = inferLadder
+	}
+	cur := *p
+	var out []Fix
+	for _, rg := range ladder {
+		next := cur
+		change := rg.apply(&next)
+		if change == "" {
+			continue
+		}
+		res := next.compute()
+		out = append(out, Fix{
+			Name: rg.name, Change: change,
+			SavesBytes: prevTotal - res.TotalBytes, TotalBytes: res.TotalBytes, Fits: res.Fits,
+			Query: next.r.QueryString(), Request: next.r,
+		})
+		prevTotal = res.TotalBytes
+		cur = next
+	}
+	return out
+}

@@ -1,0 +1,97 @@
+package estimator
+
+// fitsWith recomputes the plan with a change and reports whether it fits.
+func (p *plan) fitsWith(change func(*plan)) bool {
+	q := *p
+	change(&q)
+	return q.compute().Fits
+}
+
+// largestFitting returns the largest n in [1, limit] with fits(n), assuming
+// fits is monotonic (true up to some n, false after), or 0 if fits(1) is
+// false. It doubles, then bisects: O(log limit) calls.
+func largestFitting(limit int, fits func(int) bool) int {
+	if limit < 1 || !fits(1) {
+		return 0
+	}
+	lo := 1 // fits
+	for lo < limit {
+		next := min(lo*2, limit)
+		if !fits(next) {
+			hi := next // does not fit
+			for hi-lo > 1 {
+				mid := lo + (hi-lo)/2
+				if fits(mid) {
+					lo = mid
+				} else {
+					hi = mid
+				}
+			}
+			return lo
+		}
+		lo = next
+	}
+	return lo
+}
+
+// maxBatch is the largest micro-batch that fits the chosen GPU.
+func (p *plan) maxBatch() int {
+	return largestFitting(MaxBatch, func(b int) bool {
+		return p.fitsWith(func(q *plan) { q.r.Batch = b })
+	})
+}
+
+// maxSeq is the longest sequence that fits the chosen GPU at the chosen
+// micro-batch. It is not capped at the model's context length.
+func (p *plan) maxSeq() int {
+	return largestFitting(MaxSeq, func(s int) bool {
+		return p.fitsWith(func(q *plan) { q.r.Seq = s })
+	})
+}
+
+// smallestGPU is the catalog GPU with the least capacity on which the
+// request fits, or "" when none does.
+func (p *plan) smallestGPU() string {
+	for _, g := range GPUs() {
+		if p.fitsWith(func(q *plan) { q.g = g }) {
+			return g.ID
+		}
+	}
+	return ""
+}
+
+// gpusNeeded is the fewest GPUs of the chosen kind that fit the training
+// request under ZeRO-3 (FSDP full shard), or 0 when even MaxGPUs do not
+// (activations and logits are not sharded). Inference returns 1 or 0.
+func (p *plan) gpusNeeded() int {
+	if !p.train() {
+		if p.compute().Fits {
+			return 1
+		}
+		return 0
+	}
+	fits := func(n int) bool {
+		return p.fitsWith(func(q *plan) { q.r.GPUs, q.r.Shard = n, ShardZero3 })
+	}
+	// NCCL's buffers differ for 2 and for more GPUs, so the first few
+	// counts are tried one by one; beyond them the total only falls.
+	const linear = 8
+	for n := 1; n <= linear; n++ {
+		if fits(n) {
+			return n
+		}
+	}
+	if !fits(MaxGPUs) {
+		return 0
+	}
+	lo, hi := linear, MaxGPUs // lo does not fit, hi fits
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}

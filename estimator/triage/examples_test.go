@@ -1,0 +1,113 @@
+package triage
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"reflect"
+	"testing"
+)
+
+// examplesPath is the shared corpus of real messages with their expected
+// numbers and cause (read by path, never copied into the repo).
+const examplesPath = "../../../shared/docs/oom-examples.jsonl"
+
+// numberKeys are the keys a finding may carry for printed numbers; a key
+// absent from an example's expect must be absent from the finding.
+var numberKeys = []string{
+	"tried_bytes", "gpu_index", "total_bytes", "free_bytes", "process_in_use_bytes", "other_processes",
+	"allocated_bytes", "reserved_unallocated_bytes", "reserved_total_bytes", "already_allocated_bytes",
+	"allowed_bytes", "private_pools_bytes", "mps_allocated_bytes", "other_allocations_bytes", "max_allowed_bytes",
+	"limit_bytes", "tensor_shape", "dtype", "max_model_len", "kv_cache_tokens", "kv_needed_bytes",
+	"kv_available_bytes", "estimated_max_model_len", "device", "gpu_memory_utilization", "requested_bytes",
+}
+
+type example struct {
+	Source string                     `json:"source"`
+	Kind   string                     `json:"kind"`
+	Text   string                     `json:"text"`
+	Expect map[string]json.RawMessage `json:"expect"`
+}
+
+func loadExamples(t testing.TB) []example {
+	t.Helper()
+	data, err := os.ReadFile(examplesPath)
+	if err != nil {
+		t.Skipf("shared examples not available: %v", err)
+	}
+	var out []example
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var ex example
+		if err := json.Unmarshal(sc.Bytes(), &ex); err != nil {
+			t.Fatalf("bad example line: %v", err)
+		}
+		out = append(out, ex)
+	}
+	if len(out) == 0 {
+		t.Fatal("no examples read")
+	}
+	return out
+}
+
+// decodeNumbers decodes JSON with numbers kept exact.
+func decodeNumbers(t *testing.T, raw []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	return v
+}
+
+func TestExamples(t *testing.T) {
+	for _, ex := range loadExamples(t) {
+		t.Run(ex.Source, func(t *testing.T) {
+			res := Triage(ex.Text, Options{})
+			if len(res.Findings) != 1 {
+				t.Fatalf("found %d messages in %q, want 1", len(res.Findings), ex.Text)
+			}
+			f := res.Findings[0]
+			if f.Kind != ex.Kind {
+				t.Errorf("kind = %q, want %q", f.Kind, ex.Kind)
+			}
+			raw, err := json.Marshal(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := decodeNumbers(t, raw).(map[string]any)
+			for k, want := range ex.Expect {
+				if k == "why" {
+					continue
+				}
+				w := decodeNumbers(t, want)
+				if !reflect.DeepEqual(got[k], w) {
+					t.Errorf("%s = %v, want %v", k, got[k], w)
+				}
+			}
+			for _, k := range numberKeys {
+				if _, ok := ex.Expect[k]; !ok {
+					if v, present := got[k]; present {
+						t.Errorf("%s = %v present, but the message does not print it", k, v)
+					}
+				}
+			}
+			if f.Why == "" || f.Rule == "" {
+				t.Errorf("cause %s has no why/rule", f.Cause)
+			}
+			if len(f.Fixes) == 0 {
+				t.Errorf("no fixes for cause %s", f.Cause)
+			}
+			if f.Text == "" || f.Start < 0 || f.End > len(ex.Text) || ex.Text[f.Start:f.End] != f.Text {
+				t.Errorf("span [%d,%d) does not match text %q", f.Start, f.End, f.Text)
+			}
+		})
+	}
+}

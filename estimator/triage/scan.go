@@ -1,0 +1,182 @@
+package triage
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Limits that keep Triage linear and bounded on any input.
+const (
+	// maxFindings caps the findings returned for one input.
+	maxFindings = 200
+	// maxBody bounds how far past its head a message's fields are searched.
+	maxBody = 4096
+	// windowBefore and windowAfter bound the text around a keyword hit in
+	// which a format's head pattern is searched.
+	windowBefore = 256
+	windowAfter  = 1024
+)
+
+// format is one message format: literal keywords (lower case) that must
+// occur near a message, the head pattern where a message starts, and the
+// parser that reads its body.
+type format struct {
+	name     string
+	keywords []string
+	head     *regexp.Regexp
+	// weak heads (a bare "Tried to allocate …", a fragment of fields) do not
+	// end the body of the message before them.
+	weak  bool
+	parse func(p *parser, h head) (Finding, bool)
+}
+
+// head is one match of a format's head pattern.
+type head struct {
+	f     *format
+	start int
+	end   int
+	sub   []int // submatch indexes, absolute
+}
+
+// parser holds the input while it is scanned.
+type parser struct {
+	text     string
+	consumed int // end of the last accepted finding
+	bound    int // where the current message's body must end
+}
+
+// asciiLower lower-cases ASCII letters only, keeping byte offsets intact
+// (strings.ToLower may change lengths on invalid UTF-8).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// span is a half-open byte range.
+type span struct{ lo, hi int }
+
+// keywordWindows returns the merged windows of text around each occurrence
+// of any keyword in lower.
+func keywordWindows(lower string, keywords []string) []span {
+	var ws []span
+	for _, kw := range keywords {
+		for off := 0; ; {
+			i := strings.Index(lower[off:], kw)
+			if i < 0 {
+				break
+			}
+			i += off
+			ws = append(ws, span{max(0, i-windowBefore), min(len(lower), i+len(kw)+windowAfter)})
+			off = i + len(kw)
+		}
+	}
+	if len(ws) == 0 {
+		return nil
+	}
+	sort.Slice(ws, func(a, b int) bool { return ws[a].lo < ws[b].lo })
+	out := ws[:1]
+	for _, w := range ws[1:] {
+		last := &out[len(out)-1]
+		if w.lo <= last.hi {
+			last.hi = max(last.hi, w.hi)
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// findHeads returns every head of every format, sorted by position (strong
+// heads before weak ones at the same position).
+func findHeads(text string) []head {
+	lower := asciiLower(text)
+	var heads []head
+	for _, f := range formats {
+		for _, w := range keywordWindows(lower, f.keywords) {
+			for _, m := range f.head.FindAllStringSubmatchIndex(text[w.lo:w.hi], -1) {
+				for i := range m {
+					if m[i] >= 0 {
+						m[i] += w.lo
+					}
+				}
+				heads = append(heads, head{f: f, start: m[0], end: m[1], sub: m})
+			}
+		}
+	}
+	sort.SliceStable(heads, func(a, b int) bool {
+		if heads[a].start != heads[b].start {
+			return heads[a].start < heads[b].start
+		}
+		return !heads[a].f.weak && heads[b].f.weak
+	})
+	return heads
+}
+
+// scan finds and parses every message in text, at most limit of them; it
+// reports whether it stopped at the limit.
+func scan(text string, limit int) ([]Finding, bool) {
+	heads := findHeads(text)
+	var strong []int
+	for _, h := range heads {
+		if !h.f.weak {
+			strong = append(strong, h.start)
+		}
+	}
+	p := &parser{text: text}
+	var out []Finding
+	for _, h := range heads {
+		if h.start < p.consumed {
+			continue
+		}
+		if len(out) >= limit {
+			return out, true
+		}
+		// The body ends at the next strong head after this head's own match.
+		i := sort.SearchInts(strong, h.end)
+		p.bound = min(len(text), h.start+maxBody)
+		if i < len(strong) && strong[i] < p.bound {
+			p.bound = strong[i]
+		}
+		f, ok := h.f.parse(p, h)
+		if !ok {
+			continue
+		}
+		f.Start = extendPrefix(text, f.Start, p.consumed)
+		f.Text = text[f.Start:f.End]
+		p.consumed = f.End
+		out = append(out, f)
+	}
+	return out, false
+}
+
+// prefixRes match text that belongs to a message but precedes its head on
+// the same line: exception types, CAFFE_ENFORCE prefixes, TF status codes.
+var prefixRes = []*regexp.Regexp{
+	regexp.MustCompile(`\[enforce fail at [^\]\n]{0,300}\][^\n]{0,200}?$`),
+	regexp.MustCompile(`(?:\(\d+\)\s*)?(?:Resource exhausted|RESOURCE_EXHAUSTED)\s*:\s*$`),
+	regexp.MustCompile(`(?:[A-Za-z_][\w.]{0,100}(?:Error|Exception)(?: \(see above for traceback\))?\s*:\s*)+$`),
+}
+
+// extendPrefix moves start back over a same-line prefix that belongs to the
+// message, never before floor.
+func extendPrefix(text string, start, floor int) int {
+	lo := max(floor, start-400)
+	if nl := strings.LastIndexByte(text[lo:start], '\n'); nl >= 0 {
+		lo += nl + 1
+	}
+	for _, re := range prefixRes {
+		if m := re.FindStringIndex(text[lo:start]); m != nil && m[0] < m[1] {
+			start = lo + m[0]
+		}
+	}
+	return start
+}
+
+// body returns the text the current message's fields are searched in.
+func (p *parser) body(h head) string { return p.text[h.start:p.bound] }
