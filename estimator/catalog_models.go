@@ -100,7 +100,9 @@ var catalogModels = func() []Model {
 	add(dense("gemma-3-4b", "Gemma 3 4B", "google/gemma-3-4b-it", "gemma3", 2560, 34, 8, 4, 256, 10240, 262208, 131072, true, "4.30B"), gemma3(true))
 	add(dense("gemma-3-12b", "Gemma 3 12B", "google/gemma-3-12b-it", "gemma3", 3840, 48, 16, 8, 256, 15360, 262208, 131072, true, "12.2B"), gemma3(true))
 	add(dense("gemma-3-27b", "Gemma 3 27B", "google/gemma-3-27b-it", "gemma3", 5376, 62, 32, 16, 128, 21504, 262208, 131072, true, "27.4B"), gemma3(true))
-	add(dense("phi-3-mini", "Phi-3 mini 4k", "microsoft/Phi-3-mini-4k-instruct", "phi3", 3072, 32, 32, 32, 96, 8192, 32064, 4096, false, "3.82B"), nil)
+	add(dense("phi-3-mini", "Phi-3 mini 4k", "microsoft/Phi-3-mini-4k-instruct", "phi3", 3072, 32, 32, 32, 96, 8192, 32064, 4096, false, "3.82B"), func(m *Model) {
+		m.SlidingWindow, m.SlidingLayers = 2047, m.Layers
+	})
 	add(dense("phi-4", "Phi-4", "microsoft/phi-4", "phi3", 5120, 40, 40, 10, 128, 17920, 100352, 16384, false, "14.7B"), nil)
 	add(dense("deepseek-v3", "DeepSeek-V3", "deepseek-ai/DeepSeek-V3", "deepseek_v3", 7168, 61, 128, 128, 192, 18432, 129280, 163840, false, "671B"), func(m *Model) {
 		m.Experts, m.ExpertsPerToken, m.ExpertIntermediate, m.SharedExperts, m.DenseLayers = 256, 8, 2048, 1, 3

@@ -37,6 +37,7 @@ var (
 	reConfVar     = regexp.MustCompile(`\b(PYTORCH_(?:[A-Z]+_)?ALLOC_CONF)\b`)
 	reEmptyCache  = regexp.MustCompile(`^\.?\s*Please\s+use\s+` + "`" + `?empty_cache` + "`" + `?\s+to\s+release\s+all\s+unoccupied\s+cached\s+memory\.?`)
 	reSecondTried = regexp.MustCompile(`Tried\s+to\s+allocate`)
+	reHeadOnlyEnd = regexp.MustCompile(`^(?:\.|[ \t]*(?:\r?\n|$))`)
 )
 
 var backendNames = map[string]string{"CUDA": "cuda", "HIP": "hip", "XPU": "xpu", "NPU": "npu"}
@@ -48,9 +49,10 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 	m := newMsg(p, h, &f)
 	word := "CUDA"
 	switch {
+	case h.f.name != "alloc":
 	case m.group(h.sub, 2) != "":
 		word = "XPU" // Intel Extension for PyTorch's allocator
-	case h.f.name == "alloc":
+	default:
 		word = m.group(h.sub, 1)
 	}
 	f.Backend = backendNames[word]
@@ -194,6 +196,10 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 	f.Kind = kindBase
 	f.Variant = strings.Join(variants, " + ")
 	if h.f.name != "alloc" && f.TriedBytes == nil && !one1EB {
+		return Finding{}, false
+	}
+	if len(f.Fields) == 0 && !one1EB && !ipex && !reHeadOnlyEnd.MatchString(p.text[h.end:m.hi]) {
+		// "CUDA out of memory errors" in prose, not a message.
 		return Finding{}, false
 	}
 	return m.done()

@@ -13,7 +13,7 @@ var (
 	reMPSTried     = rx(`Tried\s+to\s+allocate\s+SIZE(?:\s+on\s+(private|shared)\s+pool\.?)?`)
 	reMPSHint      = regexp.MustCompile(`^\.?\s*Use\s+PYTORCH_MPS_HIGH_WATERMARK_RATIO=0\.0\s+to\s+disable\s+upper\s+limit\s+for\s+memory\s+allocations\s*(?:\(may\s+cause\s+system\s+failure\)\.?)?`)
 
-	asyncHead     = regexp.MustCompile(`Allocation\s+on\s+device\s*(\d+)?\s+would\s+exceed\s+allowed\s+memory\.?(?:\s*\(out\s+of\s+memory\))?`)
+	asyncHead     = regexp.MustCompile(`Allocation\s+on\s+device(?:\s+(\d+))?\s+would\s+exceed\s+allowed\s+memory\.?(?:\s*\(out\s+of\s+memory\))?`)
 	reAsyncAlloc  = rx(`Currently\s+allocated\s*:\s*SIZE`)
 	reAsyncReq    = rx(`Requested\s*:\s*SIZE`)
 	reAsyncDevice = rx(`Device\s+limit\s*:\s*SIZE`)

@@ -120,7 +120,8 @@ func findHeads(text string) []head {
 
 // scan finds and parses every message in text, at most limit of them; it
 // reports whether it stopped at the limit.
-func scan(text string, limit int) ([]Finding, bool) {
+func scan(original string, limit int) ([]Finding, bool) {
+	text := maskLinePrefixes(original)
 	heads := findHeads(text)
 	var strong []int
 	for _, h := range heads {
@@ -148,7 +149,10 @@ func scan(text string, limit int) ([]Finding, bool) {
 			continue
 		}
 		f.Start = extendPrefix(text, f.Start, p.consumed)
-		f.Text = text[f.Start:f.End]
+		f.Text = original[f.Start:f.End]
+		for i := range f.Fields {
+			f.Fields[i].Phrase = original[f.Fields[i].Start:f.Fields[i].End]
+		}
 		p.consumed = f.End
 		out = append(out, f)
 	}
@@ -180,3 +184,26 @@ func extendPrefix(text string, start, floor int) int {
 
 // body returns the text the current message's fields are searched in.
 func (p *parser) body(h head) string { return p.text[h.start:p.bound] }
+
+// linePrefix matches what logs and quoting put before each line of a
+// message: markdown quotes, torchrun's "[rank7]: ", vLLM's worker prefix
+// "(VllmWorker rank=1 pid=254) ".
+var linePrefix = regexp.MustCompile(`(?m)^[ \t]*(?:>[> \t]*|\[rank\d+\]:[ \t]*|\(\w+ (?:rank|pid|TP|DP)[^)\n]{0,60}\)[ \t]*)`)
+
+// maskLinePrefixes blanks line prefixes with spaces, keeping every byte
+// offset, so a wrapped message still reads as one.
+func maskLinePrefixes(text string) string {
+	locs := linePrefix.FindAllStringIndex(text, -1)
+	if len(locs) == 0 {
+		return text
+	}
+	b := []byte(text)
+	for _, l := range locs {
+		for i := l[0]; i < l[1]; i++ {
+			if b[i] != '\t' {
+				b[i] = ' '
+			}
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,197 @@
+package estimator
+
+import (
+	"fmt"
+	"testing"
+)
+
+// propertyRequests are varied setups the properties must hold for.
+func propertyRequests() []Request {
+	var rs []Request
+	add := func(edit func(*Request)) {
+		r := DefaultRequest()
+		edit(&r)
+		rs = append(rs, r)
+	}
+	add(func(r *Request) {})
+	add(func(r *Request) { r.Attn, r.Ckpt = AttnEager, CkptSelective })
+	add(func(r *Request) { r.Model, r.Attn, r.Dtype = "gpt2", AttnEager, DtypeFP32 })
+	add(func(r *Request) { r.Model, r.Method, r.Ckpt = "qwen3-30b-a3b", MethodLoRA, CkptFull })
+	add(func(r *Request) { r.Model, r.Method, r.Logits = "deepseek-v3", MethodQLoRA, LogitsChunked })
+	add(func(r *Request) { r.Model, r.Method, r.LoraTargets = "gemma-3-4b", MethodLoRA, "q_proj,v_proj" })
+	add(func(r *Request) { r.Model, r.GPUs, r.Shard = "llama-3.1-70b", 8, ShardZero3 })
+	add(func(r *Request) { r.Model, r.Activations = "mixtral-8x7b", ActivationsPaper })
+	add(func(r *Request) { r.Model, r.Mode = "gemma-2-9b", ModeInfer })
+	add(func(r *Request) { r.Model, r.Mode, r.Attn, r.Quant = "gpt-oss-20b", ModeInfer, AttnEager, QuantInt4 })
+	return rs
+}
+
+func TestMonotonicInBatchAndSeq(t *testing.T) {
+	for _, base := range propertyRequests() {
+		for _, field := range []string{"batch", "seq"} {
+			var prev *Result
+			for _, v := range []int{1, 2, 3, 5, 8, 64, 1000, 4096, 40000} {
+				r := base
+				if field == "batch" {
+					r.Batch = v
+				} else {
+					r.Seq = v
+				}
+				res := mustEstimate(t, r)
+				if prev != nil {
+					for _, name := range BucketNames {
+						if res.Buckets.Get(name) < prev.Buckets.Get(name) {
+							t.Errorf("%s: %s falls from %d to %d as %s grows to %d", base.QueryString(), name, prev.Buckets.Get(name), res.Buckets.Get(name), field, v)
+						}
+					}
+					if res.TotalBytes <= prev.TotalBytes {
+						t.Errorf("%s: total does not grow with %s = %d", base.QueryString(), field, v)
+					}
+				}
+				prev = res
+			}
+		}
+	}
+}
+
+// TestZero3DividesModelStates: under zero3 on N GPUs weights (less the
+// gather buffers), gradients and optimizer states are the single-GPU
+// values ÷ N; activations and logits do not shrink.
+func TestZero3DividesModelStates(t *testing.T) {
+	for _, method := range []string{MethodFull, MethodLoRA, MethodQLoRA} {
+		for _, master := range []bool{false, true} {
+			r := DefaultRequest()
+			r.Model, r.Method, r.Master = "llama-3.1-70b", method, master
+			one := mustEstimate(t, r)
+			for _, n := range []int{2, 3, 8, 64, 1000} {
+				r.GPUs, r.Shard = n, ShardZero3
+				res := mustEstimate(t, r)
+				name := fmt.Sprintf("%s master=%v N=%d", method, master, n)
+				N := int64(n)
+				if got, want := res.Term(BucketWeights, "sharded weights"), ceilDiv(one.Buckets.Weights, N); got != want {
+					t.Errorf("%s: sharded weights %d, want %d / %d = %d", name, got, one.Buckets.Weights, N, want)
+				}
+				if res.Term(BucketWeights, "gather buffers") <= 0 {
+					t.Errorf("%s: no gather buffers", name)
+				}
+				if got, want := res.Buckets.Gradients, ceilDiv(one.Buckets.Gradients, N); got != want {
+					t.Errorf("%s: gradients %d, want %d", name, got, want)
+				}
+				if got, want := res.Buckets.Optimizer, ceilDiv(one.Buckets.Optimizer, N); got != want {
+					t.Errorf("%s: optimizer %d, want %d", name, got, want)
+				}
+				if res.Buckets.Activations != one.Buckets.Activations || res.Buckets.Logits != one.Buckets.Logits {
+					t.Errorf("%s: activations or logits changed under sharding", name)
+				}
+			}
+		}
+	}
+}
+
+func TestShardingStages(t *testing.T) {
+	r := DefaultRequest()
+	r.Master, r.GPUs = true, 4
+	get := func(shard string) Buckets {
+		r.Shard = shard
+		return mustEstimate(t, r).Buckets
+	}
+	ddp, z1, z2 := get(ShardDDP), get(ShardZero1), get(ShardZero2)
+	if ddp.Gradients != 2*z1.Gradients {
+		t.Errorf("ddp gradients %d, want twice (buckets) the zero1 %d", ddp.Gradients, z1.Gradients)
+	}
+	if z1.Optimizer != ceilDiv(ddp.Optimizer, 4) || z1.Weights != ddp.Weights {
+		t.Errorf("zero1 should shard only the optimizer: %+v vs %+v", z1, ddp)
+	}
+	if z2.Gradients != ceilDiv(z1.Gradients, 4) || z2.Weights != z1.Weights {
+		t.Errorf("zero2 should also shard gradients: %+v vs %+v", z2, z1)
+	}
+	if get(ShardNone) != ddp {
+		t.Errorf("shard=none on several GPUs should replicate like ddp")
+	}
+}
+
+// TestSearches checks each answer against its definition.
+func TestSearches(t *testing.T) {
+	for _, base := range propertyRequests() {
+		rep, err := Analyze(base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := base.QueryString()
+		fits := func(edit func(*Request)) bool {
+			r := base
+			edit(&r)
+			return mustEstimate(t, r).Fits
+		}
+		if b := rep.MaxBatch; b > 0 {
+			if !fits(func(r *Request) { r.Batch = b }) || (b < MaxBatch && fits(func(r *Request) { r.Batch = b + 1 })) {
+				t.Errorf("%s: max_batch %d is not the boundary", name, b)
+			}
+		} else if fits(func(r *Request) { r.Batch = 1 }) {
+			t.Errorf("%s: max_batch 0 but batch 1 fits", name)
+		}
+		if s := rep.MaxSeq; s > 0 {
+			if !fits(func(r *Request) { r.Seq = s }) || (s < MaxSeq && fits(func(r *Request) { r.Seq = s + 1 })) {
+				t.Errorf("%s: max_seq %d is not the boundary", name, s)
+			}
+		} else if fits(func(r *Request) { r.Seq = 1 }) {
+			t.Errorf("%s: max_seq 0 but seq 1 fits", name)
+		}
+		smallest := -1
+		for i, g := range GPUs() {
+			gid := g.ID
+			if fits(func(r *Request) { r.GPU = gid }) {
+				smallest = i
+				break
+			}
+		}
+		if smallest < 0 && rep.SmallestGPU != "" || smallest >= 0 && rep.SmallestGPU != GPUs()[smallest].ID {
+			t.Errorf("%s: smallest_gpu %q, want index %d", name, rep.SmallestGPU, smallest)
+		}
+		if base.Mode == ModeTrain {
+			if n := rep.GPUsNeeded; n > 0 {
+				if !fits(func(r *Request) { r.GPUs, r.Shard = n, ShardZero3 }) || (n > 1 && fits(func(r *Request) { r.GPUs, r.Shard = n-1, ShardZero3 })) {
+					t.Errorf("%s: gpus_needed %d is not the fewest", name, n)
+				}
+			}
+		}
+		// The fix ladder: cumulative totals, savings consistent.
+		prev := rep.TotalBytes
+		for _, f := range rep.Fixes {
+			if f.SavesBytes != prev-f.TotalBytes {
+				t.Errorf("%s: fix %s saves %d, totals say %d", name, f.Name, f.SavesBytes, prev-f.TotalBytes)
+			}
+			res := mustEstimate(t, f.Request)
+			if res.TotalBytes != f.TotalBytes || res.Fits != f.Fits {
+				t.Errorf("%s: fix %s total %d does not match its request's %d", name, f.Name, f.TotalBytes, res.TotalBytes)
+			}
+			prev = f.TotalBytes
+		}
+	}
+}
+
+func TestFixLadderOrder(t *testing.T) {
+	r := DefaultRequest()
+	r.Model, r.Dtype, r.Batch, r.Seq = "llama-3.1-70b", DtypeFP32, 4, 4096
+	rep, err := Analyze(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range rep.Fixes {
+		names = append(names, f.Name)
+		if f.SavesBytes <= 0 {
+			t.Errorf("fix %s saves %d bytes", f.Name, f.SavesBytes)
+		}
+	}
+	want := []string{"micro-batch + accumulation", "mixed precision", "activation checkpointing", "chunked cross-entropy", "8-bit optimizer", "LoRA", "QLoRA"}
+	if fmt.Sprint(names[:len(want)]) != fmt.Sprint(want) {
+		t.Errorf("ladder %v, want it to start %v", names, want)
+	}
+	if len(rep.Fixes) == 0 || !rep.Fixes[len(rep.Fixes)-1].Fits {
+		t.Errorf("the full ladder should fit 70B on an H100: %+v", rep.Fixes)
+	}
+	if r := rep.Fixes[0].Request; r.Batch != 1 || r.Accum != 4 {
+		t.Errorf("first fix keeps the global batch: batch %d accum %d", r.Batch, r.Accum)
+	}
+}
