@@ -1,0 +1,65 @@
+# OOMScope. Two commands set everything up on a fresh machine:
+#   make serve   build the site into dist/ and serve it on http://127.0.0.1:8080
+#   make test    vet, unit tests, build dist/, then the end-to-end suite in Chromium
+SHELL := /bin/bash
+GO    ?= go
+DIST  ?= dist
+BASE  ?= /
+ADDR  ?= 127.0.0.1:8080
+LABEL ?=
+# Every wasm/<name>/ main package becomes $(DIST)/web/<name>.wasm.
+WASM_MAINS := $(patsubst wasm/%/,%,$(sort $(dir $(wildcard wasm/*/main.go))))
+
+.PHONY: all dist serve test unit vet e2e chromium bench bench-browser fuzz cli clean
+
+all: dist
+
+dist:
+	@mkdir -p $(DIST)/web
+	@for m in $(WASM_MAINS); do \
+	  echo "wasm  $$m -> $(DIST)/web/$$m.wasm"; \
+	  GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o $(DIST)/web/$$m.wasm ./wasm/$$m || exit 1; \
+	done
+	@$(GO) run ./static/cmd/site build -out $(DIST) -base '$(BASE)' -label '$(LABEL)'
+	@cmp -s $(DIST)/wasm_exec.js "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" || { echo "wasm_exec.js does not match this Go toolchain"; exit 1; }
+
+serve: dist
+	$(GO) run ./static/cmd/site serve -dir $(DIST) -addr $(ADDR) -base '$(BASE)'
+
+cli:
+	$(GO) build -trimpath -o bin/oomscope ./cmd/oomscope
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+	GOOS=js GOARCH=wasm $(GO) vet ./app/... ./wasm/...
+	$(GO) vet -tags e2e ./e2e/
+
+unit:
+	$(GO) test ./... 
+
+# chromium installs Debian's Chromium when it is missing (as root), or says how.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
+	  else echo "Chromium is missing: run  sudo apt-get update && sudo apt-get install -y chromium"; exit 1; fi; }
+
+e2e: chromium dist
+	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 12m ./e2e/ $(E2EFLAGS)
+
+test: vet unit e2e
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./estimator/... ./snapshot/...
+
+bench-browser: chromium dist
+	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 30m -run '^$$' -bench BrowserSnapshot -benchtime 1x ./e2e/
+
+fuzz:
+	@for p in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list 'Fuzz.*' $$p 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$p $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 30s $$p || exit 1; \
+	  done; done
+
+clean:
+	rm -rf $(DIST) dist-* bin e2e/out

@@ -1,0 +1,49 @@
+package app
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+)
+
+// Href returns the link to an internal path such as "/estimate?model=x".
+// In the browser it adds the site's root prefix (GOAPP_ROOT_PREFIX, e.g.
+// "/repo" for a GitHub Pages project site); during generation go-app adds the
+// prefix itself, so the path is returned unchanged.
+func Href(p string) string {
+	if app.IsClient {
+		return rootPrefix() + p
+	}
+	return p
+}
+
+// rootPrefix is the site's path prefix without a trailing slash ("" at the
+// root of a host).
+func rootPrefix() string {
+	return strings.TrimSuffix(app.Getenv("GOAPP_ROOT_PREFIX"), "/")
+}
+
+// Query returns the query parameters of the page being shown.
+func Query(ctx app.Context) url.Values {
+	return ctx.Page().URL().Query()
+}
+
+// ReplaceQuery replaces the page's query string with v without adding a
+// history entry, so that the address bar always holds the current state.
+func ReplaceQuery(ctx app.Context, v url.Values) {
+	u := *ctx.Page().URL()
+	u.RawQuery = v.Encode()
+	if u.String() != ctx.Page().URL().String() {
+		ctx.Page().ReplaceURL(&u)
+	}
+}
+
+// MarkBody sets an attribute on <body>; e2e tests poll such markers to know
+// that the page has finished some work. It does nothing on the host.
+func MarkBody(attr, value string) {
+	if !app.IsClient {
+		return
+	}
+	app.Window().Get("document").Get("body").Call("setAttribute", attr, value)
+}

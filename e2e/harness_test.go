@@ -1,0 +1,509 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	cdplog "github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"oomscope/static"
+)
+
+// browserCtx is the shared Chromium, started once in TestMain.
+var browserCtx context.Context
+
+func TestMain(m *testing.M) {
+	if os.Getenv("OOMSCOPE_DIST") == "" {
+		fmt.Fprintln(os.Stderr, "e2e: OOMSCOPE_DIST is not set: run make e2e (it builds dist/ first)")
+		os.Exit(2)
+	}
+	exe, err := exec.LookPath("chromium")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: chromium not found: sudo apt-get update && sudo apt-get install -y chromium")
+		os.Exit(2)
+	}
+	profile, _ := os.MkdirTemp("", "oomscope-e2e-profile-")
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.UserDataDir(profile),
+		chromedp.WindowSize(1200, 900),
+	)
+	allocCtx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(allocCtx)
+	if err := chromedp.Do(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: starting chromium:", err)
+		os.Exit(2)
+	}
+	browserCtx = ctx
+	code := m.Run()
+	cancelB()
+	cancelA()
+	os.RemoveAll(profile)
+	os.Exit(code)
+}
+
+// distDir is the site built by make dist.
+func distDir(t testing.TB) string {
+	return os.Getenv("OOMSCOPE_DIST")
+}
+
+var buildMu sync.Mutex
+
+// buildVariant builds the site again from dist's wasm binaries with other
+// options (a sub-path, another label) into a temporary directory. It runs
+// the same generator as make dist, in process.
+func buildVariant(t testing.TB, base, label string) (dir, version string) {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	dir = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "web"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	wasms, _ := filepath.Glob(filepath.Join(distDir(t), "web", "*.wasm"))
+	for _, w := range wasms {
+		b, err := os.ReadFile(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "web", filepath.Base(w)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version, err := static.Build(static.Options{Out: dir, Base: base, Label: label})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, version
+}
+
+// siteVersion reads the version that make dist wrote.
+func siteVersion(t testing.TB, dir string) string {
+	b, err := os.ReadFile(filepath.Join(dir, "version.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// serverRequest is one request the test server received.
+type serverRequest struct {
+	Method, Path, Query string
+	BodyBytes           int64
+}
+
+// site is a built site served on 127.0.0.1 by static.Server.
+type site struct {
+	URL    string // origin + prefix, without trailing slash
+	Origin string
+	ln     net.Listener
+	srv    *http.Server
+
+	mu   sync.Mutex
+	h    *static.Server
+	reqs []serverRequest
+}
+
+// serveSite serves dir under prefix ("" or "/sub") with the given
+// Cache-Control, until the test ends or s.close is called.
+func serveSite(t testing.TB, dir, prefix, cacheControl string) *site {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &site{Origin: "http://" + ln.Addr().String(), ln: ln}
+	s.URL = s.Origin + prefix
+	s.h = &static.Server{Dir: dir, Prefix: prefix, CacheControl: cacheControl}
+	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := ioCount(r)
+		s.mu.Lock()
+		s.reqs = append(s.reqs, serverRequest{r.Method, r.URL.Path, r.URL.RawQuery, n})
+		h := s.h
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})}
+	go s.srv.Serve(ln)
+	t.Cleanup(s.close)
+	return s
+}
+
+// swap makes the server serve another directory from now on (a new deploy).
+func (s *site) swap(dir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.h = &static.Server{Dir: dir, Prefix: s.h.Prefix, CacheControl: s.h.CacheControl}
+}
+
+// close stops the server: the site is offline from now on.
+func (s *site) close() { s.srv.Close() }
+
+// requests returns a copy of what the server received so far.
+func (s *site) requests() []serverRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]serverRequest(nil), s.reqs...)
+}
+
+func ioCount(r *http.Request) (int64, error) {
+	var n int64
+	buf := make([]byte, 32<<10)
+	for {
+		k, err := r.Body.Read(buf)
+		n += int64(k)
+		if err != nil {
+			return n, nil
+		}
+	}
+}
+
+// pageRequest is one request a browser target sent.
+type pageRequest struct {
+	URL, Method string
+	PostData    bool
+	Target      string
+}
+
+// recorder collects what a browser target says: console, exceptions,
+// failed loads and requests.
+type recorder struct {
+	name     string
+	mu       sync.Mutex
+	console  []string
+	problems []string
+	requests []pageRequest
+}
+
+// benign console lines that are not errors of ours.
+var benign = []string{
+	"Banner not shown", // go-app's app.js intercepts the install prompt
+}
+
+func (r *recorder) listen(ev any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch e := ev.(type) {
+	case *cdpruntime.EventConsoleAPICalled:
+		var parts []string
+		for _, a := range e.Args {
+			var s string
+			if json.Unmarshal(a.Value, &s) == nil {
+				parts = append(parts, s)
+			} else if len(a.Value) > 0 {
+				parts = append(parts, string(a.Value))
+			} else {
+				parts = append(parts, a.Description)
+			}
+		}
+		line := string(e.Type) + ": " + strings.Join(parts, " ")
+		r.console = append(r.console, line)
+		text := strings.Join(parts, " ")
+		if e.Type == cdpruntime.ConsoleAPICalledTypeError || strings.HasPrefix(text, "panic:") || strings.HasPrefix(text, "exit code:") || strings.Contains(text, "fatal error:") {
+			r.problems = append(r.problems, line)
+		}
+	case *cdpruntime.EventExceptionThrown:
+		d := e.ExceptionDetails
+		msg := d.Text
+		if d.Exception != nil {
+			msg += " " + d.Exception.Description
+		}
+		r.problems = append(r.problems, "exception: "+msg)
+	case *cdplog.EventEntryAdded:
+		if e.Entry.Level == cdplog.EntryLevelError {
+			r.problems = append(r.problems, "log: "+e.Entry.Text+" "+e.Entry.URL)
+		}
+	case *network.EventRequestWillBeSent:
+		r.requests = append(r.requests, pageRequest{e.Request.URL, e.Request.Method, e.Request.HasPostData || len(e.Request.PostDataEntries) > 0, r.name})
+	}
+}
+
+func (r *recorder) snapshot() (problems []string, reqs []pageRequest) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.problems {
+		ok := false
+		for _, b := range benign {
+			ok = ok || strings.Contains(p, b)
+		}
+		if !ok {
+			problems = append(problems, p)
+		}
+	}
+	return problems, append([]pageRequest(nil), r.requests...)
+}
+
+// tab is one page in its own browser context (own cache, storage and
+// service workers).
+type tab struct {
+	t   testing.TB
+	ctx context.Context
+	rec *recorder
+	s   *site
+	sw  []*recorder // service-worker targets attached by watchWorkers
+}
+
+// newTab opens an isolated tab on the shared browser.
+func newTab(t testing.TB, s *site) *tab {
+	t.Helper()
+	rec := &recorder{name: "page"}
+	ctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext(), chromedp.WithListener(rec.listen))
+	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelT(); cancel() })
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &tab{t: t, ctx: ctx, rec: rec, s: s}
+}
+
+// do runs actions and fails the test on error.
+func (tb *tab) do(steps ...chromedp.Action[chromedp.Void]) {
+	tb.t.Helper()
+	if err := chromedp.Do(tb.ctx, steps...); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// evalJS evaluates a JS expression (awaiting promises) and returns its value.
+func evalJS[T any](tb *tab, expr string) T {
+	tb.t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		tb.t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// poll waits until a JS expression is truthy and returns its value.
+func poll[T any](tb *tab, expr string, timeout time.Duration) T {
+	tb.t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.Poll[T](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(50*time.Millisecond)))
+	if err != nil {
+		problems, _ := tb.rec.snapshot()
+		tb.t.Fatalf("waiting for %s: %v (page problems: %q)", expr, err, problems)
+	}
+	return v
+}
+
+// open navigates to path (relative to the site's URL) and waits for the wasm
+// app to mount.
+func (tb *tab) open(path string) {
+	tb.t.Helper()
+	tb.do(chromedp.Navigate(tb.s.URL + path))
+	tb.waitReady()
+}
+
+// waitReady waits for the wasm app to mount after a navigation or reload.
+func (tb *tab) waitReady() {
+	tb.t.Helper()
+	poll[string](tb, `document.body && !document.getElementById("app-wasm-loader") && document.body.getAttribute("data-wasm-ready")`, 60*time.Second)
+}
+
+// clickAndWaitReload clicks an element that reloads or navigates the page
+// by a full load, and waits for the new page's app to mount.
+func (tb *tab) clickAndWaitReload(sel string) {
+	tb.t.Helper()
+	before := evalJS[float64](tb, `performance.timeOrigin`)
+	tb.click(sel)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](fmt.Sprintf(
+			`performance.timeOrigin !== %v && !!document.body && !document.getElementById("app-wasm-loader") && !!document.body.getAttribute("data-wasm-ready")`, before)))
+		if err == nil && v {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tb.t.Fatalf("clicking %s did not load a new page", sel)
+}
+
+// click clicks the first element matching a CSS selector.
+func (tb *tab) click(sel string) {
+	tb.t.Helper()
+	tb.do(chromedp.Click(chromedp.CSS(sel)))
+}
+
+// text returns the text of the first element matching a CSS selector.
+func (tb *tab) text(sel string) string {
+	tb.t.Helper()
+	v, err := chromedp.Run(tb.ctx, chromedp.TextContent(chromedp.CSS(sel)))
+	if err != nil {
+		tb.t.Fatalf("text of %s: %v", sel, err)
+	}
+	return v
+}
+
+// waitText waits until the element's text contains substr and returns it.
+func (tb *tab) waitText(sel, substr string) string {
+	tb.t.Helper()
+	return poll[string](tb, fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e && e.textContent.includes(%q) ? e.textContent : ""; })()`, sel, substr), 30*time.Second)
+}
+
+// setValue sets an input's, select's or textarea's value as a user would,
+// firing input and change events.
+func (tb *tab) setValue(sel, value string) {
+	tb.t.Helper()
+	ok := evalJS[bool](tb, fmt.Sprintf(`(() => {
+		const e = document.querySelector(%q);
+		if (!e) return false;
+		const proto = Object.getPrototypeOf(e);
+		const setter = Object.getOwnPropertyDescriptor(proto, "value").set;
+		setter.call(e, %q);
+		e.dispatchEvent(new Event("input", {bubbles: true}));
+		e.dispatchEvent(new Event("change", {bubbles: true}));
+		return true;
+	})()`, sel, value))
+	if !ok {
+		tb.t.Fatalf("setValue: no element %s", sel)
+	}
+}
+
+// uploadFile sets the files of an <input type=file>.
+func (tb *tab) uploadFile(sel, path string) {
+	tb.t.Helper()
+	tb.do(chromedp.SetUploadFiles(chromedp.CSS(sel), []string{path}))
+}
+
+// dropFile drags a real file from disk onto the element matching sel, as a
+// user would (trusted drag events).
+func (tb *tab) dropFile(sel, path string) {
+	tb.t.Helper()
+	abs, _ := filepath.Abs(path)
+	box := evalJS[map[string]float64](tb, fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return {x: r.x + r.width/2, y: r.y + r.height/2}; })()`, sel))
+	data := &input.DragData{Items: []*input.DragDataItem{}, Files: []string{abs}, DragOperationsMask: 1}
+	for _, typ := range []input.DispatchDragEventType{input.DispatchDragEventTypeDragEnter, input.DispatchDragEventTypeDragOver, input.DispatchDragEventTypeDrop} {
+		_, err := chromedp.Call(tb.ctx, input.DispatchDragEvent, input.DispatchDragEventParams{Type: typ, X: box["x"], Y: box["y"], Data: data})
+		if err != nil {
+			tb.t.Fatalf("drag %s: %v", typ, err)
+		}
+	}
+}
+
+// screenshot writes e2e/out/<name>.png.
+func (tb *tab) screenshot(name string) {
+	tb.t.Helper()
+	png, err := chromedp.Run(tb.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		tb.t.Errorf("screenshot %s: %v", name, err)
+		return
+	}
+	os.MkdirAll("out", 0o755)
+	if err := os.WriteFile(filepath.Join("out", name+".png"), png, 0o644); err != nil {
+		tb.t.Error(err)
+	}
+}
+
+// setViewport resizes the page, e.g. 375×800 for a phone.
+func (tb *tab) setViewport(w, h int64) {
+	tb.t.Helper()
+	tb.do(chromedp.EmulateViewport(w, h))
+}
+
+// assertClean fails the test on console errors, exceptions and Go panics
+// seen so far in the page and its service workers.
+func (tb *tab) assertClean() {
+	tb.t.Helper()
+	problems, _ := tb.rec.snapshot()
+	for _, r := range tb.sw {
+		p, _ := r.snapshot()
+		problems = append(problems, p...)
+	}
+	for _, p := range problems {
+		tb.t.Errorf("browser problem: %s", p)
+	}
+}
+
+// waitOfflineReady waits until the service worker controls the page and its
+// cache for version holds every file of the site.
+func (tb *tab) waitOfflineReady(version string) {
+	tb.t.Helper()
+	poll[bool](tb, fmt.Sprintf(`(async () => {
+		const reg = await navigator.serviceWorker.ready;
+		if (!navigator.serviceWorker.controller) return false;
+		const c = await caches.open("app-" + %q);
+		const keys = (await c.keys()).map(r => new URL(r.url).pathname);
+		return keys.some(k => k.endsWith("/web/app.wasm")) && keys.some(k => k.endsWith("/estimate"));
+	})()`, version), 60*time.Second)
+}
+
+// goOffline closes the server and tells the browser it is offline.
+func (tb *tab) goOffline() {
+	tb.t.Helper()
+	tb.s.close()
+	if _, err := chromedp.Call(tb.ctx, network.OverrideNetworkState, network.OverrideNetworkStateParams{Offline: true, DownloadThroughput: -1, UploadThroughput: -1}); err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
+// watchWorkers attaches recorders to the service workers of the tab's
+// browser context, so their requests and console count too.
+func (tb *tab) watchWorkers() {
+	tb.t.Helper()
+	targets, err := chromedp.Targets(tb.ctx)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	c := chromedp.FromContext(tb.ctx)
+	for _, ti := range targets {
+		if ti.Type != "service_worker" || ti.BrowserContextID != c.BrowserContextID {
+			continue
+		}
+		rec := &recorder{name: "service_worker"}
+		swCtx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID), chromedp.WithListener(rec.listen))
+		tb.t.Cleanup(cancel)
+		if err := chromedp.Do(swCtx); err != nil {
+			tb.t.Fatalf("attach to service worker: %v", err)
+		}
+		tb.sw = append(tb.sw, rec)
+	}
+}
+
+
+// assertLocalOnly fails on any request (page, service workers, server) to
+// another host, any method but GET, and any request that carries data.
+func assertLocalOnly(t testing.TB, tb *tab, s *site) {
+	t.Helper()
+	_, reqs := tb.rec.snapshot()
+	for _, r := range tb.sw {
+		_, q := r.snapshot()
+		reqs = append(reqs, q...)
+	}
+	if len(reqs) == 0 {
+		t.Errorf("no request was recorded: the recorder is not working")
+	}
+	for _, r := range reqs {
+		local := strings.HasPrefix(r.URL, s.Origin+"/") || strings.HasPrefix(r.URL, "data:") || strings.HasPrefix(r.URL, "blob:")
+		if !local {
+			t.Errorf("%s request to another host: %s %s", r.Target, r.Method, r.URL)
+		}
+		if r.Method != "GET" || r.PostData {
+			t.Errorf("%s request sends data: %s %s (post data %v)", r.Target, r.Method, r.URL, r.PostData)
+		}
+	}
+	for _, r := range s.requests() {
+		if r.Method != "GET" || r.BodyBytes != 0 {
+			t.Errorf("server got %s %s with %d body bytes", r.Method, r.Path, r.BodyBytes)
+		}
+	}
+}
