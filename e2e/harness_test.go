@@ -479,7 +479,6 @@ func (tb *tab) watchWorkers() {
 	}
 }
 
-
 // assertLocalOnly fails on any request (page, service workers, server) to
 // another host, any method but GET, and any request that carries data.
 func assertLocalOnly(t testing.TB, tb *tab, s *site) {
