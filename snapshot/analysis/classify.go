@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"slices"
+	"sort"
 	"strings"
 
 	"oomscope/snapshot"
@@ -74,21 +75,20 @@ func annotationPhase(name string) phase {
 	return phaseUnknown
 }
 
-// windowPhase returns the phase of the innermost window holding time t.
-func windowPhase(ws []window, t int64) phase {
-	p := phaseUnknown
+// windowPhase returns the phase of the latest-starting window holding time
+// t (the innermost one when windows nest). maxEnd[j] is the largest end of
+// ws[0..j], which bounds the backward scan.
+func windowPhase(ws []window, maxEnd []int64, t int64) phase {
 	if t == 0 {
-		return p
+		return phaseUnknown
 	}
-	for _, w := range ws {
-		if w.start > t {
-			break
-		}
-		if t <= w.end {
-			p = w.phase
+	k := sort.Search(len(ws), func(j int) bool { return ws[j].start > t }) - 1
+	for j := k; j >= 0 && maxEnd[j] >= t; j-- {
+		if t <= ws[j].end {
+			return ws[j].phase
 		}
 	}
-	return p
+	return phaseUnknown
 }
 
 // allocPhase is the phase of a trace allocation: its stack's, unless an
@@ -98,7 +98,7 @@ func (d *Device) allocPhase(al *Allocation) (phase, bool) {
 	if len(d.windows) == 0 || al.Start < 0 {
 		return p, false
 	}
-	wp := windowPhase(d.windows, d.Trace[al.Start].TimeUS)
+	wp := windowPhase(d.windows, d.windowEnds, d.Trace[al.Start].TimeUS)
 	if wp != phaseUnknown && (p == phaseUnknown || wp == phaseOptimizer) && p != phaseInit {
 		return wp, wp != p
 	}
@@ -109,6 +109,13 @@ func (d *Device) allocPhase(al *Allocation) (phase, bool) {
 // it (notes §6), and assigns sites.
 func (d *Device) classify() {
 	d.windows = annotationWindows(d.a.Snap, d.ID)
+	d.windowEnds = make([]int64, len(d.windows))
+	for j, w := range d.windows {
+		d.windowEnds[j] = w.end
+		if j > 0 {
+			d.windowEnds[j] = max(w.end, d.windowEnds[j-1])
+		}
+	}
 	n := int32(len(d.Trace))
 	// Phase runs over the allocations with a known phase, in trace order.
 	phases := make([]phase, len(d.Allocs))

@@ -39,6 +39,8 @@ type Device struct {
 	buckets   []bucket
 	runs      []phaseRun
 	windows   []window
+	// windowEnds[j] is the largest end among windows[0..j].
+	windowEnds []int64
 
 	initSegs *segSet // reserved ranges before the first entry, built lazily
 }
