@@ -14,8 +14,8 @@ const (
 	maxBody = 4096
 	// windowBefore and windowAfter bound the text around a keyword hit in
 	// which a format's head pattern is searched.
-	windowBefore = 256
-	windowAfter  = 1024
+	windowBefore = 320
+	windowAfter  = 320
 )
 
 // format is one message format: literal keywords (lower case) that must
@@ -62,18 +62,24 @@ func asciiLower(s string) string {
 type span struct{ lo, hi int }
 
 // keywordWindows returns the merged windows of text around each occurrence
-// of any keyword in lower.
-func keywordWindows(lower string, keywords []string) []span {
+// of any keyword in lower; hits caches each keyword's occurrences.
+func keywordWindows(lower string, keywords []string, hits map[string][]int) []span {
 	var ws []span
 	for _, kw := range keywords {
-		for off := 0; ; {
-			i := strings.Index(lower[off:], kw)
-			if i < 0 {
-				break
+		at, ok := hits[kw]
+		if !ok {
+			for off := 0; ; {
+				i := strings.Index(lower[off:], kw)
+				if i < 0 {
+					break
+				}
+				at = append(at, off+i)
+				off += i + len(kw)
 			}
-			i += off
+			hits[kw] = at
+		}
+		for _, i := range at {
 			ws = append(ws, span{max(0, i-windowBefore), min(len(lower), i+len(kw)+windowAfter)})
-			off = i + len(kw)
 		}
 	}
 	if len(ws) == 0 {
@@ -97,8 +103,9 @@ func keywordWindows(lower string, keywords []string) []span {
 func findHeads(text string) []head {
 	lower := asciiLower(text)
 	var heads []head
+	hits := map[string][]int{}
 	for _, f := range formats {
-		for _, w := range keywordWindows(lower, f.keywords) {
+		for _, w := range keywordWindows(lower, f.keywords, hits) {
 			for _, m := range f.head.FindAllStringSubmatchIndex(text[w.lo:w.hi], -1) {
 				for i := range m {
 					if m[i] >= 0 {
@@ -188,22 +195,39 @@ func (p *parser) body(h head) string { return p.text[h.start:p.bound] }
 // linePrefix matches what logs and quoting put before each line of a
 // message: markdown quotes, torchrun's "[rank7]: ", vLLM's worker prefix
 // "(VllmWorker rank=1 pid=254) ".
-var linePrefix = regexp.MustCompile(`(?m)^[ \t]*(?:>[> \t]*|\[rank\d+\]:[ \t]*|\(\w+ (?:rank|pid|TP|DP)[^)\n]{0,60}\)[ \t]*)`)
+var linePrefix = regexp.MustCompile(`^[ \t]*(?:>[> \t]*|\[rank\d+\]:[ \t]*|\(\w+ (?:rank|pid|TP|DP)[^)\n]{0,60}\)[ \t]*)`)
 
 // maskLinePrefixes blanks line prefixes with spaces, keeping every byte
 // offset, so a wrapped message still reads as one.
 func maskLinePrefixes(text string) string {
-	locs := linePrefix.FindAllStringIndex(text, -1)
-	if len(locs) == 0 {
-		return text
-	}
-	b := []byte(text)
-	for _, l := range locs {
-		for i := l[0]; i < l[1]; i++ {
-			if b[i] != '\t' {
-				b[i] = ' '
+	var b []byte
+	for lo := 0; lo < len(text); {
+		hi := strings.IndexByte(text[lo:], '\n')
+		if hi < 0 {
+			hi = len(text)
+		} else {
+			hi += lo
+		}
+		i := lo
+		for i < hi && (text[i] == ' ' || text[i] == '\t') {
+			i++
+		}
+		if i < hi && (text[i] == '>' || text[i] == '[' || text[i] == '(') {
+			if m := linePrefix.FindStringIndex(text[lo:min(hi, lo+100)]); m != nil {
+				if b == nil {
+					b = []byte(text)
+				}
+				for j := lo + m[0]; j < lo+m[1]; j++ {
+					if b[j] != '\t' {
+						b[j] = ' '
+					}
+				}
 			}
 		}
+		lo = hi + 1
+	}
+	if b == nil {
+		return text
 	}
 	return string(b)
 }
