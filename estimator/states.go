@@ -48,7 +48,7 @@ func (p *plan) weights() Bucket {
 		rest := params - q
 		terms = append(terms,
 			Term{"nf4 base", nf4Bytes(q), fmt.Sprintf("%s linear weights in NF4 with double quantization (4 bits + an 8-bit absmax per 64 + an fp32 scale per 16,384 ≈ 4.13 bits)", commas(q))},
-			Term{"16-bit rest", mul(rest, dtypeBytes(p.r.Dtype)), fmt.Sprintf("%s embedding, lm_head, norm and bias params × %d B (%s)", commas(rest), dtypeBytes(p.r.Dtype), p.r.Dtype)},
+			Term{"unquantized rest", mul(rest, pb), fmt.Sprintf("%s embedding, lm_head, norm and bias params × %d B (%s)", commas(rest), pb, p.precisionWords())},
 			Term{"dequant buffer", mul(p.m.largestMatrixParams(), 2), fmt.Sprintf("the largest matrix (%s weights) dequantized to 16 bits × 2 B", commas(p.m.largestMatrixParams()))},
 			Term{"lora adapters", mul(p.loraParams(), pb), fmt.Sprintf("%s adapter params × %d B", commas(p.loraParams()), pb)})
 	case p.train() && p.r.Method == MethodLoRA:

@@ -89,7 +89,7 @@ func diagnose(f *Finding) {
 	switch {
 	case f.Kind == "mps":
 		d.mps()
-	case f.Kind == "mps-buffer":
+	case f.Kind == "mps" && strings.HasPrefix(f.Variant, "Invalid buffer size"):
 		d.set(CauseCapacity, "a single Metal buffer larger than the device's maxBufferLength cannot be created",
 			"one buffer of "+f.TriedBytes.Human()+" exceeds what Metal allows in a single allocation: split the tensor (smaller batch or resolution, chunked computation)")
 	case f.Backend == "cpu":
@@ -103,13 +103,11 @@ func diagnose(f *Finding) {
 	case f.Backend == "tf":
 		d.tf()
 	case f.Kind == "cublas":
-		if strings.HasSuffix(f.Variant, "ALLOC_FAILED") {
-			d.set(CauseCapacity, "cuBLAS could not allocate its handle or workspace: the first matmul found the card already full",
-				"CUBLAS_STATUS_ALLOC_FAILED comes from cuBLAS's own allocation outside PyTorch's cache, when the GPU is already full (often another job on the same GPU); no figures are printed")
-		} else {
-			d.set(CauseUnknown, "cuBLAS failed to initialise; memory pressure is a common but not the only cause",
-				"CUBLAS_STATUS_NOT_INITIALIZED has no figures: check free memory with nvidia-smi first (a full card is the usual reason), then the CUDA/driver install")
+		why := "CUBLAS_STATUS_ALLOC_FAILED comes from cuBLAS's own allocation outside PyTorch's cache, when the GPU is already full (often another job on the same GPU); no figures are printed"
+		if !strings.HasSuffix(f.Variant, "ALLOC_FAILED") {
+			why = "CUBLAS_STATUS_NOT_INITIALIZED at cublasCreate usually means the handle's workspace did not fit on an already full GPU (a broken CUDA install is the other cause); no figures are printed"
 		}
+		d.set(CauseCapacity, "cuBLAS could not create its handle or workspace: the first matmul found the card already full", why)
 	case f.Kind == "cudnn":
 		d.set(CauseUnknown, "cuDNN allocation failures print no figures",
 			"cuDNN failed to allocate its handle or workspace outside the caching allocator's view ("+f.Variant+"); the message has no sizes to decide between a full card and another cause")
@@ -131,6 +129,9 @@ func diagnose(f *Finding) {
 	case f.Kind == "cuda-legacy":
 		d.set(CauseUnknown, "THC-era (PyTorch ≤ 0.4) errors print no figures",
 			"cudaErrorMemoryAllocation (code 2) from PyTorch ≤ 0.4, with no sizes")
+	case strings.Contains(f.Variant, "IPEX 4GB"):
+		d.set(CauseCapacity, "Intel's IPEX allocator refuses any single block above 4 GiB",
+			"the request is larger than the 4 GiB single-allocation limit of this Intel GPU platform: split the tensor (smaller batch, chunked computation)")
 	default:
 		d.alloc()
 	}

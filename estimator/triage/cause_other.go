@@ -109,6 +109,13 @@ func (d *diag) xla() {
 	f := d.f
 	t, hasT := val(f.TriedBytes)
 	fr, hasFr := val(f.XLATotalFragmentationBytes)
+	if prog, ok := val(f.XLAProgramBytes); ok {
+		tot, _ := val(f.TotalBytes)
+		d.set(CauseCapacity, "the compiled program needs more device memory than the memory space holds",
+			fmt.Sprintf("the program needs %s but the memory space holds %s: shrink the batch, shard the model or rematerialise", hb(prog), hb(tot)),
+			num("program", prog, "printed Used"), num("total", tot, "printed capacity"))
+		return
+	}
 	switch {
 	case hasT && hasFr && fr >= t:
 		d.set(CauseFragmentation, "XLA's total fragmentation ≥ request",

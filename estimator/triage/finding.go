@@ -56,6 +56,10 @@ type Finding struct {
 	XLATotalAllocationBytes      *Bytes `json:"xla_total_allocation_bytes,omitempty"`
 	XLATotalFragmentationBytes   *Bytes `json:"xla_total_fragmentation_bytes,omitempty"`
 
+	// XLA TPU compile figures.
+	XLAProgramBytes  *Bytes `json:"xla_program_bytes,omitempty"`
+	XLAExceededBytes *Bytes `json:"xla_exceeded_bytes,omitempty"`
+
 	// TensorFlow fields.
 	TensorShape []int64 `json:"tensor_shape,omitempty"`
 	DType       string  `json:"dtype,omitempty"`

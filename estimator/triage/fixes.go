@@ -233,6 +233,8 @@ func causeFixes(f *Finding) (lead, rest []string) {
 		return []string{"expandable-segments", "empty-cache"}, []string{"micro-batch", "autocast", "checkpointing"}
 	case CauseCapacity:
 		switch {
+		case strings.Contains(f.Variant, "IPEX 4GB"):
+			return []string{"xpu-split"}, []string{"micro-batch"}
 		case f.Backend == "mps":
 			return nil, []string{"empty-cache", "micro-batch", "autocast", "checkpointing", "mps-watermark"}
 		case f.Backend == "xla":

@@ -65,7 +65,7 @@ func parseMPS(p *parser, h head) (Finding, bool) {
 // parseMPSBuffer reads "Invalid buffer size: 36.00 GB" (a single Metal
 // buffer above the device's maxBufferLength).
 func parseMPSBuffer(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "mps-buffer", Backend: "mps"}
+	f := Finding{Kind: "mps", Backend: "mps", Variant: "Invalid buffer size (one buffer above maxBufferLength)"}
 	m := newMsg(p, h, &f)
 	f.TriedBytes = m.size("tried_bytes", "Invalid buffer size", h.sub, 1)
 	return m.done()

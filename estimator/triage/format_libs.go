@@ -17,11 +17,12 @@ var (
 	cublasHead = regexp.MustCompile("(failed\\s+to\\s+create\\s+cublas\\s+handle\\s*:\\s*)?(?:CUDA\\s+error\\s*:\\s*)?CUBLAS_STATUS_(ALLOC_FAILED|NOT_INITIALIZED)(?:\\s+when\\s+calling\\s+`([^`\\n]{1,200})`)?")
 	cudnnHead  = regexp.MustCompile(`Could\s+not\s+create\s+cudnn\s+handle\s*:\s*(CUDNN_STATUS_\w+)|(?:cuDNN\s+(?:Frontend\s+)?error\s*:\s*)?(CUDNN_STATUS_(?:ALLOC_FAILED|NOT_INITIALIZED))|(Unable\s+to\s+find\s+a\s+valid\s+cuDNN\s+algorithm\s+to\s+run\s+convolution)`)
 
-	ncclWarnHead = regexp.MustCompile(`NCCL\s+WARN\s+(?:Cuda\s+failure\s+(?:\d+\s+)?'out\s+of\s+memory'|Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc)(?:\s+async)?\s+\d+\s+bytes)`)
+	ncclWarnHead = regexp.MustCompile(`NCCL\s+WARN\b[^\n]{0,200}?(?:out\s+of\s+memory|OUT_OF_MEMORY|Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc))`)
 	ncclErrHead  = regexp.MustCompile(`NCCL\s+error\s+in\s*:\s*\S+`)
 	reNCCLCalloc = regexp.MustCompile(`Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc)(?:\s+async)?\s+(\d+)\s+bytes`)
 	reNCCLDev    = regexp.MustCompile(`\[(\d+)\]\s+(?:\S+\s+)?NCCL\s+WARN`)
-	reNCCLOOM    = regexp.MustCompile(`out\s+of\s+memory|Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc)`)
+	reNCCLOOM    = regexp.MustCompile(`out\s+of\s+memory|OUT_OF_MEMORY|Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc)`)
+	reNCCLCuda   = regexp.MustCompile(`unhandled\s+cuda\s+error[^\n]*`)
 )
 
 // parsePlain reads "CUDA error: out of memory" and the suffix lines PyTorch
@@ -132,7 +133,15 @@ func parseNCCLError(p *parser, h head) (Finding, bool) {
 	m.hi = min(m.hi, h.start+1200)
 	oom := m.find(reNCCLOOM)
 	if oom == nil {
-		return Finding{}, false
+		// "unhandled cuda error" without its detail: often, not always, an
+		// out-of-memory; reported so the user can check.
+		cuda := m.find(reNCCLCuda)
+		if cuda == nil || cuda[0]-h.end > 200 {
+			return Finding{}, false
+		}
+		f.Variant = "NCCL error wrapper: unhandled cuda error (detail not shown)"
+		m.end = cuda[1]
+		return m.done()
 	}
 	m.end = lineEnd(p.text, oom[1], m.hi)
 	if sub := m.find(reNCCLCalloc); sub != nil {

@@ -14,6 +14,7 @@ const xlaSize = `(\d+(?:\.\d+)?)(B|KiB|MiB|GiB|TiB)`
 var (
 	xlaHead     = regexp.MustCompile(`(?:(RESOURCE_EXHAUSTED|Resource\s+exhausted)\s*:\s*)?Out\s+of\s+memory\s+(?:while\s+trying\s+to\s+allocate|allocating)\s+(\d[\d,]*)\s*bytes\.?(?:\s*\(allocated\s+so\s+far\s*:\s*(\d[\d,]*)\s*bytes\)\.?)?`)
 	xlaPJRTHead = regexp.MustCompile(`(?:RESOURCE_EXHAUSTED\s*:\s*)?Failed\s+to\s+allocate\s+request\s+for\s+` + xlaSize + `\s*\((\d+)B\)\s+on\s+device\s+ordinal\s+(\d+)`)
+	xlaTPUHead  = regexp.MustCompile(`Ran\s+out\s+of\s+memory\s+in\s+memory\s+space\s+(\w+)\s*\.?\s*Used\s+(\d+(?:\.\d+)?)([KMGT])\s+of\s+(\d+(?:\.\d+)?)([KMGT])\s+\w+\.?(?:\s*Exceeded\s+\w+\s+capacity\s+by\s+(\d+(?:\.\d+)?)([KMGT])\.?)?`)
 	reXLAStats  = regexp.MustCompile(`BufferAssignment\s+stats\s*:`)
 	reXLAStat   = regexp.MustCompile(`^\s*(parameter|constant|maybe_live_out|preallocated\s+temp|total)\s+(allocation|fragmentation)\s*:\s*` + xlaSize + `(?:\s*\([\d.]+%\))?`)
 
@@ -60,6 +61,17 @@ func parseXLAPJRT(p *parser, h head) (Finding, bool) {
 	f.TriedBytes = m.exact("tried_bytes", "Failed to allocate request for", h.sub, 3)
 	f.GPUIndex = m.index(h.sub, 4)
 	readXLAStats(m, &f)
+	return m.done()
+}
+
+// parseXLATPU reads the TPU compiler's "Ran out of memory in memory space
+// hbm. Used 20.95G of 15.48G hbm. Exceeded hbm capacity by 5.47G." (G = 2^30).
+func parseXLATPU(p *parser, h head) (Finding, bool) {
+	f := Finding{Kind: "xla", Backend: "xla", Variant: "TPU compile: memory space " + p.text[h.sub[2]:h.sub[3]] + " exceeded"}
+	m := newMsg(p, h, &f)
+	f.XLAProgramBytes = m.size("xla_program_bytes", "Program needs", h.sub, 2)
+	f.TotalBytes = m.size("total_bytes", "Memory space capacity", h.sub, 4)
+	f.XLAExceededBytes = m.size("xla_exceeded_bytes", "Exceeded capacity by", h.sub, 6)
 	return m.done()
 }
 

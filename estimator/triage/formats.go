@@ -21,6 +21,7 @@ var formats = []*format{
 	{name: "nccl-warn", keywords: []string{"nccl warn"}, head: ncclWarnHead, weak: true, parse: parseNCCLWarn},
 	{name: "nccl-error", keywords: []string{"nccl error in"}, head: ncclErrHead, parse: parseNCCLError},
 	{name: "xla", keywords: []string{"of memory while", "of memory allocating"}, head: xlaHead, parse: parseXLA},
+	{name: "xla-tpu", keywords: []string{"memory space"}, head: xlaTPUHead, parse: parseXLATPU},
 	{name: "xla-pjrt", keywords: []string{"allocate request for"}, head: xlaPJRTHead, parse: parseXLAPJRT},
 	{name: "tf", keywords: []string{"oom when"}, head: tfHead, parse: parseTF},
 	{name: "tf-bfc", keywords: []string{"ran out of memory"}, head: tfBFCHead, parse: parseTFBFC},
