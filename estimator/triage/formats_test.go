@@ -235,6 +235,35 @@ var formatCases = []formatCase{
 		absent: []string{"gpu_index"},
 	},
 	{
+		name: "TPU compile out of HBM (G = 2^30)",
+		text: "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 20.95G of 15.48G hbm. Exceeded hbm capacity by 5.47G.",
+		kind: "xla", cause: CauseCapacity,
+		want: map[string]string{"start": "0", "xla_program_bytes": "22494891213", "total_bytes": "16621523436", "xla_exceeded_bytes": "5873367777"},
+	},
+	{
+		name: "NCCL 1.x wrapper: unhandled cuda error",
+		text: "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:400, unhandled cuda error, NCCL version 2.7.8",
+		kind: "nccl", cause: CauseUnknown,
+	},
+	{
+		name: "cuBLAS not initialized at handle creation",
+		text: "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
+		kind: "cublas", cause: CauseCapacity,
+	},
+	{
+		name: "MPS single buffer too large",
+		text: "RuntimeError: Invalid buffer size: 20.00 GB",
+		kind: "mps", cause: CauseCapacity,
+		want: map[string]string{"tried_bytes": "21474836480"},
+	},
+	{
+		name: "IPEX 4 GB single-allocation limit",
+		text: "RuntimeError: Current platform can NOT allocate memory block with size larger than 4GB! Tried to allocate 6.00 GiB (GPU  0; 15.56 GiB total capacity; 2.00 GiB already allocated; 2.50 GiB reserved in total by PyTorch)",
+		kind: "xpu", cause: CauseCapacity,
+		// 15.56 × 2^30 = 16707422781.44.
+		want: map[string]string{"tried_bytes": "6442450944", "gpu_index": "0", "total_bytes": "16707422781", "reserved_total_bytes": "2684354560"},
+	},
+	{
 		name: "markdown quote wrapping a 1.x message",
 		text: "> RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 15.98 GiB total capacity; 15.20 GiB already allocated; 0 bytes free; 15.50 GiB reserved\n> in total by PyTorch)",
 		kind: "cuda-1x", cause: CauseCapacity,
