@@ -49,7 +49,8 @@ func (s *segSet) search(addr uint64) int {
 // add inserts r. With merge, r joins touching expandable ranges of the same
 // stream.
 func (s *segSet) add(r segRange, merge bool) {
-	if r.size <= 0 {
+	if r.size <= 0 || r.end() < r.addr {
+		s.inconsistent++
 		return
 	}
 	i := s.search(r.addr)
@@ -81,6 +82,10 @@ func (s *segSet) add(r segRange, merge bool) {
 // and whether all the bytes were reserved.
 func (s *segSet) remove(addr uint64, size int64) (segRange, bool) {
 	end := addr + uint64(size)
+	if size <= 0 || end < addr {
+		s.inconsistent++
+		return segRange{addr: addr, size: size}, false
+	}
 	i := s.search(addr)
 	var first segRange
 	found := false
