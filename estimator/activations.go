@@ -169,7 +169,11 @@ func (p *plan) activations() Bucket {
 	if p.m.NormBias {
 		normIn = e
 	}
-	final := Term{"final norm", mul(T, h, normIn+map[bool]int64{true: e, false: 0}[p.full()]), "the final norm's saved input (and output when lm_head trains) × b·s tokens"}
+	finalPer := h * normIn
+	if p.full() {
+		finalPer += h * e // its output, read by the trained lm_head
+	}
+	final := Term{"final norm", mul(T, finalPer), fmt.Sprintf("final norm %s B per token × %s tokens", commas(finalPer), commas(T))}
 	var terms []Term
 	var biggest int64
 	var biggestWords string

@@ -81,6 +81,8 @@ type Result struct {
 	// BucketNames order.
 	Buckets Buckets  `json:"buckets"`
 	Details []Bucket `json:"details"`
+	// Formulas maps each bucket name to its formula in words.
+	Formulas map[string]string `json:"formulas"`
 	// TotalBytes is the sum of the buckets: the estimated peak per GPU.
 	TotalBytes int64 `json:"total_bytes"`
 	// UsableBytes is the GPU capacity less the headroom; Fits compares.
@@ -131,6 +133,10 @@ func (p *plan) compute() *Result {
 	allocated := sum(weights.Bytes, grads.Bytes, opt.Bytes, acts.Bytes, logits.Bytes, kv.Bytes)
 	over := p.overhead(allocated)
 	res.Details = []Bucket{weights, grads, opt, acts, logits, kv, over}
+	res.Formulas = map[string]string{}
+	for _, b := range res.Details {
+		res.Formulas[b.Name] = b.Formula
+	}
 	res.Buckets = Buckets{weights.Bytes, grads.Bytes, opt.Bytes, acts.Bytes, logits.Bytes, kv.Bytes, over.Bytes}
 	res.TotalBytes = sum(allocated, over.Bytes)
 	res.UsableBytes = fraction(p.g.CapacityBytes, 100-p.r.Headroom, 100)
