@@ -36,7 +36,7 @@ type Device struct {
 
 	segEvents []int32 // indices of segment_* entries
 	ooms      []int32 // indices of oom entries
-	buckets   []bucket
+	buckets   buckets
 	runs      []phaseRun
 	windows   []window
 	// windowEnds[j] is the largest end among windows[0..j].
@@ -45,8 +45,23 @@ type Device struct {
 	initSegs *segSet // reserved ranges before the first entry, built lazily
 }
 
+// buckets fold the states after entries from … from+count-1 into
+// len(b) slices for a downsampled timeline.
+type buckets struct {
+	b     []bucket
+	from  int
+	count int
+}
+
+func newBuckets(points, from, count int) buckets {
+	if points <= 0 || count <= 0 {
+		return buckets{}
+	}
+	return buckets{b: make([]bucket, max(1, min(points/3, count))), from: from, count: count}
+}
+
 // bucket keeps the extreme states of one slice of the trace for the
-// downsampled timeline; values are relative to the initial state.
+// downsampled timeline.
 type bucket struct {
 	used               bool
 	minI, maxI, resI   int32
@@ -89,16 +104,12 @@ func (a *Analysis) replay(dev int) *Device {
 		d.warn("the trace has free_requested but no free_completed entries (skip_actions?): allocations end at free_requested")
 	}
 
-	nb := 0
-	if a.opt.TimelinePoints > 0 {
-		nb = max(1, a.opt.TimelinePoints/3)
-		d.buckets = make([]bucket, nb)
-	}
+	d.buckets = newBuckets(a.opt.TimelinePoints, -1, n+1)
 	var counts [16]int
 	open := make(map[uint64]int32)
 	var cur, res int64
 	var doubleAlloc int
-	d.record(-1, 0, 0, n)
+	d.buckets.record(-1, 0, 0)
 	for i := range d.Trace {
 		e := &d.Trace[i]
 		ai := actionIndex(e.Action)
@@ -153,9 +164,7 @@ func (a *Analysis) replay(dev int) *Device {
 		if res > d.resPeakRel {
 			d.resPeakRel, d.resPeakIndex = res, i
 		}
-		if nb > 0 {
-			d.record(i, cur, res, n)
-		}
+		d.buckets.record(i, cur, res)
 	}
 	for k, name := range knownActions {
 		if counts[k] > 0 {
@@ -248,12 +257,12 @@ func (d *Device) matchSegments(open map[uint64]int32) {
 	}
 }
 
-// record folds the state after entry i into its timeline bucket.
-func (d *Device) record(i int, cur, res int64, n int) {
-	if len(d.buckets) == 0 {
+// record folds the state after entry i into its bucket.
+func (bs *buckets) record(i int, cur, res int64) {
+	if len(bs.b) == 0 {
 		return
 	}
-	b := &d.buckets[int64(i+1)*int64(len(d.buckets))/int64(n+1)]
+	b := &bs.b[int64(i-bs.from)*int64(len(bs.b))/int64(bs.count)]
 	if !b.used {
 		*b = bucket{used: true, minI: int32(i), maxI: int32(i), resI: int32(i), minA: cur, maxA: cur, resA: cur,
 			minAR: res, maxAR: res, resR: res}

@@ -347,23 +347,27 @@ func (d *Device) oomEvent(i int) OOMEvent {
 	return ev
 }
 
-// timeline turns the buckets into points in index order, adding the
-// initial offsets. The exact peaks of allocated and reserved memory are
-// among the points.
+// timeline turns the replay's buckets into points (see points).
 func (d *Device) timeline() []Point {
+	return d.points(d.buckets, d.initialAllocated, d.initialReserved)
+}
+
+// points turns buckets into points in index order, adding the offsets to
+// the bucket values. Each bucket gives its lowest and highest allocated
+// state and its highest reserved state, so the exact peaks are points.
+func (d *Device) points(bs buckets, allocOffset, resOffset int64) []Point {
 	var pts []Point
 	add := func(i int32, a, r int64) {
 		if n := len(pts); n > 0 && pts[n-1].Index == int(i) {
 			return
 		}
-		pts = append(pts, Point{Index: int(i), TimeUS: d.timeAt(int(i)),
-			Allocated: d.initialAllocated + a, Reserved: d.initialReserved + r})
+		pts = append(pts, Point{Index: int(i), TimeUS: d.timeAt(int(i)), Allocated: allocOffset + a, Reserved: resOffset + r})
 	}
 	type sample struct {
 		i    int32
 		a, r int64
 	}
-	for _, b := range d.buckets {
+	for _, b := range bs.b {
 		if !b.used {
 			continue
 		}
