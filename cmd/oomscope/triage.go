@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"net/url"
 	"strings"
 
+	"oomscope/estimator"
 	"oomscope/estimator/triage"
 )
 
@@ -23,8 +25,9 @@ func runTriage(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	whenFlag := fs.String("when", "", "when it failed: load (or step0), after-steps, long-inputs, eval")
+	setupFlag := fs.String("setup", "", "model and setup in /estimate query form, e.g. \"model=llama-3.1-8b&batch=4&seq=4096\": names the tensors whose size matches the failed request")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: oomscope triage [--json] [--when WHEN] [FILE|-]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: oomscope triage [--json] [--when WHEN] [--setup QUERY] [FILE|-]\n\n"+
 			"Reads an out-of-memory error (a whole traceback or log is fine) from FILE or stdin\n"+
 			"and explains every message in it: the numbers, the cause and the fixes.\n"+
 			"Exit codes: 0 found, 1 no OOM message found, 2 bad usage or input.\n\nFlags:\n")
@@ -56,6 +59,20 @@ func runTriage(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "oomscope triage: %v\n", err)
 		return exitBadInput
 	}
+	opt := triage.Options{When: when}
+	if *setupFlag != "" {
+		q, err := url.ParseQuery(*setupFlag)
+		if err != nil {
+			fmt.Fprintf(stderr, "oomscope triage: --setup: %v\n", err)
+			return exitBadInput
+		}
+		r, err := estimator.ParseQuery(q)
+		if err != nil {
+			fmt.Fprintf(stderr, "oomscope triage: --setup: %v\n", err)
+			return exitBadInput
+		}
+		opt.Setup = &r
+	}
 	in, name := stdin, "stdin"
 	if len(files) == 1 && files[0] != "-" {
 		fh, err := os.Open(files[0])
@@ -79,7 +96,7 @@ func runTriage(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "oomscope triage: %s is larger than %d MiB; paste the part around the error\n", name, maxTriageInput>>20)
 		return exitBadInput
 	}
-	res := triage.Triage(string(data), triage.Options{When: when})
+	res := triage.Triage(string(data), opt)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -144,6 +161,21 @@ func writeTriageText(w io.Writer, res triage.Result) {
 			}
 		}
 		fmt.Fprintf(w, "  Cause: %s\n    Rule: %s\n    Why:  %s\n", f.Cause, f.Rule, f.Why)
+		if m := f.TensorMatches; m != nil {
+			fmt.Fprintln(w, "  Tensors of the setup matching the request:")
+			for _, t := range m.Matches {
+				fmt.Fprintf(w, "    %s: %s B (%s); %s\n", t.Name, fmt.Sprint(t.Bytes), t.Formula, t.Rounding)
+			}
+			if m.Note != "" {
+				fmt.Fprintf(w, "    %s\n", m.Note)
+			}
+		}
+		if l := f.Estimator; l != nil {
+			fmt.Fprintf(w, "  Open in the estimator: /estimate?%s\n", l.Query)
+			for i, p := range l.Params {
+				fmt.Fprintf(w, "    %s=%s: %s\n", p[0], p[1], l.Reasons[i])
+			}
+		}
 		fmt.Fprintln(w, "  Fixes, cheapest first:")
 		for j, fx := range f.Fixes {
 			fmt.Fprintf(w, "    %d. %s (%s)\n       %s\n", j+1, fx.Title, fx.Reason, fx.Why)

@@ -41,6 +41,7 @@ func TestTriageGolden(t *testing.T) {
 		{"eval-1x-when-eval.json", []string{"--json", "--when", "eval", "testdata/triage/eval-1x.txt"}},
 		{"eval-1x-when-eval.out", []string{"testdata/triage/eval-1x.txt", "--when=evaluation"}},
 		{"vllm.json", []string{"testdata/triage/vllm.txt", "--json"}},
+		{"logits-setup.out", []string{"--setup", "model=llama-3.1-8b&batch=4&seq=2048", "testdata/triage/logits.txt"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.golden, func(t *testing.T) {
@@ -97,6 +98,7 @@ func TestTriageExitCodes(t *testing.T) {
 		{"two files", []string{"a.txt", "b.txt"}, "", exitBadInput, "", "want one FILE"},
 		{"bad flag", []string{"--colour"}, "", exitBadInput, "", "flag provided but not defined"},
 		{"help", []string{"-h"}, "", exitOK, "Usage: oomscope triage", ""},
+		{"bad setup", []string{"--setup", "model=llama-3.1-8b&batch=zero", "-"}, string(msg), exitBadInput, "", "--setup: batch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,6 +98,12 @@ type Finding struct {
 	// Fixes are the fixes for the cause (steered by Options.When), cheapest
 	// first.
 	Fixes []Fix `json:"fixes"`
+	// Estimator is what the message tells the /estimate page (GPU and
+	// headroom), when it prints a capacity.
+	Estimator *EstimatorLink `json:"estimator,omitempty"`
+	// TensorMatches names the tensors of Options.Setup whose size matches
+	// tried_bytes, when a setup was given.
+	TensorMatches *Matching `json:"tensor_matches,omitempty"`
 	// Fields lists every number read, in message order, with the phrase it
 	// came from; a page shows these as the table of numbers.
 	Fields []Field `json:"fields"`

@@ -2,12 +2,18 @@ package triage
 
 import (
 	"strconv"
+
+	"oomscope/estimator"
 )
 
 // Options steer Triage.
 type Options struct {
 	// When says when the error happened; it reorders the fixes.
 	When When
+	// Setup, when set, is an estimator request (model, batch, sequence,
+	// dtype, attention) whose tensors are matched against each message's
+	// failed request.
+	Setup *estimator.Request
 }
 
 // Result is everything Triage found in one input.
@@ -23,7 +29,8 @@ type Result struct {
 
 // Triage finds every out-of-memory message in text, reads its numbers,
 // assigns a cause and lists the fixes. It never panics and runs in time
-// linear in len(text).
+// linear in len(text). A Setup the estimator rejects yields a TensorMatches
+// whose Note names the problem.
 func Triage(text string, opt Options) Result {
 	found, truncated := scan(text, maxFindings)
 	seen := map[string]int{}
@@ -36,6 +43,16 @@ func Triage(text string, opt Options) Result {
 		}
 		diagnose(f)
 		chooseFixes(f, opt.When)
+		if l, ok := EstimatorParams(f); ok {
+			f.Estimator = &l
+		}
+		if opt.Setup != nil {
+			m, err := MatchTensors(f, *opt.Setup)
+			if err != nil {
+				m = Matching{Note: "cannot match tensors: " + err.Error()}
+			}
+			f.TensorMatches = &m
+		}
 	}
 	if found == nil {
 		found = []Finding{}
