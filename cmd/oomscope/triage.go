@@ -6,8 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"net/url"
+	"os"
 	"strings"
 
 	"oomscope/estimator"
