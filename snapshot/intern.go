@@ -60,3 +60,77 @@ func (in *interner) stack(ids []FrameID) StackID {
 	in.stacks[unsafe.String((*byte)(unsafe.Pointer(&st[0])), len(st)*4)] = id
 	return id
 }
+
+// canonicalize renumbers s.Frames and s.Stacks in order of first use
+// (segments with their blocks, block history and segment frames, then
+// device traces, host segments, host traces) and drops entries nothing
+// refers to, so that IDs do not depend on the order a decoder met them.
+func canonicalize(s *Snapshot) {
+	stackMap := make([]StackID, len(s.Stacks))
+	for i := range stackMap {
+		stackMap[i] = NoStack
+	}
+	frameMap := make([]FrameID, len(s.Frames))
+	for i := range frameMap {
+		frameMap[i] = -1
+	}
+	var frames []Frame
+	stacks := []Stack{{}}
+	stackMap[EmptyStack] = EmptyStack
+	total := 0
+	for _, st := range s.Stacks {
+		total += len(st)
+	}
+	backing := make([]FrameID, 0, total)
+	remap := func(id *StackID) {
+		if *id < 0 || int(*id) >= len(stackMap) {
+			return
+		}
+		if n := stackMap[*id]; n != NoStack {
+			*id = n
+			return
+		}
+		start := len(backing)
+		for _, f := range s.Stacks[*id] {
+			n := frameMap[f]
+			if n < 0 {
+				n = FrameID(len(frames))
+				frames = append(frames, s.Frames[f])
+				frameMap[f] = n
+			}
+			backing = append(backing, n)
+		}
+		n := StackID(len(stacks))
+		stacks = append(stacks, backing[start:len(backing):len(backing)])
+		stackMap[*id] = n
+		*id = n
+	}
+	segs := func(list []Segment) {
+		for i := range list {
+			g := &list[i]
+			for j := range g.Blocks {
+				b := &g.Blocks[j]
+				remap(&b.Frames)
+				for k := range b.History {
+					remap(&b.History[k].Frames)
+				}
+			}
+			remap(&g.Frames)
+		}
+	}
+	traces := func(list [][]TraceEntry) {
+		for _, tr := range list {
+			for i := range tr {
+				remap(&tr[i].Frames)
+			}
+		}
+	}
+	segs(s.Segments)
+	traces(s.DeviceTraces)
+	segs(s.HostSegments)
+	traces(s.HostTraces)
+	if frames == nil {
+		frames = []Frame{}
+	}
+	s.Frames, s.Stacks = frames, stacks
+}

@@ -27,6 +27,7 @@ func DecodeReference(r io.Reader) (*Snapshot, error) {
 	if err := c.top(v); err != nil {
 		return nil, err
 	}
+	canonicalize(c.snap)
 	return c.snap, nil
 }
 
@@ -69,6 +70,9 @@ func (c *refConverter) top(v any) error {
 		c.snap.Segments = segs
 		return err
 	case *types.Dict:
+		if _, ok := t.Get("segments"); !ok {
+			return fmt.Errorf("top-level dict has no 'segments' key")
+		}
 		for _, it := range dictItems(t) {
 			k, _ := it.Key.(string)
 			var err error
@@ -148,7 +152,6 @@ func (c *refConverter) segments(path string, v any) ([]Segment, error) {
 			return nil, fmt.Errorf("%s: expected a dict, got %s", p, typeName(it))
 		}
 		s := Segment{Frames: NoStack}
-		var blocks any
 		for _, e := range dictItems(d) {
 			k, _ := e.Key.(string)
 			fp := p + "." + k
@@ -179,7 +182,7 @@ func (c *refConverter) segments(path string, v any) ([]Segment, error) {
 			case "frames":
 				s.Frames, err = c.stack(fp, e.Value)
 			case "blocks":
-				blocks = e.Value
+				s.Blocks, err = c.blocks(p+".blocks", e.Value)
 			default:
 				err = extraSet(&s.Extra, e.Key, e.Value)
 			}
@@ -187,23 +190,24 @@ func (c *refConverter) segments(path string, v any) ([]Segment, error) {
 				return nil, err
 			}
 		}
-		if blocks != nil {
-			if s.Blocks, err = c.blocks(p+".blocks", blocks, s.Address); err != nil {
-				return nil, err
+		next := s.Address
+		for i := range s.Blocks {
+			if b := &s.Blocks[i]; b.AddressComputed {
+				b.Address = next
 			}
+			next = s.Blocks[i].Address + uint64(s.Blocks[i].Size)
 		}
 		out = append(out, s)
 	}
 	return out, nil
 }
 
-func (c *refConverter) blocks(path string, v any, segAddr uint64) ([]Block, error) {
+func (c *refConverter) blocks(path string, v any) ([]Block, error) {
 	items, err := c.list(path, v)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]Block, 0, len(items))
-	next := segAddr
 	for i, it := range items {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		d, ok := it.(*types.Dict)
@@ -238,11 +242,7 @@ func (c *refConverter) blocks(path string, v any, segAddr uint64) ([]Block, erro
 				return nil, err
 			}
 		}
-		if !hasAddr {
-			b.Address = next
-			b.AddressComputed = true
-		}
-		next = b.Address + uint64(b.Size)
+		b.AddressComputed = !hasAddr
 		out = append(out, b)
 	}
 	return out, nil

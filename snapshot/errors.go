@@ -1,0 +1,105 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+)
+
+// Error classes. Every decoding error wraps one of them (test with
+// errors.Is) and says in words what was wrong.
+var (
+	// ErrEmpty: the input has no bytes.
+	ErrEmpty = errors.New("the file is empty")
+	// ErrNotPickle: the input is not a pickle at all (JSON, HTML, zip, text,
+	// random bytes).
+	ErrNotPickle = errors.New("not a pickle file")
+	// ErrTruncated: the pickle ends before its STOP opcode.
+	ErrTruncated = errors.New("the file is truncated")
+	// ErrCorrupt: the pickle is malformed (bad opcode, bad length, stack
+	// underflow, missing memo entry, invalid UTF-8 ...).
+	ErrCorrupt = errors.New("the pickle is corrupt")
+	// ErrUnsafe: the pickle uses an opcode that imports or calls Python
+	// code (GLOBAL, REDUCE, BUILD, ...) or out-of-band buffers; a memory
+	// snapshot never does.
+	ErrUnsafe = errors.New("the pickle contains objects a memory snapshot never has")
+	// ErrShape: the pickle decodes, but is not shaped like a memory
+	// snapshot (wrong top level, wrong field types).
+	ErrShape = errors.New("not a CUDA memory snapshot")
+	// ErrCanceled: the Progress callback returned false.
+	ErrCanceled = errors.New("decoding canceled")
+)
+
+// DecodeError reports where decoding failed.
+type DecodeError struct {
+	// Offset is the byte offset in the (decompressed) input of the opcode
+	// being decoded; -1 when the error is not tied to a position.
+	Offset int64
+	// Op is the opcode name ("" when not tied to an opcode).
+	Op string
+	// Msg says what was wrong.
+	Msg string
+	// Kind is the error class (ErrCorrupt, ErrUnsafe, ...).
+	Kind error
+}
+
+// Error formats the error with its position.
+func (e *DecodeError) Error() string {
+	switch {
+	case e.Offset >= 0 && e.Op != "":
+		return fmt.Sprintf("%v: %s at byte %d (opcode %s)", e.Kind, e.Msg, e.Offset, e.Op)
+	case e.Offset >= 0:
+		return fmt.Sprintf("%v: %s at byte %d", e.Kind, e.Msg, e.Offset)
+	}
+	return fmt.Sprintf("%v: %s", e.Kind, e.Msg)
+}
+
+// Unwrap returns the error class.
+func (e *DecodeError) Unwrap() error { return e.Kind }
+
+// sniff recognizes common wrong inputs from their first bytes. It returns
+// nil when b could be a pickle.
+func sniff(b []byte) error {
+	if len(b) == 0 {
+		return &DecodeError{Offset: -1, Msg: "nothing to decode", Kind: ErrEmpty}
+	}
+	head := b[:min(len(b), 512)]
+	trimmed := bytes.TrimLeft(head, " \t\r\n\ufeff\xef\xbb\xbf")
+	notPickle := func(msg string) error {
+		return &DecodeError{Offset: -1, Msg: msg, Kind: ErrNotPickle}
+	}
+	switch {
+	case len(b) >= 4 && bytes.Equal(b[:4], []byte("PK\x03\x04")):
+		return notPickle("this is a zip archive (a torch.save checkpoint?), not the snapshot.pickle written by torch.cuda.memory._dump_snapshot")
+	case len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '['):
+		return notPickle("this looks like JSON; load the snapshot.pickle written by torch.cuda.memory._dump_snapshot instead")
+	case len(trimmed) > 0 && trimmed[0] == '<':
+		return notPickle("this looks like HTML (a memory_viz trace_plot page?); load the snapshot.pickle itself")
+	case b[0] == 0x80:
+		return nil
+	}
+	if opNames[b[0]] == "" {
+		return notPickle(fmt.Sprintf("the first byte 0x%02x is no pickle opcode; a snapshot starts with 0x80 (PROTO)", b[0]))
+	}
+	return nil
+}
+
+// opNames maps opcode bytes to pickletools names.
+var opNames = [256]string{
+	opMark: "MARK", opStop: "STOP", opPop: "POP", opPopMark: "POP_MARK", opDup: "DUP",
+	opFloat: "FLOAT", opInt: "INT", opBinInt: "BININT", opBinInt1: "BININT1", opLong: "LONG",
+	opBinInt2: "BININT2", opNone: "NONE", opPersID: "PERSID", opBinPersID: "BINPERSID",
+	opReduce: "REDUCE", opString: "STRING", opBinString: "BINSTRING", opShortBinString: "SHORT_BINSTRING",
+	opUnicode: "UNICODE", opBinUnicode: "BINUNICODE", opAppend: "APPEND", opBuild: "BUILD",
+	opGlobal: "GLOBAL", opDict: "DICT", opEmptyDict: "EMPTY_DICT", opAppends: "APPENDS",
+	opGet: "GET", opBinGet: "BINGET", opInst: "INST", opLongBinGet: "LONG_BINGET", opList: "LIST",
+	opEmptyList: "EMPTY_LIST", opObj: "OBJ", opPut: "PUT", opBinPut: "BINPUT", opLongBinPut: "LONG_BINPUT",
+	opSetItem: "SETITEM", opTuple: "TUPLE", opEmptyTuple: "EMPTY_TUPLE", opSetItems: "SETITEMS",
+	opBinFloat: "BINFLOAT", opProto: "PROTO", opNewObj: "NEWOBJ", opExt1: "EXT1", opExt2: "EXT2",
+	opExt4: "EXT4", opTuple1: "TUPLE1", opTuple2: "TUPLE2", opTuple3: "TUPLE3", opNewTrue: "NEWTRUE",
+	opNewFalse: "NEWFALSE", opLong1: "LONG1", opLong4: "LONG4", opBinBytes: "BINBYTES",
+	opShortBinBytes: "SHORT_BINBYTES", opShortBinUni: "SHORT_BINUNICODE", opBinUnicode8: "BINUNICODE8",
+	opBinBytes8: "BINBYTES8", opEmptySet: "EMPTY_SET", opAddItems: "ADDITEMS", opFrozenSet: "FROZENSET",
+	opNewObjEx: "NEWOBJ_EX", opStackGlobal: "STACK_GLOBAL", opMemoize: "MEMOIZE", opFrame: "FRAME",
+	opByteArray8: "BYTEARRAY8", opNextBuffer: "NEXT_BUFFER", opReadOnlyBuffer: "READONLY_BUFFER",
+}

@@ -1,0 +1,724 @@
+package snapshot
+
+import (
+	"math"
+)
+
+// appendItems appends items to the list l (APPEND, APPENDS, LIST).
+func (v *vm) appendItems(l val, items []val) error {
+	if l.k != kObj {
+		return v.corrupt("APPEND to a %s, not a list", v.typeName(l))
+	}
+	o := &v.objs[l.n]
+	if len(items) == 0 {
+		if o.kind == oListFresh || o.kind == oGenList || o.kind >= oFramesB {
+			return nil
+		}
+		return v.corrupt("APPEND to a %s, not a list", v.typeName(l))
+	}
+	if o.kind == oListFresh {
+		if !v.typed {
+			return v.toGenList(o, items)
+		}
+		first := items[0]
+		fk := okind(255)
+		if first.k == kObj {
+			fk = v.objs[first.n].kind
+		}
+		switch fk {
+		case oFrame, oFrameB:
+			o.kind, o.idx = oFramesB, v.newBuilder()
+		case oEntry, oBlock, oSegment, oHist:
+			start := v.objs[first.n].idx
+			v.ranges = append(v.ranges, rng{start: start, end: start})
+			o.kind, o.idx = oEntries+(fk-oEntry), int32(len(v.ranges)-1)
+		default:
+			return v.toGenList(o, items)
+		}
+	}
+	switch o.kind {
+	case oGenList:
+		g := &v.gens[o.idx]
+		g.items = append(g.items, items...)
+		return nil
+	case oFramesB:
+		b := &v.builders[o.idx]
+		for i, it := range items {
+			if it.k != kObj {
+				v.materialize(o)
+				return v.appendItems(l, items[i:])
+			}
+			fo := &v.objs[it.n]
+			switch fo.kind {
+			case oFrameB:
+				fo.kind, fo.idx = oFrame, int32(v.in.frame(v.fbuild[fo.idx]))
+			case oFrame:
+			default:
+				v.materialize(o)
+				return v.appendItems(l, items[i:])
+			}
+			*b = append(*b, FrameID(fo.idx))
+		}
+		return nil
+	case oEntries, oBlocks, oSegments, oHists:
+		r := &v.ranges[o.idx]
+		want := oEntry + (o.kind - oEntries)
+		for i, it := range items {
+			if it.k != kObj || v.objs[it.n].kind != want || v.objs[it.n].idx != r.end {
+				v.materialize(o)
+				return v.appendItems(l, items[i:])
+			}
+			r.end++
+		}
+		return nil
+	case oStack:
+		v.materialize(o)
+		return v.appendItems(l, items)
+	}
+	return v.corrupt("APPEND to a %s, not a list", v.typeName(l))
+}
+
+func (v *vm) toGenList(o *obj, items []val) error {
+	v.gens = append(v.gens, gen{items: append([]val(nil), items...)})
+	o.kind, o.idx = oGenList, int32(len(v.gens)-1)
+	return nil
+}
+
+func (v *vm) newBuilder() int32 {
+	if n := len(v.freeB); n > 0 {
+		i := v.freeB[n-1]
+		v.freeB = v.freeB[:n-1]
+		v.builders[i] = v.builders[i][:0]
+		return i
+	}
+	v.builders = append(v.builders, make([]FrameID, 0, 32))
+	return int32(len(v.builders) - 1)
+}
+
+// materialize turns a typed list into a generic list of item references.
+func (v *vm) materialize(o *obj) {
+	var items []val
+	add := func(k okind, idx int32) {
+		v.objs = append(v.objs, obj{kind: k, idx: idx})
+		items = append(items, val{k: kObj, n: int64(len(v.objs) - 1)})
+	}
+	switch o.kind {
+	case oFramesB:
+		for _, f := range v.builders[o.idx] {
+			add(oFrame, int32(f))
+		}
+		v.freeB = append(v.freeB, o.idx)
+	case oStack:
+		for _, f := range v.snap.Stacks[o.idx] {
+			add(oFrame, int32(f))
+		}
+	case oEntries, oBlocks, oSegments, oHists:
+		r := v.ranges[o.idx]
+		for i := r.start; i < r.end; i++ {
+			add(oEntry+(o.kind-oEntries), i)
+		}
+	}
+	v.gens = append(v.gens, gen{items: items})
+	o.kind, o.idx = oGenList, int32(len(v.gens)-1)
+}
+
+// setItems sets key/value pairs (interleaved) in the dict d.
+func (v *vm) setItems(d val, items []val) error {
+	if d.k != kObj {
+		return v.corrupt("SETITEM on a %s, not a dict", v.typeName(d))
+	}
+	o := &v.objs[d.n]
+	if o.kind == oDictFresh {
+		if len(items) == 0 {
+			return nil
+		}
+		k := oGenDict
+		if v.typed {
+			k = v.classify(items)
+		}
+		switch k {
+		case oEntry:
+			v.entries = append(v.entries, TraceEntry{Frames: NoStack})
+			o.idx = int32(len(v.entries) - 1)
+		case oFrame:
+			k = oFrameB
+			v.fbuild = append(v.fbuild, Frame{})
+			o.idx = int32(len(v.fbuild) - 1)
+		case oBlock:
+			v.blocks = append(v.blocks, Block{Frames: NoStack, AddressComputed: true})
+			o.idx = int32(len(v.blocks) - 1)
+		case oSegment:
+			v.segs = append(v.segs, Segment{Frames: NoStack})
+			o.idx = int32(len(v.segs) - 1)
+		case oHist:
+			v.hists = append(v.hists, HistoryEntry{Frames: NoStack})
+			o.idx = int32(len(v.hists) - 1)
+		default:
+			v.gens = append(v.gens, gen{})
+			o.idx = int32(len(v.gens) - 1)
+		}
+		if len(v.entries) > math.MaxInt32-1 || len(v.blocks) > math.MaxInt32-1 || len(v.segs) > math.MaxInt32-1 {
+			return v.corrupt("too many objects")
+		}
+		o.kind = k
+	}
+	var err error
+	switch o.kind {
+	case oGenDict:
+		v.genSet(&v.gens[o.idx], items)
+		return nil
+	case oEntry:
+		e := &v.entries[o.idx]
+		for i := 0; i+1 < len(items) && err == nil; i += 2 {
+			err = v.setEntry(e, items[i], items[i+1])
+		}
+	case oFrameB:
+		f := &v.fbuild[o.idx]
+		for i := 0; i+1 < len(items) && err == nil; i += 2 {
+			err = v.setFrame(f, items[i], items[i+1])
+		}
+	case oBlock:
+		b := &v.blocks[o.idx]
+		for i := 0; i+1 < len(items) && err == nil; i += 2 {
+			err = v.setBlock(b, items[i], items[i+1])
+		}
+	case oSegment:
+		s := &v.segs[o.idx]
+		for i := 0; i+1 < len(items) && err == nil; i += 2 {
+			err = v.setSegment(s, items[i], items[i+1])
+		}
+		if err == nil {
+			fixBlockAddresses(s)
+		}
+	case oHist:
+		h := &v.hists[o.idx]
+		for i := 0; i+1 < len(items) && err == nil; i += 2 {
+			err = v.setHist(h, items[i], items[i+1])
+		}
+	default:
+		return v.corrupt("SETITEM on a %s, not a dict", v.typeName(d))
+	}
+	return err
+}
+
+// fixBlockAddresses computes the addresses of blocks that lack one
+// (torch 2.0) from the segment address and the preceding sizes.
+func fixBlockAddresses(s *Segment) {
+	next := s.Address
+	for i := range s.Blocks {
+		b := &s.Blocks[i]
+		if b.AddressComputed {
+			b.Address = next
+		}
+		next = b.Address + uint64(b.Size)
+	}
+}
+
+// classify picks the typed kind of a dict from the keys of its first items.
+func (v *vm) classify(items []val) okind {
+	k := oGenDict
+	for i := 0; i < len(items); i += 2 {
+		key := items[i]
+		if key.k != kStr {
+			return oGenDict
+		}
+		switch v.strs[key.n] {
+		case "action":
+			return oEntry
+		case "total_size", "blocks", "segment_type":
+			return oSegment
+		case "state":
+			k = oBlock
+		case "real_size", "cpp_frames":
+			if k == oGenDict {
+				k = oHist
+			}
+		case "filename", "line":
+			if k == oGenDict {
+				k = oFrame
+			}
+		}
+	}
+	return k
+}
+
+// genSet sets items in a generic dict; string keys replace earlier equal
+// keys in place, like Python.
+func (v *vm) genSet(g *gen, items []val) {
+	for i := 0; i+1 < len(items); i += 2 {
+		key, value := items[i], items[i+1]
+		if key.k == kStr {
+			s := v.strs[key.n]
+			if g.index != nil {
+				if p, ok := g.index[s]; ok {
+					g.items[p+1] = value
+					continue
+				}
+			} else {
+				found := false
+				for j := 0; j < len(g.items); j += 2 {
+					if g.items[j].k == kStr && v.strs[g.items[j].n] == s {
+						g.items[j+1] = value
+						found = true
+						break
+					}
+				}
+				if found {
+					continue
+				}
+			}
+			if g.index == nil && len(g.items) >= 32 {
+				g.index = map[string]int{}
+				for j := 0; j < len(g.items); j += 2 {
+					if g.items[j].k == kStr {
+						g.index[v.strs[g.items[j].n]] = j
+					}
+				}
+			}
+			if g.index != nil {
+				g.index[s] = len(g.items)
+			}
+		}
+		g.items = append(g.items, key, value)
+	}
+}
+
+// typeName names the Python type of x, for errors.
+func (v *vm) typeName(x val) string {
+	switch x.k {
+	case kNone:
+		return "None"
+	case kBool:
+		return "bool"
+	case kInt, kUint, kBig:
+		return "int"
+	case kFloat:
+		return "float"
+	case kStr:
+		return "str"
+	case kBytes:
+		return "bytes"
+	case kMark:
+		return "MARK"
+	case kObj:
+		switch v.objs[x.n].kind {
+		case oDictFresh, oGenDict, oFrame, oFrameB, oEntry, oBlock, oSegment, oHist:
+			return "dict"
+		case oTuple:
+			return "tuple"
+		}
+		return "list"
+	}
+	return "nothing"
+}
+
+// shapeErr reports a field of the wrong type.
+func (v *vm) shapeErr(where, key, want string, got val) error {
+	return v.fail(ErrShape, "%s %q: expected %s, got %s", where, key, want, v.typeName(got))
+}
+
+// wide returns an int as the low 64 bits of its two's complement.
+func (v *vm) wide(where, key string, x val) (uint64, error) {
+	switch x.k {
+	case kInt, kUint:
+		return uint64(x.n), nil
+	case kBig:
+		return 0, v.fail(ErrShape, "%s %q: integer %s does not fit in 64 bits", where, key, v.bigs[x.n])
+	}
+	return 0, v.shapeErr(where, key, "an int", x)
+}
+
+func (v *vm) i64(where, key string, x val) (int64, error) {
+	u, err := v.wide(where, key, x)
+	return int64(u), err
+}
+
+func (v *vm) str1(where, key string, x val) (string, error) {
+	if x.k != kStr {
+		return "", v.shapeErr(where, key, "a str", x)
+	}
+	return v.strs[x.n], nil
+}
+
+func (v *vm) bool1(where, key string, x val) (bool, error) {
+	if x.k != kBool {
+		return false, v.shapeErr(where, key, "a bool", x)
+	}
+	return x.n != 0, nil
+}
+
+// stackOf resolves a frame-list value to a StackID, interning a list that
+// was being built.
+func (v *vm) stackOf(where, key string, x val) (StackID, error) {
+	if x.k == kNone {
+		return NoStack, nil
+	}
+	if x.k == kObj {
+		o := &v.objs[x.n]
+		switch o.kind {
+		case oStack:
+			return StackID(o.idx), nil
+		case oListFresh:
+			return EmptyStack, nil
+		case oFramesB:
+			id := v.in.stack(v.builders[o.idx])
+			v.freeB = append(v.freeB, o.idx)
+			o.kind, o.idx = oStack, int32(id)
+			return id, nil
+		case oGenList, oTuple:
+			if o.kind == oTuple {
+				break
+			}
+			var ids []FrameID
+			for _, it := range v.gens[o.idx].items {
+				f, err := v.frameOf(where, key, it)
+				if err != nil {
+					return NoStack, err
+				}
+				ids = append(ids, f)
+			}
+			return v.in.stack(ids), nil
+		}
+	}
+	return NoStack, v.shapeErr(where, key, "a list of frames", x)
+}
+
+// frameOf resolves a frame value.
+func (v *vm) frameOf(where, key string, x val) (FrameID, error) {
+	if x.k == kObj {
+		o := &v.objs[x.n]
+		switch o.kind {
+		case oFrame:
+			return FrameID(o.idx), nil
+		case oFrameB:
+			o.kind, o.idx = oFrame, int32(v.in.frame(v.fbuild[o.idx]))
+			return FrameID(o.idx), nil
+		case oDictFresh:
+			return v.in.frame(Frame{}), nil
+		case oGenDict:
+			// A dict whose keys did not look like a frame: take the known
+			// keys, as the reference does.
+			var f Frame
+			g := v.gens[o.idx]
+			for i := 0; i+1 < len(g.items); i += 2 {
+				if err := v.setFrame(&f, g.items[i], g.items[i+1]); err != nil {
+					return 0, err
+				}
+			}
+			return v.in.frame(f), nil
+		}
+	}
+	return 0, v.shapeErr(where, key, "a frame dict", x)
+}
+
+func (v *vm) setEntry(e *TraceEntry, k, x val) error {
+	if k.k != kStr {
+		return v.extraEntry(e, k, x)
+	}
+	key := v.strs[k.n]
+	const w = "trace entry"
+	var err error
+	switch key {
+	case "action":
+		var s string
+		s, err = v.str1(w, key, x)
+		e.Action = Action(s)
+	case "addr":
+		e.Addr, err = v.wide(w, key, x)
+	case "size":
+		e.Size, err = v.i64(w, key, x)
+	case "stream":
+		e.Stream, err = v.wide(w, key, x)
+	case "time_us":
+		e.TimeUS, err = v.i64(w, key, x)
+	case "device_free":
+		e.DeviceFree, err = v.i64(w, key, x)
+	case "frames":
+		e.Frames, err = v.stackOf(w, key, x)
+	case "compile_context":
+		e.CompileContext, err = v.str1(w, key, x)
+	case "user_metadata":
+		e.UserMetadata, err = v.str1(w, key, x)
+	default:
+		return v.extraEntry(e, k, x)
+	}
+	return err
+}
+
+// extraEntry stores a rare or unknown trace-entry key.
+func (v *vm) extraEntry(e *TraceEntry, k, x val) error {
+	if e.Extra == nil {
+		e.Extra = &EntryExtra{}
+	}
+	ex := e.Extra
+	const w = "trace entry"
+	key := ""
+	if k.k == kStr {
+		key = v.strs[k.n]
+	}
+	var err error
+	switch key {
+	case "forward_frames":
+		var items []val
+		if items, err = v.listItems(w, key, x); err != nil {
+			return err
+		}
+		ex.ForwardFrames = make([]string, 0, len(items))
+		for _, it := range items {
+			var s string
+			if s, err = v.str1(w, key, it); err != nil {
+				return err
+			}
+			ex.ForwardFrames = append(ex.ForwardFrames, s)
+		}
+	case "pool_id":
+		ex.PoolID, err = v.poolID(w, key, x)
+		ex.HasPoolID = true
+	case "internal_metadata":
+		ex.InternalMetadata, err = v.str1(w, key, x)
+	case "category":
+		ex.Category, err = v.str1(w, key, x)
+	default:
+		var gk, gv Value
+		if gk, err = v.value(k, 0); err != nil {
+			return err
+		}
+		if gv, err = v.value(x, 0); err != nil {
+			return err
+		}
+		ex.Other = dictSet(ex.Other, gk, gv)
+	}
+	return err
+}
+
+// listItems returns the items of a list or tuple value as vals.
+func (v *vm) listItems(where, key string, x val) ([]val, error) {
+	if x.k == kObj {
+		o := &v.objs[x.n]
+		switch o.kind {
+		case oListFresh:
+			return nil, nil
+		case oGenList, oTuple:
+			return v.gens[o.idx].items, nil
+		case oFramesB, oStack, oEntries, oBlocks, oSegments, oHists:
+			v.materialize(o)
+			return v.gens[o.idx].items, nil
+		}
+	}
+	return nil, v.shapeErr(where, key, "a list", x)
+}
+
+func (v *vm) poolID(where, key string, x val) (PoolID, error) {
+	items, err := v.listItems(where, key, x)
+	if err != nil {
+		return PoolID{}, err
+	}
+	if len(items) != 2 {
+		return PoolID{}, v.fail(ErrShape, "%s %q: expected 2 items, got %d", where, key, len(items))
+	}
+	var p PoolID
+	for i := range 2 {
+		if p[i], err = v.i64(where, key, items[i]); err != nil {
+			return PoolID{}, err
+		}
+	}
+	return p, nil
+}
+
+func (v *vm) setFrame(f *Frame, k, x val) error {
+	if k.k != kStr {
+		return nil
+	}
+	key := v.strs[k.n]
+	const w = "frame"
+	var err error
+	switch key {
+	case "name":
+		f.Name, err = v.str1(w, key, x)
+	case "filename":
+		f.Filename, err = v.str1(w, key, x)
+	case "line":
+		f.Line, err = v.i64(w, key, x)
+	case "fx_node_op":
+		f.FXNodeOp, err = v.str1(w, key, x)
+	case "fx_node_name":
+		f.FXNodeName, err = v.str1(w, key, x)
+	case "fx_node_target":
+		f.FXNodeTarget, err = v.str1(w, key, x)
+	case "fx_original_trace":
+		f.FXOriginalTrace, err = v.str1(w, key, x)
+	}
+	return err
+}
+
+func (v *vm) setBlock(b *Block, k, x val) error {
+	key := ""
+	if k.k == kStr {
+		key = v.strs[k.n]
+	}
+	const w = "block"
+	var err error
+	switch key {
+	case "address":
+		b.Address, err = v.wide(w, key, x)
+		b.AddressComputed = false
+	case "size":
+		b.Size, err = v.i64(w, key, x)
+	case "requested_size":
+		b.RequestedSize, err = v.i64(w, key, x)
+	case "state":
+		var s string
+		s, err = v.str1(w, key, x)
+		b.State = BlockState(s)
+	case "frames":
+		b.Frames, err = v.stackOf(w, key, x)
+	case "history":
+		b.History, err = v.histories(w, key, x)
+	default:
+		err = v.extra(&b.Extra, k, x)
+	}
+	return err
+}
+
+// extra stores a generic copy of an unknown key in d.
+func (v *vm) extra(d *Dict, k, x val) error {
+	gk, err := v.value(k, 0)
+	if err != nil {
+		return err
+	}
+	gv, err := v.value(x, 0)
+	if err != nil {
+		return err
+	}
+	*d = dictSet(*d, gk, gv)
+	return nil
+}
+
+func (v *vm) histories(where, key string, x val) ([]HistoryEntry, error) {
+	if x.k == kObj {
+		o := &v.objs[x.n]
+		switch o.kind {
+		case oHists:
+			r := v.ranges[o.idx]
+			return v.hists[r.start:r.end:r.end], nil
+		case oListFresh:
+			return []HistoryEntry{}, nil
+		case oGenList, oTuple:
+			items := v.gens[o.idx].items
+			out := make([]HistoryEntry, 0, len(items))
+			for _, it := range items {
+				h := HistoryEntry{Frames: NoStack}
+				if it.k == kObj && v.objs[it.n].kind == oHist {
+					h = v.hists[v.objs[it.n].idx]
+				} else if it.k == kObj && v.objs[it.n].kind == oGenDict {
+					g := v.gens[v.objs[it.n].idx]
+					for i := 0; i+1 < len(g.items); i += 2 {
+						if err := v.setHist(&h, g.items[i], g.items[i+1]); err != nil {
+							return nil, err
+						}
+					}
+				} else if !(it.k == kObj && v.objs[it.n].kind == oDictFresh) {
+					return nil, v.shapeErr(where, key, "a list of dicts", it)
+				}
+				out = append(out, h)
+			}
+			return out, nil
+		}
+	}
+	return nil, v.shapeErr(where, key, "a list", x)
+}
+
+func (v *vm) setHist(h *HistoryEntry, k, x val) error {
+	if k.k != kStr {
+		return nil
+	}
+	key := v.strs[k.n]
+	const w = "history entry"
+	var err error
+	switch key {
+	case "addr":
+		h.Addr, err = v.wide(w, key, x)
+	case "real_size":
+		h.RealSize, err = v.i64(w, key, x)
+	case "frames":
+		h.Frames, err = v.stackOf(w, key, x)
+	case "cpp_frames":
+		h.CPPFrames, err = v.str1(w, key, x)
+	}
+	return err
+}
+
+func (v *vm) setSegment(s *Segment, k, x val) error {
+	key := ""
+	if k.k == kStr {
+		key = v.strs[k.n]
+	}
+	const w = "segment"
+	var err error
+	switch key {
+	case "device":
+		var n int64
+		n, err = v.i64(w, key, x)
+		s.Device = int(n)
+	case "address":
+		s.Address, err = v.wide(w, key, x)
+	case "total_size":
+		s.TotalSize, err = v.i64(w, key, x)
+	case "allocated_size":
+		s.AllocatedSize, err = v.i64(w, key, x)
+	case "active_size":
+		s.ActiveSize, err = v.i64(w, key, x)
+	case "requested_size":
+		s.RequestedSize, err = v.i64(w, key, x)
+	case "stream":
+		s.Stream, err = v.wide(w, key, x)
+	case "segment_type":
+		s.SegmentType, err = v.str1(w, key, x)
+	case "segment_pool_id":
+		s.PoolID, err = v.poolID(w, key, x)
+		s.HasPoolID = true
+	case "is_expandable":
+		s.IsExpandable, err = v.bool1(w, key, x)
+	case "frames":
+		s.Frames, err = v.stackOf(w, key, x)
+	case "blocks":
+		s.Blocks, err = v.blockList(w, key, x)
+	default:
+		err = v.extra(&s.Extra, k, x)
+	}
+	return err
+}
+
+func (v *vm) blockList(where, key string, x val) ([]Block, error) {
+	if x.k == kObj {
+		o := &v.objs[x.n]
+		switch o.kind {
+		case oBlocks:
+			r := v.ranges[o.idx]
+			return v.blocks[r.start:r.end:r.end], nil
+		case oListFresh:
+			return []Block{}, nil
+		case oGenList, oTuple:
+			items := v.gens[o.idx].items
+			out := make([]Block, 0, len(items))
+			for _, it := range items {
+				b := Block{Frames: NoStack, AddressComputed: true}
+				if it.k == kObj && v.objs[it.n].kind == oBlock {
+					b = v.blocks[v.objs[it.n].idx]
+				} else if it.k == kObj && v.objs[it.n].kind == oGenDict {
+					g := v.gens[v.objs[it.n].idx]
+					for i := 0; i+1 < len(g.items); i += 2 {
+						if err := v.setBlock(&b, g.items[i], g.items[i+1]); err != nil {
+							return nil, err
+						}
+					}
+				} else if !(it.k == kObj && v.objs[it.n].kind == oDictFresh) {
+					return nil, v.shapeErr(where, key, "a list of dicts", it)
+				}
+				out = append(out, b)
+			}
+			return out, nil
+		}
+	}
+	return nil, v.shapeErr(where, key, "a list", x)
+}
