@@ -82,7 +82,7 @@ func BenchmarkStateAt(b *testing.B) {
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		d.StateAt((i*7919)%n, true, 10)
+		d.StateAt((i*7919)%n, -1, 10)
 		i++
 	}
 }

@@ -73,7 +73,7 @@ func FuzzAnalyze(f *testing.F) {
 			}
 			dev := a.Devices[i]
 			for _, k := range []int{-5, -1, 0, len(dev.Trace) / 2, len(dev.Trace) + 3} {
-				dev.StateAt(k, true, 3)
+				dev.StateAt(k, -1, 3)
 			}
 			dev.AllocationView(-1)
 			dev.AllocationView(len(dev.Allocs))

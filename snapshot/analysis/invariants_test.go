@@ -69,7 +69,7 @@ func checkInvariants(t *testing.T, a *Analysis, dev *Device, d DeviceReport) {
 		{n - 1, final + pending, reserved},
 	}
 	for _, st := range states {
-		got := dev.StateAt(st.i, true, 5)
+		got := dev.StateAt(st.i, -1, 5)
 		if got.AllocatedBytes != st.alloc {
 			t.Errorf("StateAt(%d) allocated = %d, want %d", st.i, got.AllocatedBytes, st.alloc)
 		}
@@ -91,7 +91,25 @@ func checkInvariants(t *testing.T, a *Analysis, dev *Device, d DeviceReport) {
 			t.Errorf("StateAt(%d): segment views hold %d reserved / %d requested, want %d / %d", st.i, segSum, blockReq, got.ReservedBytes, got.AllocatedBytes)
 		}
 	}
-	last := dev.StateAt(n-1, false, 0).Fragmentation
+	// The n largest segments, biggest first, with the rest counted.
+	top := dev.StateAt(d.PeakIndex, 3, 0)
+	var shown int64
+	for k, ss := range top.Segments {
+		shown += ss.Size
+		if k > 0 && ss.Size > top.Segments[k-1].Size {
+			t.Errorf("segments not biggest first")
+		}
+		for _, b := range ss.Blocks {
+			if top.SiteLabels[b.Site] != a.Sites[b.Site].Label {
+				t.Errorf("site label of block %+v missing", b)
+			}
+		}
+	}
+	if len(top.Segments) > 3 || shown+top.OmittedBytes != top.ReservedBytes || len(top.Segments)+top.OmittedSegments != top.Fragmentation.Segments {
+		t.Errorf("top segments: %d shown (%d B), %d omitted (%d B), reserved %d in %d", len(top.Segments), shown,
+			top.OmittedSegments, top.OmittedBytes, top.ReservedBytes, top.Fragmentation.Segments)
+	}
+	last := dev.StateAt(n-1, 0, 0).Fragmentation
 	if last.EstimatedBlocks == 0 && (last.InternalFreeBytes != internal || last.ExternalFreeBytes != external || last.LargestFreeBlockBytes != largest) {
 		t.Errorf("final fragmentation internal/external/largest = %d/%d/%d, segments say %d/%d/%d",
 			last.InternalFreeBytes, last.ExternalFreeBytes, last.LargestFreeBlockBytes, internal, external, largest)
@@ -111,7 +129,7 @@ func checkInvariants(t *testing.T, a *Analysis, dev *Device, d DeviceReport) {
 			continue
 		}
 		if checked++; checked%37 == 1 {
-			if got := dev.StateAt(i, false, 0).ReservedBytes; got != run {
+			if got := dev.StateAt(i, 0, 0).ReservedBytes; got != run {
 				t.Errorf("reserved after entry %d = %d, running sum %d", i, got, run)
 			}
 		}
@@ -129,7 +147,7 @@ func checkInvariants(t *testing.T, a *Analysis, dev *Device, d DeviceReport) {
 			}
 			foundPeak = foundPeak || (p.Index == d.PeakIndex && p.Allocated == d.PeakAllocatedBytes)
 			if j%50 == 0 {
-				st := dev.StateAt(p.Index, false, 0)
+				st := dev.StateAt(p.Index, 0, 0)
 				if st.AllocatedBytes != p.Allocated || st.ReservedBytes != p.Reserved {
 					t.Errorf("timeline point %+v, StateAt says %d/%d", p, st.AllocatedBytes, st.ReservedBytes)
 				}

@@ -169,7 +169,7 @@ func TestExpandableLayout(t *testing.T) {
 	}
 	for i, w := range want {
 		var got []string
-		st := d.StateAt(i, true, 0)
+		st := d.StateAt(i, -1, 0)
 		for _, s := range st.Segments {
 			got = append(got, s.Address+":"+itoa(s.Size))
 		}

@@ -13,9 +13,6 @@ type Report struct {
 	PickleProtocol int `json:"pickle_protocol"`
 	// Devices has one entry per device with a trace or segments.
 	Devices []DeviceReport `json:"devices"`
-	// Sites lists every allocation site; SiteIndex fields index it. Only
-	// filled when the report carries a timeline (the page's report).
-	Sites []Site `json:"sites,omitempty"`
 	// Explain says how each number was computed.
 	Explain map[string]string `json:"explain"`
 }
@@ -172,7 +169,8 @@ type Point struct {
 type SiteSeries struct {
 	// Sites are the band labels, the top sites then "other sites".
 	Sites []string `json:"sites"`
-	// SiteIndex indexes Report.Sites per band (-1 for "other sites").
+	// SiteIndex indexes Analysis.Sites per band (-1 for "other sites"); it
+	// matches SiteBytes.SiteIndex of the top sites.
 	SiteIndex []int32 `json:"site_index"`
 	// Values holds one row per band.
 	Values [][]int64 `json:"values"`
@@ -197,9 +195,6 @@ func (a *Analysis) Report() *Report {
 	r := &Report{PickleProtocol: a.Snap.Protocol, Explain: explain}
 	for _, d := range a.Devices {
 		r.Devices = append(r.Devices, d.Report())
-	}
-	if a.opt.TimelinePoints > 0 {
-		r.Sites = a.Sites
 	}
 	return r
 }
@@ -229,7 +224,7 @@ func (d *Device) Report() DeviceReport {
 		r.FirstTimeUS, r.LastTimeUS = d.Trace[0].TimeUS, d.Trace[n-1].TimeUS
 	}
 	r.Expandable, r.Streams = d.streamsAndExpandable()
-	peak := d.StateAt(d.peakIndex, false, opt.TopSites)
+	peak := d.StateAt(d.peakIndex, 0, opt.TopSites)
 	r.CategoriesAtPeak = peak.Categories
 	r.TopSites = peak.TopSites
 	r.FragmentationAtPeak = peak.Fragmentation
@@ -332,7 +327,7 @@ func (d *Device) AllocationView(k int) AllocationView {
 // oomEvent describes the oom entry at index i.
 func (d *Device) oomEvent(i int) OOMEvent {
 	e := &d.Trace[i]
-	st := d.StateAt(i, false, 5)
+	st := d.StateAt(i, 0, 5)
 	ev := OOMEvent{
 		Index: i, TimeUS: e.TimeUS, RequestedBytes: e.Size, DeviceFreeBytes: e.DeviceFree, Stream: hex(e.Stream),
 		AllocatedBytes: st.AllocatedBytes, ReservedBytes: st.ReservedBytes,

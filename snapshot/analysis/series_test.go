@@ -24,13 +24,13 @@ func TestSeries(t *testing.T) {
 	var best int64 = -1
 	bestAt := 0
 	for i := from; i <= to; i++ {
-		if v := d.StateAt(i, false, 0).AllocatedBytes; v > best {
+		if v := d.StateAt(i, 0, 0).AllocatedBytes; v > best {
 			best, bestAt = v, i
 		}
 	}
 	found := false
 	for j, p := range z.Points {
-		st := d.StateAt(p.Index, false, 0)
+		st := d.StateAt(p.Index, 0, 0)
 		if p.Allocated != st.AllocatedBytes || p.Reserved != st.ReservedBytes {
 			t.Errorf("point %+v, state %d/%d", p, st.AllocatedBytes, st.ReservedBytes)
 		}

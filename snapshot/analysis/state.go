@@ -106,8 +106,15 @@ type State struct {
 	TopSites []SiteBytes `json:"top_sites"`
 	// Fragmentation sums up the segments.
 	Fragmentation Fragmentation `json:"fragmentation"`
-	// Segments are the reserved ranges with their blocks (only when asked).
+	// Segments are the reserved ranges with their blocks (only when asked):
+	// all in address order, or the largest ones, biggest first.
 	Segments []SegmentState `json:"segments,omitempty"`
+	// OmittedSegments and OmittedBytes count the smaller segments left out.
+	OmittedSegments int `json:"omitted_segments,omitempty"`
+	// OmittedBytes is the reserved bytes of the omitted segments.
+	OmittedBytes int64 `json:"omitted_bytes,omitempty"`
+	// SiteLabels names the sites of the blocks in Segments, by site index.
+	SiteLabels map[int32]string `json:"site_labels,omitempty"`
 }
 
 // clampIndex limits i to the states of the trace, -1 … len-1.
@@ -124,9 +131,11 @@ func (d *Device) timeAt(i int) int64 {
 }
 
 // StateAt rebuilds the allocator state after trace entry i (-1: before the
-// first entry), with the segment layout when segments is true. It costs one
-// scan of the allocations and one replay of the segment events.
-func (d *Device) StateAt(i int, segments bool, topSites int) State {
+// first entry), with the topSites biggest sites and a segment layout: none
+// when segments is 0, every segment in address order when it is negative,
+// else the segments largest segments, biggest first. It costs one scan of
+// the allocations and one replay of the segment events.
+func (d *Device) StateAt(i int, segments int, topSites int) State {
 	i = d.clampIndex(i)
 	st := State{Index: i, TimeUS: d.timeAt(i)}
 	if i >= 0 {
@@ -142,7 +151,25 @@ func (d *Device) StateAt(i int, segments bool, topSites int) State {
 	st.TopSites = d.siteTotals(live, topSites)
 	segs := d.segmentsAt(i)
 	st.ReservedBytes = segs.total()
-	st.Fragmentation, st.Segments = d.layout(i, live, segs, segments)
+	st.Fragmentation, st.Segments = d.layout(i, live, segs, segments != 0)
+	if segments > 0 && len(st.Segments) > 0 {
+		slices.SortStableFunc(st.Segments, func(x, y SegmentState) int { return compareInt64(y.Size, x.Size) })
+		if len(st.Segments) > segments {
+			for _, ss := range st.Segments[segments:] {
+				st.OmittedSegments++
+				st.OmittedBytes += ss.Size
+			}
+			st.Segments = st.Segments[:segments]
+		}
+	}
+	if len(st.Segments) > 0 {
+		st.SiteLabels = map[int32]string{}
+		for _, ss := range st.Segments {
+			for _, b := range ss.Blocks {
+				st.SiteLabels[b.Site] = d.a.Sites[b.Site].Label
+			}
+		}
+	}
 	st.Fragmentation.AllocatedBytes = st.AllocatedBytes
 	st.Fragmentation.FreeBytes = st.ReservedBytes - st.AllocatedBytes
 	return st
