@@ -1,6 +1,9 @@
 package snapshot
 
-import "unsafe"
+import (
+	"slices"
+	"unsafe"
+)
 
 // stackChunk is how many FrameIDs the interner allocates at once for stacks.
 const stackChunk = 1 << 14
@@ -14,6 +17,8 @@ type interner struct {
 	stacks map[string]StackID
 	// backing is the current chunk that stacks are carved from.
 	backing []FrameID
+	// recent is a small direct-mapped cache in front of stacks.
+	recent [64]StackID
 }
 
 func newInterner(s *Snapshot) *interner {
@@ -45,8 +50,13 @@ func (in *interner) stack(ids []FrameID) StackID {
 	if len(ids) == 0 {
 		return EmptyStack
 	}
+	slot := (uint(len(ids)) ^ uint(ids[0])*31 ^ uint(ids[len(ids)-1])*17 ^ uint(ids[len(ids)/2])*7) & 63
+	if id := in.recent[slot]; id > 0 && slices.Equal(in.snap.Stacks[id], ids) {
+		return id
+	}
 	key := unsafe.String((*byte)(unsafe.Pointer(&ids[0])), len(ids)*4)
 	if id, ok := in.stacks[key]; ok {
+		in.recent[slot] = id
 		return id
 	}
 	if cap(in.backing)-len(in.backing) < len(ids) {
@@ -58,6 +68,7 @@ func (in *interner) stack(ids []FrameID) StackID {
 	id := StackID(len(in.snap.Stacks))
 	in.snap.Stacks = append(in.snap.Stacks, st)
 	in.stacks[unsafe.String((*byte)(unsafe.Pointer(&st[0])), len(st)*4)] = id
+	in.recent[slot] = id
 	return id
 }
 

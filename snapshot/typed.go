@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"math"
 )
 
@@ -138,6 +139,12 @@ func (v *vm) setItems(d val, items []val) error {
 		}
 		switch k {
 		case oEntry:
+			if v.entries == nil {
+				// Trace entries dominate big files: size the arena once,
+				// for every '}' byte still to come (an upper bound on the
+				// EMPTY_DICTs left).
+				v.entries = make([]TraceEntry, 0, bytes.Count(v.data[v.pos:], []byte{opEmptyDict})+16)
+			}
 			v.entries = append(v.entries, TraceEntry{Frames: NoStack})
 			o.idx = int32(len(v.entries) - 1)
 		case oFrame:

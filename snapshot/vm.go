@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 // Limits that keep hostile input from exhausting memory or time.
 const (
 	maxMarks    = 100_000 // open MARKs
-	maxStack    = 1 << 26 // values on the stack
 	maxMemoGap  = 1 << 20 // how far past the memo's end BINPUT may write densely
 	internLimit = 64      // strings up to this length are interned
 )
@@ -138,8 +138,17 @@ func newVM(data []byte, typed bool, o *DecodeOptions) *vm {
 	}
 	v.nextStep = v.every
 	v.budget = 16*len(data) + 1<<20
-	// Typical snapshots memoize about one value per 12 bytes.
-	v.memo = make([]val, 0, min(len(data)/16+16, 1<<24))
+	// Size the tables from byte counts (SIMD-fast upper bounds: every
+	// EMPTY_DICT is a '}' byte, every MEMOIZE a 0x94 byte, though not every
+	// such byte is an opcode) instead of growing them.
+	dicts := bytes.Count(data, []byte{opEmptyDict})
+	lists := bytes.Count(data, []byte{opEmptyList})
+	memo := len(data) / 32
+	if len(data) > 1 && data[0] == opProto && data[1] >= 4 {
+		memo = bytes.Count(data, []byte{opMemoize})
+	}
+	v.memo = make([]val, 0, memo+16)
+	v.objs = make([]obj, 0, dicts+lists+16)
 	v.stack = make([]val, 0, 64)
 	return v
 }
@@ -176,10 +185,9 @@ func (v *vm) line() ([]byte, error) {
 		Msg: "the line argument has no end"}
 }
 
+// push pushes x. The stack needs no bound: every opcode reads at least one
+// input byte and pushes at most one value.
 func (v *vm) push(x val) error {
-	if len(v.stack) >= maxStack {
-		return v.corrupt("more than %d values on the stack", maxStack)
-	}
 	v.stack = append(v.stack, x)
 	return nil
 }
@@ -362,6 +370,66 @@ func (v *vm) run() (val, error) {
 		v.pos++
 		var err error
 		switch op {
+		case opBinGet:
+			if v.pos < len(d) {
+				id := int(d[v.pos])
+				v.pos++
+				if id < len(v.memo) && v.memo[id].k != kUnset {
+					v.stack = append(v.stack, v.memo[id])
+					continue
+				}
+				err = v.memoGet(int64(id))
+			} else {
+				_, err = v.need(1)
+			}
+		case opLongBinGet:
+			if v.pos+4 <= len(d) {
+				id := int(binary.LittleEndian.Uint32(d[v.pos:]))
+				v.pos += 4
+				if id < len(v.memo) && v.memo[id].k != kUnset {
+					v.stack = append(v.stack, v.memo[id])
+					continue
+				}
+				err = v.memoGet(int64(id))
+			} else {
+				_, err = v.need(4)
+			}
+		case opMemoize:
+			if n := len(v.stack); n > 0 && (len(v.marks) == 0 || v.marks[len(v.marks)-1] < n) && v.stack[n-1].k != kMark {
+				v.memo = append(v.memo, v.stack[n-1])
+				continue
+			}
+			var t *val
+			if t, err = v.top(); err == nil {
+				err = v.memoPut(int64(len(v.memo)), *t)
+			}
+		case opBinInt1:
+			if v.pos < len(d) {
+				v.stack = append(v.stack, val{k: kInt, n: int64(d[v.pos])})
+				v.pos++
+				continue
+			}
+			_, err = v.need(1)
+		case opShortBinUni:
+			if v.pos < len(d) {
+				n := int(d[v.pos])
+				if v.pos+1+n <= len(d) {
+					b := d[v.pos+1 : v.pos+1+n]
+					v.pos += 1 + n
+					if i, ok := v.interned[string(b)]; ok {
+						v.stack = append(v.stack, val{k: kStr, n: int64(i)})
+						continue
+					}
+					err = v.str(b)
+					break
+				}
+			}
+			var b []byte
+			if b, err = v.need(1); err == nil {
+				if b, err = v.need(int(b[0])); err == nil {
+					err = v.str(b)
+				}
+			}
 		case opMark:
 			if len(v.marks) >= maxMarks {
 				return val{}, v.corrupt("more than %d nested MARKs", maxMarks)
@@ -410,11 +478,6 @@ func (v *vm) run() (val, error) {
 			var b []byte
 			if b, err = v.need(4); err == nil {
 				err = v.push(val{k: kInt, n: int64(int32(binary.LittleEndian.Uint32(b)))})
-			}
-		case opBinInt1:
-			var b []byte
-			if b, err = v.need(1); err == nil {
-				err = v.push(val{k: kInt, n: int64(b[0])})
 			}
 		case opBinInt2:
 			var b []byte
@@ -473,13 +536,6 @@ func (v *vm) run() (val, error) {
 					return val{}, v.corrupt("bad float %q", b)
 				}
 				err = v.push(val{k: kFloat, n: int64(math.Float64bits(f))})
-			}
-		case opShortBinUni:
-			var b []byte
-			if b, err = v.need(1); err == nil {
-				if b, err = v.need(int(b[0])); err == nil {
-					err = v.str(b)
-				}
 			}
 		case opBinUnicode:
 			var b []byte
@@ -601,11 +657,6 @@ func (v *vm) run() (val, error) {
 					err = v.setItems(*dv, items)
 				}
 			}
-		case opMemoize:
-			var t *val
-			if t, err = v.top(); err == nil {
-				err = v.memoPut(int64(len(v.memo)), *t)
-			}
 		case opBinPut, opLongBinPut, opPut:
 			var id int64
 			if id, err = v.memoID(op); err == nil {
@@ -614,7 +665,7 @@ func (v *vm) run() (val, error) {
 					err = v.memoPut(id, *t)
 				}
 			}
-		case opBinGet, opLongBinGet, opGet:
+		case opGet:
 			var id int64
 			if id, err = v.memoID(op); err == nil {
 				err = v.memoGet(id)

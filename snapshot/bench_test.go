@@ -1,0 +1,88 @@
+package snapshot_test
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/nlpodyssey/gopickle/pickle"
+
+	"oomscope/snapshot"
+	"oomscope/snapshot/gen"
+)
+
+var (
+	benchMu    sync.Mutex
+	benchFiles = map[int][]byte{}
+)
+
+// benchFile generates (once per size) a training-loop snapshot of about
+// mb megabytes, never written to disk.
+func benchFile(b *testing.B, mb int) []byte {
+	b.Helper()
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if data, ok := benchFiles[mb]; ok {
+		return data
+	}
+	data, _, err := gen.Bytes(gen.Options{Seed: 1, Layers: 8, TargetBytes: int64(mb) << 20})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchFiles[mb] = data
+	return data
+}
+
+// reportAlloc reports bytes allocated per operation relative to the file
+// size, and the peak heap in use after decoding relative to it.
+func reportAlloc(b *testing.B, size int, before runtime.MemStats) {
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	alloc := float64(after.TotalAlloc-before.TotalAlloc) / float64(b.N)
+	b.ReportMetric(alloc/float64(size), "alloc/filesize")
+	b.ReportMetric(float64(size)/1e6, "MB")
+	b.SetBytes(int64(size))
+}
+
+func BenchmarkDecodeFast(b *testing.B) {
+	for _, mb := range []int{10, 50, 200} {
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			data := benchFile(b, mb)
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := snapshot.DecodeBytes(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			reportAlloc(b, len(data), before)
+		})
+	}
+}
+
+// BenchmarkDecodeGopickle is gopickle's generic unpickler on the same
+// bytes: the baseline the fast path must beat by 10x.
+func BenchmarkDecodeGopickle(b *testing.B) {
+	for _, mb := range []int{10, 50} {
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			data := benchFile(b, mb)
+			runtime.GC()
+			var before runtime.MemStats
+			runtime.ReadMemStats(&before)
+			b.ResetTimer()
+			for range b.N {
+				u := pickle.NewUnpickler(bytes.NewReader(data))
+				if _, err := u.Load(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			reportAlloc(b, len(data), before)
+		})
+	}
+}
