@@ -1,25 +1,312 @@
 package app
 
-import "github.com/maxence-charriere/go-app/v10/pkg/app"
+import (
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
 
-// TriagePage is the /triage page. Its content comes with its own issue.
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"oomscope/bytesize"
+	"oomscope/estimator"
+	"oomscope/estimator/triage"
+)
+
+// URL parameters of /triage. The pasted text is never put in the URL: it
+// stays in the page.
+const (
+	triageWhenKey    = "when"
+	triageExampleKey = "example"
+	triageUnitKey    = "unit"
+)
+
+// triageSetupKeys are the estimator vocabulary keys the tensor matcher uses.
+var triageSetupKeys = []string{"model", "batch", "seq", "dtype", "attn"}
+
+// syncLimit is the paste size parsed on every keystroke; longer pastes wait
+// for a pause in typing.
+const syncLimit = 256 << 10
+
+// TriagePage is the /triage page: a paste box parsed as you type, with the
+// numbers, the card, the cause and the fixes of every OOM message found.
 type TriagePage struct {
 	app.Compo
+
+	text    string
+	when    triage.When
+	example string
+	decimal bool // show GB instead of GiB
+
+	res    triage.Result
+	sel    int
+	err    string
+	gen    int
+	parsed int
+
+	// setup is the model and setup tensors are matched against; model ""
+	// means matching is off.
+	setup    estimator.Request
+	setupErr string
+
+	// copied is the feedback per fix copy button ("Copied", ...).
+	copied map[string]string
 }
 
-// OnNav sets the page's head metadata.
+// OnNav reads the state from the URL: when it failed, an example, the unit
+// and the tensor-matching setup.
 func (p *TriagePage) OnNav(ctx app.Context) {
 	if r, ok := routeByPath("/triage"); ok {
 		ctx.Page().SetTitle("%s · OOMScope", r.Title)
 		ctx.Page().SetDescription(r.Description)
 	}
+	q := Query(ctx)
+	p.when, _ = triage.ParseWhen(q.Get(triageWhenKey))
+	p.decimal = q.Get(triageUnitKey) == "gb"
+	p.setup = estimator.DefaultRequest()
+	p.setup.Model = ""
+	p.setupErr = ""
+	sq := url.Values{}
+	for _, k := range triageSetupKeys {
+		if v := q.Get(k); v != "" {
+			sq.Set(k, v)
+		}
+	}
+	if sq.Get("model") != "" {
+		if r, err := estimator.ParseQuery(sq); err != nil {
+			p.setupErr = err.Error()
+		} else {
+			p.setup = r
+		}
+	}
+	if ex, ok := exampleByID(q.Get(triageExampleKey)); ok && p.text == "" {
+		p.example, p.text = ex.ID, ex.Text
+	}
+	p.analyze(ctx)
 }
 
+// query is the page state as URL parameters (never the pasted text).
+func (p *TriagePage) query() url.Values {
+	q := url.Values{}
+	if p.when != triage.WhenUnknown {
+		q.Set(triageWhenKey, string(p.when))
+	}
+	if p.example != "" {
+		q.Set(triageExampleKey, p.example)
+	}
+	if p.decimal {
+		q.Set(triageUnitKey, "gb")
+	}
+	if p.setup.Model != "" {
+		for _, k := range triageSetupKeys {
+			q.Set(k, p.setup.Get(k))
+		}
+	}
+	return q
+}
+
+// analyze runs triage on the text. It cannot panic: a failure is shown.
+func (p *TriagePage) analyze(ctx app.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.err = fmt.Sprint("internal error while reading the text: ", r)
+		}
+	}()
+	p.err = ""
+	opt := triage.Options{When: p.when}
+	if p.setup.Model != "" {
+		s := p.setup
+		opt.Setup = &s
+	}
+	p.res = triage.Triage(p.text, opt)
+	if p.sel >= len(p.res.Findings) {
+		p.sel = 0
+	}
+	p.copied = map[string]string{}
+	p.parsed++
+	n := p.parsed
+	ctx.Defer(func(app.Context) { MarkBody("data-triage-ready", strconv.Itoa(n)) })
+}
+
+// onInput re-parses as the user types; big pastes wait for a pause.
+func (p *TriagePage) onInput(ctx app.Context, e app.Event) {
+	p.text = ctx.JSSrc().Get("value").String()
+	if p.example != "" {
+		p.example = ""
+		ReplaceQuery(ctx, p.query())
+	}
+	p.gen++
+	if len(p.text) <= syncLimit {
+		p.analyze(ctx)
+		return
+	}
+	g := p.gen
+	ctx.After(300*time.Millisecond, func(ctx app.Context) {
+		if g == p.gen {
+			p.analyze(ctx)
+		}
+	})
+}
+
+func (p *TriagePage) onExample(ctx app.Context, e app.Event) {
+	id := ctx.JSSrc().Get("value").String()
+	ex, ok := exampleByID(id)
+	if !ok {
+		return
+	}
+	p.example, p.text, p.sel = ex.ID, ex.Text, 0
+	setTextareaValue(ctx, "triage-input", p.text)
+	ReplaceQuery(ctx, p.query())
+	p.analyze(ctx)
+}
+
+// setTextareaValue sets a textarea's live value after the next render: once
+// a user typed, its text content no longer drives what it shows.
+func setTextareaValue(ctx app.Context, id, text string) {
+	ctx.Defer(func(app.Context) {
+		if el := app.Window().GetElementByID(id); el.Truthy() {
+			el.Set("value", text)
+		}
+	})
+}
+
+func (p *TriagePage) onWhen(ctx app.Context, e app.Event) {
+	w, err := triage.ParseWhen(ctx.JSSrc().Get("value").String())
+	if err != nil {
+		return
+	}
+	p.when = w
+	ReplaceQuery(ctx, p.query())
+	p.analyze(ctx)
+}
+
+func (p *TriagePage) onUnit(ctx app.Context, e app.Event) {
+	p.decimal = !p.decimal
+	ReplaceQuery(ctx, p.query())
+}
+
+func (p *TriagePage) onClear(ctx app.Context, e app.Event) {
+	p.text, p.example, p.sel = "", "", 0
+	setTextareaValue(ctx, "triage-input", "")
+	ReplaceQuery(ctx, p.query())
+	p.analyze(ctx)
+}
+
+// setSetup changes one field of the matching setup.
+func (p *TriagePage) setSetup(ctx app.Context, key, value string) {
+	next := p.setup
+	if key == "model" && value == "" {
+		next.Model = ""
+	} else {
+		if next.Model == "" {
+			next.Model = estimator.DefaultRequest().Model
+		}
+		if err := next.Set(key, value); err != nil {
+			p.setupErr = err.Error()
+			return
+		}
+		if err := next.Validate(); err != nil {
+			p.setupErr = err.Error()
+			return
+		}
+	}
+	p.setupErr = ""
+	p.setup = next
+	ReplaceQuery(ctx, p.query())
+	p.analyze(ctx)
+}
+
+// size renders bytes in the chosen unit.
+func (p *TriagePage) size(n int64) string {
+	if p.decimal {
+		return bytesize.Format(n, bytesize.Decimal)
+	}
+	return bytesize.Format(n, bytesize.Binary)
+}
+
+// Render draws the page.
 func (p *TriagePage) Render() app.UI {
 	r, _ := routeByPath("/triage")
 	return Layout("/triage",
 		app.H1().Text(r.Title),
 		app.P().Class("lead").Text(r.Description),
-		app.P().Class("placeholder").Text("This tool is being built."),
+		app.P().ID("triage-privacy").Class("notice triage-privacy").Text(
+			"Your text is read by this page, in your browser. It is never uploaded, never stored and never put in the address bar."),
+		p.renderInput(),
+		p.renderResult(),
+	)
+}
+
+func (p *TriagePage) renderInput() app.UI {
+	examples := []app.UI{app.Option().Value("").Text("Try an example…").Selected(p.example == "")}
+	for _, ex := range triageExamples {
+		examples = append(examples, app.Option().Value(ex.ID).Text(ex.Title).Selected(ex.ID == p.example))
+	}
+	var whens []app.UI
+	for _, w := range triage.Whens {
+		whens = append(whens, app.Option().Value(string(w.When)).Text(w.Label).Selected(w.When == p.when))
+	}
+	unit := "Show GB"
+	if p.decimal {
+		unit = "Show GiB"
+	}
+	return app.Section().Class("triage-input").Body(
+		app.Div().Class("triage-controls").Body(
+			app.Div().Class("field").Body(
+				app.Label().For("triage-example").Text("Example"),
+				app.Select().ID("triage-example").OnChange(p.onExample).Body(examples...),
+			),
+			app.Div().Class("field").Body(
+				app.Label().For("triage-when").Text("When did it fail?"),
+				app.Select().ID("triage-when").OnChange(p.onWhen).Body(whens...),
+			),
+			app.Div().Class("triage-buttons").Body(
+				app.Button().ID("triage-unit").Class("secondary").Text(unit).OnClick(p.onUnit),
+				app.Button().ID("triage-clear").Class("secondary").Text("Clear").OnClick(p.onClear),
+			),
+		),
+		app.Label().For("triage-input").Text("Paste the error (a whole traceback or log is fine)"),
+		app.Textarea().ID("triage-input").Class("triage-text").Rows(9).Spellcheck(false).
+			Placeholder("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate …").
+			Text(p.text).OnInput(p.onInput),
+	)
+}
+
+func (p *TriagePage) renderResult() app.UI {
+	if p.err != "" {
+		return app.P().ID("triage-status").Class("error").Text(p.err)
+	}
+	n := len(p.res.Findings)
+	if n == 0 {
+		msg := "Paste an out-of-memory error above, or pick an example."
+		if p.text != "" {
+			msg = "No out-of-memory message found in this text. OOMScope reads PyTorch (CUDA, ROCm, MPS, XPU, CPU), cuBLAS, cuDNN, NCCL, JAX/XLA, TensorFlow and vLLM messages."
+		}
+		return app.P().ID("triage-status").Class("triage-status muted").Text(msg)
+	}
+	status := "Found 1 out-of-memory message."
+	if n > 1 {
+		status = fmt.Sprintf("Found %d out-of-memory messages.", n)
+	}
+	if p.res.Truncated {
+		status += " Only the first ones are shown."
+	}
+	var tabs []app.UI
+	if n > 1 {
+		for i, f := range p.res.Findings {
+			i := i
+			label := fmt.Sprintf("#%d %s · %s", i+1, f.Kind, f.Cause)
+			b := app.Button().ID(fmt.Sprintf("triage-pick-%d", i)).Class("secondary triage-pick").Text(label).
+				OnClick(func(ctx app.Context, e app.Event) { p.sel = i })
+			if i == p.sel {
+				b = b.Class("triage-pick active").Aria("pressed", "true")
+			}
+			tabs = append(tabs, b)
+		}
+	}
+	return app.Section().Class("triage-result").Body(
+		app.P().ID("triage-status").Class("triage-status").Text(status),
+		app.If(len(tabs) > 0, func() app.UI { return app.Div().Class("triage-picks").Body(tabs...) }),
+		p.renderFinding(&p.res.Findings[p.sel]),
 	)
 }

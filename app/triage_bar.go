@@ -1,0 +1,74 @@
+package app
+
+import (
+	"fmt"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"oomscope/estimator/triage"
+)
+
+// renderBar draws the card as one horizontal bar (who holds what) and the
+// failed request against the free part.
+func (p *TriagePage) renderBar(f *triage.Finding) app.UI {
+	b, ok := triage.CardBar(f)
+	if !ok || b.Total <= 0 {
+		return app.Div()
+	}
+	pct := func(n int64) float64 { return 100 * float64(n) / float64(b.Total) }
+	var segs, legend []app.UI
+	for _, s := range b.Segments {
+		w := pct(s.Bytes)
+		tip := fmt.Sprintf("%s: %s (%s)", s.Label, p.size(s.Bytes), s.Formula)
+		segs = append(segs, app.Div().Class("triage-seg triage-seg-"+s.Name).Style("width", "%.3f%%", w).Title("%s", tip).DataSet("seg", s.Name))
+		legend = append(legend, app.Li().Body(
+			app.Span().Class("triage-swatch triage-seg-"+s.Name),
+			app.Text(fmt.Sprintf("%s %s (%.1f %%)", s.Label, p.size(s.Bytes), w)),
+		))
+	}
+	var req app.UI = app.Div()
+	if b.Request > 0 {
+		start := pct(b.RequestStart)
+		width := pct(b.Request)
+		fits := b.Shortfall == 0
+		if start+width > 100 {
+			width = 100 - start
+		}
+		label := fmt.Sprintf("request %s", p.size(b.Request))
+		if !fits {
+			label += fmt.Sprintf(": %s more than is free", p.size(b.Shortfall))
+		}
+		cls := "triage-req"
+		if !fits {
+			cls += " triage-req-short"
+		}
+		// Zoom: the request against the free part, scaled to the larger.
+		free := b.Total - b.RequestStart
+		scale := float64(max(free, b.Request, 1))
+		zoom := func(name, cls string, n int64) app.UI {
+			return app.Div().Class("triage-zoom-row").Body(
+				app.Span().Class("triage-zoom-name").Text(name),
+				app.Div().Class("triage-zoom-track").Body(
+					app.Div().Class(cls).Style("width", "max(%.3f%%, 2px)", 100*float64(n)/scale),
+				),
+				app.Span().Class("triage-zoom-size").Text(p.size(n)),
+			)
+		}
+		req = app.Div().Class("triage-req-row").Body(
+			app.Div().Class(cls).Style("margin-left", "%.3f%%", start).Style("width", "max(%.3f%%, 3px)", width),
+			app.P().ID("triage-req-label").Class("triage-req-label").Text(label),
+			app.Div().ID("triage-zoom").Class("triage-zoom").Body(
+				zoom("Free", "triage-zoom-free", free),
+				zoom("Request", cls, b.Request),
+			),
+		)
+	}
+	return app.Section().Class("triage-card").Body(
+		app.H2().Text("The card"),
+		app.P().Class("muted").Text(fmt.Sprintf("%s in total, as the message reports it.", p.size(b.Total))),
+		app.Div().ID("triage-bar").Class("triage-bar").Aria("hidden", "true").Body(segs...),
+		req,
+		app.Ul().Class("triage-legend").Body(legend...),
+		app.If(b.Note != "", func() app.UI { return app.P().Class("muted").Text(b.Note) }),
+	)
+}

@@ -1,0 +1,145 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+
+	"oomscope/bytesize"
+	"oomscope/estimator/triage"
+)
+
+// triageMessage is pasted into /triage; the marker line proves the text never
+// leaves the page.
+func triageMessage(marker string) string {
+	return marker + "\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n" +
+		"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.63 GiB of which 1.10 GiB is free. " +
+		"Process 777 has 6.00 GiB memory in use. Including non-PyTorch memory, this process has 16.40 GiB memory in use. " +
+		"Of the allocated memory 15.20 GiB is allocated by PyTorch, and 700.00 MiB is reserved by PyTorch but unallocated. " +
+		"If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  " +
+		"See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n"
+}
+
+// grantClipboard lets the page read and write the clipboard without a prompt.
+func grantClipboard(t *testing.T, tb *tab, origin string) {
+	t.Helper()
+	id := chromedp.FromContext(tb.ctx).BrowserContextID
+	for _, name := range []string{"clipboard-read", "clipboard-write"} {
+		_, err := chromedp.CallBrowser(tb.ctx, browser.SetPermission, browser.SetPermissionParams{
+			Permission: &browser.PermissionDescriptor{Name: name, AllowWithoutSanitization: true},
+			Setting:    browser.PermissionSettingGranted, Origin: origin, BrowserContextID: id,
+		})
+		if err != nil {
+			t.Fatalf("grant %s: %v", name, err)
+		}
+	}
+}
+
+// TestTriage pastes a message, checks the numbers, the cause, the card and the
+// fixes against the triage package, copies a fix, switches examples and
+// "when", and proves the text never left the page.
+func TestTriage(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	grantClipboard(t, tb, s.Origin)
+	tb.open("/triage")
+
+	marker := fmt.Sprintf("SECRET-PAYLOAD-%d", time.Now().UnixNano())
+	text := triageMessage(marker)
+	res := triage.Triage(text, triage.Options{})
+	if len(res.Findings) != 1 {
+		t.Fatalf("the test message gives %d findings in Go", len(res.Findings))
+	}
+	f := res.Findings[0]
+
+	tb.setValue("#triage-input", text)
+	tb.waitText("#triage-status", "Found 1 out-of-memory message")
+	if got := tb.text("#triage-cause-name"); got != string(f.Cause) {
+		t.Errorf("cause shown %q, Go says %q", got, f.Cause)
+	}
+	if got := tb.text("#triage-why"); got != f.Why {
+		t.Errorf("why shown %q, Go says %q", got, f.Why)
+	}
+	// Every number in the table, as the triage package read it.
+	for _, fd := range f.Fields {
+		if fd.Bytes == nil {
+			continue
+		}
+		row := evalJS[string](tb, fmt.Sprintf(`Array.from(document.querySelectorAll('#triage-numbers tr[data-key=%q]')).map(r => r.textContent).join("|")`, fd.Key))
+		want := bytesize.Format(fd.Bytes.Int64(), bytesize.Binary)
+		if !strings.Contains(row, want) || !strings.Contains(row, fd.Bytes.String()+" B") {
+			t.Errorf("row %s = %q, want %s and %s B", fd.Key, row, want, fd.Bytes)
+		}
+	}
+	// The card: one segment per CardBar segment, request drawn.
+	bar, _ := triage.CardBar(&f)
+	segs := evalJS[[]string](tb, `Array.from(document.querySelectorAll('#triage-bar [data-seg]')).map(e => e.dataset.seg)`)
+	var wantSegs []string
+	for _, sg := range bar.Segments {
+		wantSegs = append(wantSegs, sg.Name)
+	}
+	if strings.Join(segs, ",") != strings.Join(wantSegs, ",") {
+		t.Errorf("bar segments %v, want %v", segs, wantSegs)
+	}
+	if got := tb.text("#triage-req-label"); !strings.Contains(got, bytesize.Format(bar.Request, bytesize.Binary)) {
+		t.Errorf("request label %q lacks %s", got, bytesize.Format(bar.Request, bytesize.Binary))
+	}
+	// Fixes in the package's order; copy the first one.
+	titles := evalJS[[]string](tb, `Array.from(document.querySelectorAll('#triage-fixes .triage-fix h3')).map(e => e.textContent)`)
+	if len(titles) != len(f.Fixes) || titles[0] != f.Fixes[0].Title {
+		t.Errorf("fix titles %q, want %d starting with %q", titles, len(f.Fixes), f.Fixes[0].Title)
+	}
+	tb.click("#triage-copy-0")
+	tb.waitText("#triage-copied-0", "Copied")
+	if clip := evalJS[string](tb, `navigator.clipboard.readText()`); clip != f.Fixes[0].Code {
+		t.Errorf("clipboard holds %q, want %q", clip, f.Fixes[0].Code)
+	}
+	// Estimator link carries what the message said.
+	href := evalJS[string](tb, `document.querySelector('#triage-estimate-link').getAttribute('href')`)
+	if f.Estimator == nil || !strings.HasSuffix(href, "/estimate?"+f.Estimator.Query) {
+		t.Errorf("estimator link %q, want …/estimate?%v", href, f.Estimator)
+	}
+	tb.screenshot("triage-pasted")
+
+	// "When" steers the fixes as the package does.
+	tb.setValue("#triage-when", string(triage.WhenEval))
+	withWhen := triage.Triage(text, triage.Options{When: triage.WhenEval}).Findings[0]
+	poll[bool](tb, fmt.Sprintf(`(() => { const h = document.querySelectorAll('#triage-fixes .triage-fix h3'); return h.length === %d && Array.from(h).map(e => e.textContent).join("|") === %q; })()`,
+		len(withWhen.Fixes), joinTitles(withWhen.Fixes)), 10*time.Second)
+	if u := evalJS[string](tb, `location.href`); !strings.Contains(u, "when=eval") || strings.Contains(u, marker) {
+		t.Errorf("URL %q: want when=eval and never the text", u)
+	}
+
+	// An example replaces the text.
+	tb.setValue("#triage-example", "mps")
+	tb.waitText("#triage-kind", "mps")
+	tb.waitText("#triage-cause-name", "capacity")
+
+	tb.setViewport(375, 800)
+	tb.setValue("#triage-example", "other")
+	tb.waitText("#triage-cause-name", "other-process")
+	tb.screenshot("triage-phone")
+
+	tb.assertClean()
+	assertLocalOnly(t, tb, s)
+	_, reqs := tb.rec.snapshot()
+	for _, r := range reqs {
+		if strings.Contains(r.URL, "SECRET-PAYLOAD") {
+			t.Errorf("a request carries the pasted text: %s", r.URL)
+		}
+	}
+}
+
+func joinTitles(fx []triage.Fix) string {
+	var t []string
+	for _, f := range fx {
+		t = append(t, f.Title)
+	}
+	return strings.Join(t, "|")
+}
