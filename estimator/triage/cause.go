@@ -276,8 +276,9 @@ func (d *diag) allowedLimit(t float64, hasT bool, rt float64, hasRT bool, a floa
 		held, heldName = a, "allocated"
 	}
 	if allowed, ok := val(f.AllowedBytes); ok && (hasRT || hasA) {
-		if hasT && held+t > allowed || !hasT && held >= 0.9*allowed {
-			rule := "reserved + request > allowed: the set_per_process_memory_fraction cap binds, not the card"
+		// The printed figures carry ±0.005 of their unit, so allow 1 %.
+		if hasT && held+t > 0.99*allowed || !hasT && held >= 0.9*allowed {
+			rule := "reserved + request > allowed (within the 1 % the printed rounding allows): the set_per_process_memory_fraction cap binds, not the card"
 			why := fmt.Sprintf("%s %s + %s request > %s allowed: torch.cuda.set_per_process_memory_fraction caps this process, so free device memory is irrelevant", hb(held), heldName, hb(t), hb(allowed))
 			if !hasT {
 				rule = "reserved ≥ 90 % of allowed: the set_per_process_memory_fraction cap binds, not the card"

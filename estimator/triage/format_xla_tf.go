@@ -18,12 +18,13 @@ var (
 	reXLAStats  = regexp.MustCompile(`BufferAssignment\s+stats\s*:`)
 	reXLAStat   = regexp.MustCompile(`^\s*(parameter|constant|maybe_live_out|preallocated\s+temp|total)\s+(allocation|fragmentation)\s*:\s*` + xlaSize + `(?:\s*\([\d.]+%\))?`)
 
-	tfHead     = regexp.MustCompile(`OOM\s+when\s+allocating\s+tensor\s+(?:with|of)\s+shape\s*\[([\d,\s]{0,200})\](?:\s+and\s+type\s+(\w+))?(?:\s+on\s+(\S+))?(?:\s+by\s+allocator\s+(\w+))?`)
-	reTFHint   = regexp.MustCompile(`^\s*\[?\[?\s*(?:\{\{node\s+[^}\n]*\}\}\s*)?(?:\]\]\s*)?(?:Hint\s*:\s*If\s+you\s+want\s+to\s+see\s+a\s+list\s+of\s+allocated\s+tensors\s+when\s+OOM\s+happens,\s+add\s+report_tensor_allocations_upon_oom\s+to\s+RunOptions\s+for\s+current\s+allocation\s+info\.?)`)
-	reTFGPU    = regexp.MustCompile(`(?:device:GPU:|GPU_)(\d+)`)
-	tfBFCHead  = regexp.MustCompile(`Allocator\s+\((\w+)\)\s+ran\s+out\s+of\s+memory\s+trying\s+to\s+allocate\s+` + xlaSize + `(?:\s*\(rounded\s+to\s+(\d+)\))?`)
-	reTFNotOOM = regexp.MustCompile(`^[^\n]{0,200}?The\s+caller\s+indicates\s+that\s+this\s+is\s+not\s+a\s+failure`)
-	tfDevHead  = regexp.MustCompile(`failed\s+to\s+allocate\s+([\d.]+)([KMG])\s*\((\d+)\s+bytes\)\s+from\s+device\s*:\s*CUDA_ERROR_OUT_OF_MEMORY(?:\s*:\s*out\s+of\s+memory)?`)
+	tfHead      = regexp.MustCompile(`OOM\s+when\s+allocating\s+tensor\s+(?:with|of)\s+shape\s*\[([\d,\s]{0,200})\](?:\s+and\s+type\s+(\w+))?(?:\s+on\s+(\S+))?(?:\s+by\s+allocator\s+(\w+))?`)
+	reTFHint    = regexp.MustCompile(`^\s*\[?\[?\s*(?:\{\{node\s+[^}\n]*\}\}\s*)?(?:\]\]\s*)?(?:Hint\s*:\s*If\s+you\s+want\s+to\s+see\s+a\s+list\s+of\s+allocated\s+tensors\s+when\s+OOM\s+happens,\s+add\s+report_tensor_allocations_upon_oom\s+to\s+RunOptions\s+for\s+current\s+allocation\s+info\.?)`)
+	reTFGPU     = regexp.MustCompile(`(?:device:GPU:|GPU_)(\d+)`)
+	tfEagerHead = regexp.MustCompile(`(?:ResourceExhaustedError|Resource\s+exhausted|RESOURCE_EXHAUSTED)\s*:\s*failed\s+to\s+allocate\s+memory(?:\s*\[Op:(\w+)\])?`)
+	tfBFCHead   = regexp.MustCompile(`Allocator\s+\((\w+)\)\s+ran\s+out\s+of\s+memory\s+trying\s+to\s+allocate\s+` + xlaSize + `(?:\s*\(rounded\s+to\s+(\d+)\))?`)
+	reTFNotOOM  = regexp.MustCompile(`^[^\n]{0,200}?The\s+caller\s+indicates\s+that\s+this\s+is\s+not\s+a\s+failure`)
+	tfDevHead   = regexp.MustCompile(`failed\s+to\s+allocate\s+([\d.]+)([KMG])\s*\((\d+)\s+bytes\)\s+from\s+device\s*:\s*CUDA_ERROR_OUT_OF_MEMORY(?:\s*:\s*out\s+of\s+memory)?`)
 )
 
 // tfDTypeBytes are the element sizes of TensorFlow's DataTypeString names.
@@ -158,6 +159,17 @@ func parseTF(p *parser, h head) (Finding, bool) {
 		f.Variant = "tensor of shape (old TF)"
 	}
 	m.extend(reTFHint)
+	return m.done()
+}
+
+// parseTFEager reads TensorFlow 2's eager "ResourceExhaustedError: failed to
+// allocate memory [Op:AddV2]", which prints no size.
+func parseTFEager(p *parser, h head) (Finding, bool) {
+	f := Finding{Kind: "tf", Backend: "tf", Variant: "failed to allocate memory (TF2 eager)"}
+	if op := p.text[max(0, h.sub[2]):max(0, h.sub[3])]; op != "" {
+		f.Variant += " in op " + op
+	}
+	m := newMsg(p, h, &f)
 	return m.done()
 }
 

@@ -24,6 +24,7 @@ var formats = []*format{
 	{name: "xla-tpu", keywords: []string{"memory space"}, head: xlaTPUHead, parse: parseXLATPU},
 	{name: "xla-pjrt", keywords: []string{"allocate request for"}, head: xlaPJRTHead, parse: parseXLAPJRT},
 	{name: "tf", keywords: []string{"oom when"}, head: tfHead, parse: parseTF},
+	{name: "tf-eager", keywords: []string{"failed to allocate memory"}, head: tfEagerHead, parse: parseTFEager},
 	{name: "tf-bfc", keywords: []string{"ran out of memory"}, head: tfBFCHead, parse: parseTFBFC},
 	{name: "tf-device", keywords: []string{"cuda_error_out_of_memory"}, head: tfDevHead, parse: parseTFDevice},
 	{name: "vllm-nomem", keywords: []string{"cache blocks"}, head: vllmNoMemHead, parse: parseVLLMKV},

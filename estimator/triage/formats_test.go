@@ -205,6 +205,12 @@ var formatCases = []formatCase{
 		want: map[string]string{"tensor_shape": "[64,256,56,56]", "dtype": `"half"`, "tried_bytes": "102760448", "gpu_index": "1"},
 	},
 	{
+		name: "TensorFlow 2 eager, no size",
+		text: "tensorflow.python.framework.errors_impl.ResourceExhaustedError: failed to allocate memory [Op:MatMul]",
+		kind: "tf", cause: CauseCapacity,
+		absent: []string{"tried_bytes"},
+	},
+	{
 		name: "TensorFlow BFC log with rounded size",
 		text: "W tensorflow/core/common_runtime/bfc_allocator.cc:457] Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.00GiB (rounded to 1073741824)requested by op MatMul",
 		kind: "tf-bfc", cause: CauseCapacity,
@@ -319,6 +325,7 @@ func TestNotOOM(t *testing.T) {
 		"W bfc_allocator.cc:239] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.13GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.",
 		"RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:32, unhandled system error, NCCL version 2.4.8",
 		"Epoch 1/10 loss=0.231 memory=12.3GiB allocated=10.1GiB",
+		"    raise ValueError(\"No available memory for the cache blocks. \"",
 	} {
 		if res := Triage(text, Options{}); len(res.Findings) != 0 {
 			t.Errorf("Triage(%q) found %d messages (first %s: %q), want none", text, len(res.Findings), res.Findings[0].Kind, res.Findings[0].Text)

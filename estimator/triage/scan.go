@@ -139,7 +139,7 @@ func scan(original string, limit int) ([]Finding, bool) {
 	p := &parser{text: text}
 	var out []Finding
 	for _, h := range heads {
-		if h.start < p.consumed {
+		if h.start < p.consumed || inSourceCode(text, h.start) {
 			continue
 		}
 		if len(out) >= limit {
@@ -230,4 +230,18 @@ func maskLinePrefixes(text string) string {
 		return text
 	}
 	return string(b)
+}
+
+// sourceLine matches a line of code that raises the message, as tracebacks
+// quote it: raise ValueError("No available memory for the cache blocks. "
+var sourceLine = regexp.MustCompile(`raise\s+[\w.]+\(\s*[fbrFBR]?["']$`)
+
+// inSourceCode reports whether the head at start sits in a quoted string of
+// a raise statement on its line (a traceback's source line, not the error).
+func inSourceCode(text string, start int) bool {
+	lo := max(0, start-200)
+	if nl := strings.LastIndexByte(text[lo:start], '\n'); nl >= 0 {
+		lo += nl + 1
+	}
+	return sourceLine.MatchString(text[lo:start])
 }
