@@ -18,7 +18,7 @@ var (
 	cudnnHead  = regexp.MustCompile(`Could\s+not\s+create\s+cudnn\s+handle\s*:\s*(CUDNN_STATUS_\w+)|(?:cuDNN\s+(?:Frontend\s+)?error\s*:\s*)?(CUDNN_STATUS_(?:ALLOC_FAILED|NOT_INITIALIZED))|(Unable\s+to\s+find\s+a\s+valid\s+cuDNN\s+algorithm\s+to\s+run\s+convolution)`)
 
 	ncclWarnHead = regexp.MustCompile(`NCCL\s+WARN\b[^\n]{0,200}?(?:out\s+of\s+memory|OUT_OF_MEMORY|Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc))`)
-	ncclErrHead  = regexp.MustCompile(`NCCL\s+error\s+in\s*:\s*\S+`)
+	ncclErrHead  = regexp.MustCompile(`NCCL\s+error\s+in\s*:\s*\S+|NCCL\s+Error\s+\d+\s*:`)
 	reNCCLCalloc = regexp.MustCompile(`Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc)(?:\s+async)?\s+(\d+)\s+bytes`)
 	reNCCLDev    = regexp.MustCompile(`\[(\d+)\]\s+(?:\S+\s+)?NCCL\s+WARN`)
 	reNCCLOOM    = regexp.MustCompile(`out\s+of\s+memory|OUT_OF_MEMORY|Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc)`)

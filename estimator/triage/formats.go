@@ -19,7 +19,7 @@ var formats = []*format{
 	{name: "cudnn", keywords: []string{"cudnn_status_", "cudnn algorithm"}, head: cudnnHead, parse: parseCudnn},
 	// NCCL WARN lines are weak so that one failure's consecutive lines merge.
 	{name: "nccl-warn", keywords: []string{"nccl warn"}, head: ncclWarnHead, weak: true, parse: parseNCCLWarn},
-	{name: "nccl-error", keywords: []string{"nccl error in"}, head: ncclErrHead, parse: parseNCCLError},
+	{name: "nccl-error", keywords: []string{"nccl error"}, head: ncclErrHead, parse: parseNCCLError},
 	{name: "xla", keywords: []string{"of memory while", "of memory allocating"}, head: xlaHead, parse: parseXLA},
 	{name: "xla-tpu", keywords: []string{"memory space"}, head: xlaTPUHead, parse: parseXLATPU},
 	{name: "xla-pjrt", keywords: []string{"allocate request for"}, head: xlaPJRTHead, parse: parseXLAPJRT},

@@ -252,6 +252,11 @@ var formatCases = []formatCase{
 		kind: "nccl", cause: CauseUnknown,
 	},
 	{
+		name: "NCCL Error 1 wrapper (PyTorch 1.x broadcast)",
+		text: "RuntimeError: NCCL Error 1: unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+		kind: "nccl", cause: CauseUnknown,
+	},
+	{
 		name: "cuBLAS not initialized at handle creation",
 		text: "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`",
 		kind: "cublas", cause: CauseCapacity,
