@@ -1,0 +1,269 @@
+package app
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"oomscope/estimator"
+)
+
+// bucketLabels are the display names of the buckets.
+var bucketLabels = map[string]string{
+	estimator.BucketWeights: "Weights", estimator.BucketGradients: "Gradients", estimator.BucketOptimizer: "Optimizer states",
+	estimator.BucketActivations: "Activations", estimator.BucketLogits: "Logits and loss", estimator.BucketKVCache: "KV cache",
+	estimator.BucketOverhead: "Overhead",
+}
+
+// bucketColor is the CSS variable of a bucket (main.css).
+func bucketColor(name string) string {
+	if name == estimator.BucketKVCache {
+		return "var(--c-kv)"
+	}
+	return "var(--c-" + name + ")"
+}
+
+// renderResults shows the verdict, the bar, the table, the answers and the
+// fix ladder for the current report.
+func (p *EstimatePage) renderResults() app.UI {
+	rep := p.rep
+	if rep == nil {
+		return app.Section().Class("estimate-results")
+	}
+	cls := "estimate-results"
+	if p.err != "" {
+		cls += " estimate-stale"
+	}
+	return app.Section().ID("est-results").Class(cls).Aria("label", "Results").Aria("live", "polite").Body(
+		app.If(p.err != "", func() app.UI {
+			return app.P().ID("est-error").Class("error").Role("alert").Text(p.err)
+		}),
+		p.renderUnitToggle(),
+		p.renderVerdict(),
+		p.renderBar(),
+		p.renderTable(),
+		p.renderAnswers(),
+		p.renderFixes(),
+	)
+}
+
+func (p *EstimatePage) renderUnitToggle() app.UI {
+	button := func(label string, decimal bool) app.UI {
+		cls := "secondary"
+		if p.decimal == decimal {
+			cls = ""
+		}
+		return app.Button().Type("button").ID("est-unit-"+strings.ToLower(label)).Class(cls).
+			Aria("pressed", p.decimal == decimal).Text(label).
+			OnClick(func(ctx app.Context, e app.Event) { p.setUnit(ctx, decimal) })
+	}
+	return app.Div().Class("estimate-unit").Role("group").Aria("label", "Units").Body(
+		app.Span().Class("muted").Text("Show sizes in "),
+		button("GiB", false),
+		button("GB", true),
+		app.Span().Class("muted").Text(" (PyTorch prints GiB; GPU vendors market GB)"),
+	)
+}
+
+func (p *EstimatePage) renderVerdict() app.UI {
+	rep := p.rep
+	g := rep.GPU
+	gpus := ""
+	if rep.Request.Mode == estimator.ModeTrain && rep.Request.GPUs > 1 {
+		gpus = fmt.Sprintf(" (per GPU, %d GPUs)", rep.Request.GPUs)
+	}
+	head, cls := "Fits", "verdict-ok"
+	if !rep.Fits {
+		head, cls = "Does not fit", "verdict-bad"
+	}
+	return app.Div().ID("est-verdict").Class("estimate-verdict", cls).DataSet("fits", rep.Fits).Body(
+		app.Strong().Text(head),
+		app.Text(fmt.Sprintf(": %s needed%s, %s usable on %s", p.size(rep.TotalBytes), gpus, p.size(rep.UsableBytes), g.Name)),
+		app.Div().Class("formula").Text("usable = "+rep.UsableFormula),
+	)
+}
+
+// renderBar is a stacked bar of the buckets against the GPU's capacity.
+func (p *EstimatePage) renderBar() app.UI {
+	rep := p.rep
+	scale := max(rep.TotalBytes, rep.GPU.CapacityBytes)
+	if scale <= 0 {
+		scale = 1
+	}
+	pct := func(n int64) string { return strconv.FormatFloat(float64(n)*100/float64(scale), 'f', 3, 64) + "%" }
+	var segs, legend []app.UI
+	var described []string
+	for _, b := range rep.Details {
+		if b.Bytes <= 0 {
+			continue
+		}
+		label := bucketLabels[b.Name]
+		segs = append(segs, app.Div().Class("estimate-seg").Style("width", pct(b.Bytes)).Style("background", bucketColor(b.Name)).
+			Title("%s: %s", label, p.size(b.Bytes)))
+		legend = append(legend, app.Li().Body(
+			app.Span().Class("estimate-swatch").Style("background", bucketColor(b.Name)),
+			app.Text(fmt.Sprintf("%s %s", label, p.size(b.Bytes))),
+		))
+		described = append(described, label+" "+p.size(b.Bytes))
+	}
+	aria := fmt.Sprintf("%s of %s capacity: %s", p.size(rep.TotalBytes), p.size(rep.GPU.CapacityBytes), strings.Join(described, ", "))
+	return app.Figure().Class("estimate-figure").Body(
+		app.Div().ID("est-bar").Class("estimate-bar").Role("img").Aria("label", aria).Body(
+			append(segs,
+				app.Div().Class("estimate-mark estimate-mark-usable").Style("left", pct(rep.UsableBytes)).Title("usable after headroom"),
+				app.Div().Class("estimate-mark estimate-mark-cap").Style("left", pct(rep.GPU.CapacityBytes)).Title("capacity"),
+			)...,
+		),
+		app.Div().Class("estimate-scale muted").Body(
+			app.Span().Text("0"),
+			app.Span().Text(fmt.Sprintf("usable %s · capacity %s", p.size(rep.UsableBytes), p.size(rep.GPU.CapacityBytes))),
+		),
+		app.Ul().Class("estimate-legend").Body(legend...),
+	)
+}
+
+// renderTable lists every bucket with its size and formula.
+func (p *EstimatePage) renderTable() app.UI {
+	rep := p.rep
+	var rows []app.UI
+	for _, b := range rep.Details {
+		var terms app.UI
+		if len(b.Terms) > 1 {
+			var items []app.UI
+			for _, t := range b.Terms {
+				items = append(items, app.Li().Body(
+					app.Span().Class("estimate-term-size").Text(p.size(t.Bytes)),
+					app.Text(" "+t.Name+": "+t.Formula),
+				))
+			}
+			terms = app.Details().Body(
+				app.Summary().Text(fmt.Sprintf("%d terms", len(b.Terms))),
+				app.Ul().Class("estimate-terms").Body(items...),
+			)
+		}
+		share := ""
+		if rep.TotalBytes > 0 {
+			share = fmt.Sprintf("%.1f %%", float64(b.Bytes)*100/float64(rep.TotalBytes))
+		}
+		rows = append(rows, app.Tr().DataSet("bucket", b.Name).Body(
+			app.Th().Scope("row").Body(
+				app.Span().Class("estimate-swatch").Style("background", bucketColor(b.Name)),
+				app.Text(bucketLabels[b.Name]),
+			),
+			app.Td().Class("num").DataSet("bytes", b.Bytes).Text(p.size(b.Bytes)),
+			app.Td().Class("num").Text(share),
+			app.Td().Body(app.Div().Class("formula").Text(b.Formula), terms),
+		))
+	}
+	rows = append(rows, app.Tr().Class("estimate-total").DataSet("bucket", "total").Body(
+		app.Th().Scope("row").Text("Total"),
+		app.Td().Class("num").DataSet("bytes", rep.TotalBytes).Text(p.size(rep.TotalBytes)),
+		app.Td().Class("num").Text("100 %"),
+		app.Td().Body(app.Div().Class("formula").Text("sum of the buckets: the estimated peak per GPU")),
+	))
+	return app.Div().Class("table-wrap").Body(
+		app.Table().ID("est-table").Class("estimate-table").Body(
+			app.Caption().Text(fmt.Sprintf("Where the memory goes: %s, %s params (%s trainable)", rep.Model.Name, commasInt(rep.Params), commasInt(rep.TrainableParams))),
+			app.THead().Body(app.Tr().Body(
+				app.Th().Scope("col").Text("Bucket"),
+				app.Th().Scope("col").Class("num").Text("Size"),
+				app.Th().Scope("col").Class("num").Text("Share"),
+				app.Th().Scope("col").Text("Formula"),
+			)),
+			app.TBody().Body(rows...),
+		),
+	)
+}
+
+// renderAnswers gives the smallest GPU, GPUs under ZeRO-3, and the largest
+// batch and sequence.
+func (p *EstimatePage) renderAnswers() app.UI {
+	rep := p.rep
+	r := rep.Request
+	var items []app.UI
+	add := func(id, term string, def app.UI) {
+		items = append(items, app.Div().ID(id).Class("estimate-answer").Body(app.Dt().Text(term), app.Dd().Body(def)))
+	}
+	if rep.SmallestGPU != "" {
+		g, _ := estimator.LookupGPU(rep.SmallestGPU)
+		next := r
+		next.GPU = g.ID
+		add("est-smallest", "Smallest GPU that fits", app.Span().Body(
+			app.A().Href(p.href(next)).Text(g.Name),
+			app.Text(" ("+p.size(g.CapacityBytes)+")"),
+		))
+	} else {
+		add("est-smallest", "Smallest GPU that fits", app.Text("none in the catalog: see the fixes below"))
+	}
+	if r.Mode == estimator.ModeTrain {
+		if n := rep.GPUsNeeded; n == 1 {
+			add("est-gpus", "GPUs needed under ZeRO-3", app.Text("1: it fits on one "+rep.GPU.Name))
+		} else if n > 1 {
+			next := r
+			next.GPUs, next.Shard = n, estimator.ShardZero3
+			add("est-gpus", "GPUs needed under ZeRO-3", app.A().Href(p.href(next)).Text(fmt.Sprintf("%d × %s", n, rep.GPU.Name)))
+		} else {
+			add("est-gpus", "GPUs needed under ZeRO-3", app.Text("no number is enough: activations and logits are not sharded"))
+		}
+	}
+	batch := "none: batch 1 does not fit"
+	if rep.MaxBatch > 0 {
+		batch = strconv.Itoa(rep.MaxBatch)
+	}
+	add("est-max-batch", "Largest micro-batch that fits", app.Text(batch))
+	seq := fmt.Sprintf("%d tokens at batch %d", rep.MaxSeq, r.Batch)
+	if rep.MaxSeq == 0 {
+		seq = fmt.Sprintf("none at batch %d", r.Batch)
+	}
+	if rep.Model.MaxPositions > 0 {
+		seq += fmt.Sprintf(" (the model's context is %d)", rep.Model.MaxPositions)
+	}
+	add("est-max-seq", "Longest sequence that fits", app.Text(seq))
+	return app.Dl().Class("estimate-answers").Body(items...)
+}
+
+// renderFixes is the fix ladder, cheapest first, each on top of the last.
+func (p *EstimatePage) renderFixes() app.UI {
+	rep := p.rep
+	if len(rep.Fixes) == 0 {
+		return app.Div()
+	}
+	var items []app.UI
+	for _, f := range rep.Fixes {
+		badge, cls := "still too big", "estimate-badge verdict-bad"
+		if f.Fits {
+			badge, cls = "fits", "estimate-badge verdict-ok"
+		}
+		items = append(items, app.Li().DataSet("fix", f.Name).Body(
+			app.Div().Class("estimate-fix-head").Body(
+				app.Strong().Text(f.Name),
+				app.Span().Class(cls).Text(badge),
+			),
+			app.Div().Class("formula").Text(f.Change),
+			app.Div().Body(
+				app.Text(fmt.Sprintf("saves %s → total %s · ", p.size(f.SavesBytes), p.size(f.TotalBytes))),
+				app.A().Href(p.href(f.Request)).Aria("label", "Apply "+f.Name+" and the fixes before it").Text("apply"),
+			),
+		))
+	}
+	return app.Section().Class("estimate-fixes").Aria("label", "Fixes").Body(
+		app.H2().Text("Fixes, cheapest first"),
+		app.P().Class("muted").Text("Each fix applies on top of the ones above it; the totals are cumulative."),
+		app.Ol().ID("est-fixes").Body(items...),
+	)
+}
+
+// commasInt writes n with thousands separators.
+func commasInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
