@@ -1,10 +1,74 @@
 package app
 
-import "github.com/maxence-charriere/go-app/v10/pkg/app"
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
 
-// SnapshotPage is the /snapshot page. Its content comes with its own issue.
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"oomscope/bytesize"
+	"oomscope/snapshot/analysis"
+)
+
+// snapPhase is where the page is in reading a file.
+type snapPhase int
+
+const (
+	snapIdle snapPhase = iota
+	snapReading
+	snapDecoding
+	snapAnalysing
+	snapDone
+	snapFailed
+)
+
+// snapResult is the worker's answer to "analyze" (wasm/snapworker).
+type snapResult struct {
+	analysis.Report
+	DecodeMS  int64 `json:"decode_ms"`
+	AnalyseMS int64 `json:"analyse_ms"`
+}
+
+// SnapshotPage is the /snapshot page: drop a snapshot.pickle written by
+// torch.cuda.memory._dump_snapshot() and see its peak, timeline, culprits,
+// buckets, fragmentation and OOMs. Decoding and analysis run in a Web
+// Worker (wasm/snapworker); this component only shows the results.
 type SnapshotPage struct {
 	app.Compo
+
+	phase    snapPhase
+	fileName string
+	fileSize int64
+	progress float64 // 0…1 within the phase
+	errMsg   string
+	dragOver bool
+
+	res *snapResult
+	dev int // index into res.Devices
+
+	// state is the allocator state at stateIndex (asked of the worker).
+	state      *analysis.State
+	stateIndex int
+	stateErr   string
+
+	// zoom is the zoomed timeline; nil shows the whole trace.
+	zoom *analysis.Series
+	// chart caches the timeline's drawing for the current device and zoom.
+	chart chartData
+	// hover is the hovered point (-1: none) and the band under the cursor.
+	hover, hoverBand int
+	// drag is a range being selected on the chart, as fractions of its width.
+	dragging           bool
+	dragFrom, dragTo   float64
+	markdown, copyNote string
+
+	worker  app.Value
+	onMsg   app.Func
+	nextID  int
+	fileReq int // id of the analyze request in flight
+	stReq   int // id of the latest state request
+	serReq  int // id of the latest series request
 }
 
 // OnNav sets the page's head metadata.
@@ -13,13 +77,401 @@ func (p *SnapshotPage) OnNav(ctx app.Context) {
 		ctx.Page().SetTitle("%s · OOMScope", r.Title)
 		ctx.Page().SetDescription(r.Description)
 	}
+	p.hover = -1
 }
 
+// OnDismount stops the worker: its memory holds the whole snapshot.
+func (p *SnapshotPage) OnDismount() {
+	if p.worker != nil {
+		p.worker.Call("terminate")
+		p.worker = nil
+	}
+	if p.onMsg != nil {
+		p.onMsg.Release()
+		p.onMsg = nil
+	}
+}
+
+// fail shows an error; the page stays usable for another file.
+func (p *SnapshotPage) fail(msg string) {
+	p.phase, p.errMsg = snapFailed, msg
+	MarkBody("data-snapshot-error", strconv.Itoa(p.fileReq))
+}
+
+// guard turns a panic in JavaScript interop into an error message instead
+// of ending the program (a panic would kill every handler of the page).
+func (p *SnapshotPage) guard(what string) {
+	if r := recover(); r != nil {
+		p.fail(fmt.Sprintf("%s failed: %v", what, r))
+	}
+}
+
+func (p *SnapshotPage) onDragOver(ctx app.Context, e app.Event) {
+	e.PreventDefault()
+	p.dragOver = true
+}
+
+func (p *SnapshotPage) onDragLeave(ctx app.Context, e app.Event) { p.dragOver = false }
+
+func (p *SnapshotPage) onDrop(ctx app.Context, e app.Event) {
+	defer p.guard("Reading the dropped file")
+	e.PreventDefault()
+	p.dragOver = false
+	files := e.Get("dataTransfer").Get("files")
+	if files.Length() == 0 {
+		p.fail("Nothing was dropped: drop a snapshot.pickle file.")
+		return
+	}
+	p.read(ctx, files.Index(0))
+}
+
+func (p *SnapshotPage) onPick(ctx app.Context, e app.Event) {
+	defer p.guard("Reading the chosen file")
+	files := ctx.JSSrc().Get("files")
+	if files.Length() == 0 {
+		return
+	}
+	p.read(ctx, files.Index(0))
+	ctx.JSSrc().Set("value", "") // choosing the same file again fires change again
+}
+
+// read loads the file into an ArrayBuffer with progress, then hands it to
+// the worker (transferred, not copied).
+func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
+	p.reset()
+	p.nextID++
+	id := p.nextID
+	p.fileReq = id
+	p.fileName = file.Get("name").String()
+	p.fileSize = int64(file.Get("size").Float())
+	if p.fileSize == 0 {
+		p.fail(fmt.Sprintf("%s is empty (0 bytes). Write the snapshot with torch.cuda.memory._dump_snapshot(\"snapshot.pickle\").", p.fileName))
+		return
+	}
+	p.phase = snapReading
+	fr := app.Window().Get("FileReader").New()
+	var onProgress, onLoad, onError app.Func
+	release := func() { onProgress.Release(); onLoad.Release(); onError.Release() }
+	onProgress = app.FuncOf(func(this app.Value, args []app.Value) any {
+		if len(args) == 0 || args[0].Type() != app.TypeObject {
+			return nil
+		}
+		loaded, total := jsNumber(args[0], "loaded"), jsNumber(args[0], "total")
+		if total > 0 {
+			ctx.Dispatch(func(ctx app.Context) {
+				if p.fileReq == id && p.phase == snapReading {
+					p.progress = loaded / total
+				}
+			})
+		}
+		return nil
+	})
+	onLoad = app.FuncOf(func(this app.Value, args []app.Value) any {
+		defer release()
+		buf := fr.Get("result")
+		ctx.Dispatch(func(ctx app.Context) {
+			defer p.guard("Starting the analysis")
+			if p.fileReq != id {
+				return
+			}
+			p.phase, p.progress = snapDecoding, 0
+			w := p.ensureWorker(ctx)
+			msg := app.Window().Get("Object").New()
+			msg.Set("type", "analyze")
+			msg.Set("id", id)
+			msg.Set("name", p.fileName)
+			msg.Set("buffer", buf)
+			w.Call("postMessage", msg, app.Window().Get("Array").New(buf))
+		})
+		return nil
+	})
+	onError = app.FuncOf(func(this app.Value, args []app.Value) any {
+		defer release()
+		msg := "the browser could not read it"
+		if e := fr.Get("error"); e.Truthy() {
+			msg = e.Call("toString").String()
+		}
+		ctx.Dispatch(func(ctx app.Context) {
+			if p.fileReq == id {
+				p.fail(fmt.Sprintf("Could not read %s: %s.", p.fileName, msg))
+			}
+		})
+		return nil
+	})
+	fr.Set("onprogress", onProgress)
+	fr.Set("onload", onLoad)
+	fr.Set("onerror", onError)
+	fr.Call("readAsArrayBuffer", file)
+}
+
+// reset forgets the previous file.
+func (p *SnapshotPage) reset() {
+	p.errMsg, p.res, p.state, p.stateErr, p.zoom = "", nil, nil, "", nil
+	p.chart, p.markdown, p.copyNote = chartData{}, "", ""
+	p.progress, p.dev, p.hover, p.dragging = 0, 0, -1, false
+	MarkBody("data-snapshot-ready", "")
+	MarkBody("data-snapshot-error", "")
+}
+
+// workerMsg is a message from the worker, read out of its JS object.
+type workerMsg struct {
+	typ, stage, json, message string
+	id                        int
+	done, total               float64
+}
+
+func jsString(v app.Value, k string) string {
+	if f := v.Get(k); f.Type() == app.TypeString {
+		return f.String()
+	}
+	return ""
+}
+
+func jsNumber(v app.Value, k string) float64 {
+	if f := v.Get(k); f.Type() == app.TypeNumber {
+		return f.Float()
+	}
+	return 0
+}
+
+// ensureWorker starts the analysis worker once.
+func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
+	if p.worker != nil {
+		return p.worker
+	}
+	w := app.Window().Get("Worker").New(Href("/web/snapworker.js"))
+	p.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
+		defer func() {
+			if r := recover(); r != nil {
+				ctx.Dispatch(func(ctx app.Context) { p.fail(fmt.Sprintf("Unreadable message from the analysis worker: %v", r)) })
+			}
+		}()
+		if len(args) == 0 {
+			return nil
+		}
+		var m workerMsg
+		if args[0].Get("type").String() == "error" && args[0].Get("data").Type() != app.TypeObject {
+			// The worker script itself failed to load.
+			m = workerMsg{typ: "error", message: "the analysis worker could not start: " + jsString(args[0], "message")}
+		} else {
+			d := args[0].Get("data")
+			m = workerMsg{typ: jsString(d, "type"), stage: jsString(d, "stage"), json: jsString(d, "json"),
+				message: jsString(d, "message"), id: int(jsNumber(d, "id")), done: jsNumber(d, "done"), total: jsNumber(d, "total")}
+		}
+		ctx.Dispatch(func(ctx app.Context) { p.onWorker(ctx, m) })
+		return nil
+	})
+	w.Call("addEventListener", "message", p.onMsg)
+	w.Call("addEventListener", "error", p.onMsg)
+	p.worker = w
+	return w
+}
+
+// onWorker applies a worker message; stale answers are ignored.
+func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
+	switch m.typ {
+	case "progress":
+		if m.id != p.fileReq {
+			return
+		}
+		if m.stage == "analyse" {
+			p.phase, p.progress = snapAnalysing, 1
+		} else if m.total > 0 {
+			p.phase, p.progress = snapDecoding, m.done/m.total
+		}
+	case "result":
+		if m.id != p.fileReq {
+			return
+		}
+		var r snapResult
+		if err := json.Unmarshal([]byte(m.json), &r); err != nil {
+			p.fail("The analysis result could not be read: " + err.Error())
+			return
+		}
+		p.res, p.phase = &r, snapDone
+		p.dev = 0
+		for i, d := range r.Devices {
+			if d.Entries > r.Devices[p.dev].Entries {
+				p.dev = i
+			}
+		}
+		p.selectDevice(ctx, p.dev)
+		MarkBody("data-snapshot-ready", fmt.Sprintf("%.0f", app.Window().Get("performance").Call("now").Float()))
+	case "state":
+		if m.id != p.stReq {
+			return
+		}
+		var st analysis.State
+		if err := json.Unmarshal([]byte(m.json), &st); err != nil {
+			p.stateErr = err.Error()
+			return
+		}
+		p.state, p.stateErr = &st, ""
+		MarkBody("data-snapshot-state", strconv.Itoa(st.Index))
+	case "series":
+		if m.id != p.serReq {
+			return
+		}
+		var s analysis.Series
+		if err := json.Unmarshal([]byte(m.json), &s); err != nil {
+			p.stateErr = err.Error()
+			return
+		}
+		p.zoom = &s
+		p.chart = newChartData(p.device(), s.Points, s.Sites)
+	case "error":
+		switch {
+		case m.id == p.fileReq || m.id == 0:
+			p.fail(fmt.Sprintf("Could not analyse %s: %s", p.fileName, m.message))
+		case m.id == p.stReq || m.id == p.serReq:
+			p.stateErr = m.message
+		}
+	}
+}
+
+// device returns the report of the device shown.
+func (p *SnapshotPage) device() *analysis.DeviceReport {
+	if p.res == nil || p.dev < 0 || p.dev >= len(p.res.Devices) {
+		return nil
+	}
+	return &p.res.Devices[p.dev]
+}
+
+// selectDevice shows device i at its peak, unzoomed.
+func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
+	p.dev, p.zoom, p.hover = i, nil, -1
+	d := p.device()
+	if d == nil {
+		return
+	}
+	p.chart = newChartData(d, d.Timeline, d.SiteSeries)
+	p.requestState(ctx, d.PeakIndex)
+}
+
+// post sends a query to the worker and returns its id.
+func (p *SnapshotPage) post(ctx app.Context, typ string, fields map[string]any) int {
+	defer p.guard("Asking the analysis worker")
+	d := p.device()
+	if d == nil || p.worker == nil {
+		return -1
+	}
+	p.nextID++
+	msg := app.Window().Get("Object").New()
+	msg.Set("type", typ)
+	msg.Set("id", p.nextID)
+	msg.Set("device", d.Device)
+	for k, v := range fields {
+		msg.Set(k, v)
+	}
+	p.worker.Call("postMessage", msg)
+	return p.nextID
+}
+
+// requestState asks the worker for the allocator state after entry i.
+func (p *SnapshotPage) requestState(ctx app.Context, i int) {
+	p.stateIndex = i
+	p.stReq = p.post(ctx, "state", map[string]any{"index": i})
+}
+
+// requestZoom asks the worker for the timeline between two entries.
+func (p *SnapshotPage) requestZoom(ctx app.Context, from, to int) {
+	if to-from < 2 {
+		return
+	}
+	p.serReq = p.post(ctx, "series", map[string]any{"from": from, "to": to, "points": 900})
+}
+
+func (p *SnapshotPage) onDevice(ctx app.Context, e app.Event) {
+	if i, err := strconv.Atoi(ctx.JSSrc().Get("value").String()); err == nil {
+		p.selectDevice(ctx, i)
+	}
+}
+
+func (p *SnapshotPage) onCopyMarkdown(ctx app.Context, e app.Event) {
+	defer p.guard("Copying the report")
+	if p.res == nil {
+		return
+	}
+	p.markdown = analysis.Markdown(&p.res.Report)
+	p.copyNote = "The report is below; select it and copy it."
+	clip := app.Window().Get("navigator").Get("clipboard")
+	if !clip.Truthy() {
+		return
+	}
+	var ok, bad app.Func
+	ok = app.FuncOf(func(app.Value, []app.Value) any {
+		ok.Release()
+		bad.Release()
+		ctx.Dispatch(func(ctx app.Context) { p.copyNote = "Copied to the clipboard as Markdown." })
+		return nil
+	})
+	bad = app.FuncOf(func(app.Value, []app.Value) any {
+		ok.Release()
+		bad.Release()
+		return nil
+	})
+	clip.Call("writeText", p.markdown).Call("then", ok, bad)
+}
+
+// gib renders bytes as PyTorch does.
+func gib(n int64) string { return bytesize.Format(n, bytesize.Binary) }
+
+// Render draws the page.
 func (p *SnapshotPage) Render() app.UI {
 	r, _ := routeByPath("/snapshot")
 	return Layout("/snapshot",
 		app.H1().Text(r.Title),
-		app.P().Class("lead").Text(r.Description),
-		app.P().Class("placeholder").Text("This tool is being built."),
+		app.P().Class("lead").Text("Drop the snapshot.pickle written by torch.cuda.memory._dump_snapshot(): see the peak "+
+			"and when it happened, what was alive then and which code allocated it, the split into parameters, gradients, "+
+			"optimizer state and activations, fragmentation and any out-of-memory event."),
+		app.P().Class("notice snap-private").ID("snap-private").Text("Your file never leaves your browser: it is read and "+
+			"analysed on this page, in a Web Worker. Nothing is uploaded, and the page works offline."),
+		p.renderDrop(),
+		p.renderStatus(),
+		app.If(p.res != nil, func() app.UI { return p.renderResults() }),
 	)
+}
+
+func (p *SnapshotPage) renderDrop() app.UI {
+	cls := "snap-drop"
+	if p.dragOver {
+		cls += " snap-drop-over"
+	}
+	return app.Div().ID("snap-drop").Class(cls).
+		OnDragOver(p.onDragOver).OnDragEnter(p.onDragOver).OnDragLeave(p.onDragLeave).OnDrop(p.onDrop).
+		Body(
+			app.P().Class("snap-drop-title").Text("Drop snapshot.pickle here"),
+			app.P().Body(
+				app.Label().For("snap-file").Class("button").Text("Choose a file"),
+				app.Input().Type("file").ID("snap-file").Class("snap-file").Accept(".pickle,.pkl,.gz,application/octet-stream").OnChange(p.onPick),
+			),
+			app.Details().Class("snap-howto").Body(
+				app.Summary().Text("How do I record a snapshot?"),
+				app.Pre().Body(app.Code().Text("import torch\n"+
+					"torch.cuda.memory._record_memory_history(max_entries=100_000)\n"+
+					"# ... build the model and run a few training steps ...\n"+
+					"torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")\n"+
+					"torch.cuda.memory._record_memory_history(enabled=None)")),
+				app.P().Class("muted").Text("Start recording before building the model to label parameters by their stack. "+
+					"Pickles from any torch version since 2.0 work, including Python 3.14's protocol 5."),
+			),
+		)
+}
+
+func (p *SnapshotPage) renderStatus() app.UI {
+	switch p.phase {
+	case snapReading, snapDecoding, snapAnalysing:
+		label := map[snapPhase]string{snapReading: "Reading", snapDecoding: "Decoding", snapAnalysing: "Analysing"}[p.phase]
+		return app.Div().ID("snap-progress").Class("snap-progress").Aria("live", "polite").Body(
+			app.P().Text(fmt.Sprintf("%s %s (%s)… %.0f %%", label, p.fileName, gib(p.fileSize), 100*p.progress)),
+			app.Progress().Max(1).Attr("value", fmt.Sprintf("%.3f", p.progress)).Aria("label", label),
+		)
+	case snapFailed:
+		return app.Div().ID("snap-error").Class("error").Attr("role", "alert").Body(
+			app.P().Text(p.errMsg),
+			app.P().Class("muted").Text("Drop another file to try again. A snapshot is the pickle written by "+
+				"torch.cuda.memory._dump_snapshot() (or pickle.dump(torch.cuda.memory._snapshot(), f))."),
+		)
+	}
+	return app.Text("")
 }

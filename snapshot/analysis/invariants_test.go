@@ -137,6 +137,9 @@ func checkInvariants(t *testing.T, a *Analysis, dev *Device, d DeviceReport) {
 
 	// Timeline and site series.
 	if len(d.Timeline) > 0 {
+		if first, last := d.Timeline[0].Index, d.Timeline[len(d.Timeline)-1].Index; first != -1 || last != n-1 {
+			t.Errorf("timeline covers %d..%d, want -1..%d", first, last, n-1)
+		}
 		foundPeak := false
 		for j, p := range d.Timeline {
 			if j > 0 && p.Index <= d.Timeline[j-1].Index {

@@ -51,13 +51,22 @@ type buckets struct {
 	b     []bucket
 	from  int
 	count int
+	// first and last are the first and last states recorded, always drawn.
+	first, last sample
+	seen        bool
+}
+
+// sample is one state of a bucket.
+type sample struct {
+	i    int32
+	a, r int64
 }
 
 func newBuckets(points, from, count int) buckets {
 	if points <= 0 || count <= 0 {
 		return buckets{}
 	}
-	return buckets{b: make([]bucket, max(1, min(points/3, count))), from: from, count: count}
+	return buckets{b: make([]bucket, max(1, min((points-2)/3, count))), from: from, count: count}
 }
 
 // bucket keeps the extreme states of one slice of the trace for the
@@ -261,6 +270,10 @@ func (d *Device) matchSegments(open map[uint64]int32) {
 func (bs *buckets) record(i int, cur, res int64) {
 	if len(bs.b) == 0 {
 		return
+	}
+	bs.last = sample{int32(i), cur, res}
+	if !bs.seen {
+		bs.first, bs.seen = bs.last, true
 	}
 	b := &bs.b[int64(i-bs.from)*int64(len(bs.b))/int64(bs.count)]
 	if !b.used {

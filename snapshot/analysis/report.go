@@ -349,7 +349,8 @@ func (d *Device) timeline() []Point {
 
 // points turns buckets into points in index order, adding the offsets to
 // the bucket values. Each bucket gives its lowest and highest allocated
-// state and its highest reserved state, so the exact peaks are points.
+// state and its highest reserved state, so the exact peaks are points; the
+// first and last states are points too.
 func (d *Device) points(bs buckets, allocOffset, resOffset int64) []Point {
 	var pts []Point
 	add := func(i int32, a, r int64) {
@@ -358,10 +359,10 @@ func (d *Device) points(bs buckets, allocOffset, resOffset int64) []Point {
 		}
 		pts = append(pts, Point{Index: int(i), TimeUS: d.timeAt(int(i)), Allocated: allocOffset + a, Reserved: resOffset + r})
 	}
-	type sample struct {
-		i    int32
-		a, r int64
+	if !bs.seen {
+		return nil
 	}
+	add(bs.first.i, bs.first.a, bs.first.r)
 	for _, b := range bs.b {
 		if !b.used {
 			continue
@@ -369,8 +370,13 @@ func (d *Device) points(bs buckets, allocOffset, resOffset int64) []Point {
 		s := []sample{{b.minI, b.minA, b.minAR}, {b.maxI, b.maxA, b.maxAR}, {b.resI, b.resA, b.resR}}
 		sort.Slice(s, func(x, y int) bool { return s[x].i < s[y].i })
 		for _, v := range s {
-			add(v.i, v.a, v.r)
+			if v.i > bs.first.i {
+				add(v.i, v.a, v.r)
+			}
 		}
+	}
+	if n := len(pts); pts[n-1].Index < int(bs.last.i) {
+		add(bs.last.i, bs.last.a, bs.last.r)
 	}
 	return pts
 }

@@ -22,7 +22,7 @@ func (d *Device) Series(from, to, points, sites int) Series {
 	if from > to {
 		from, to = to, from
 	}
-	points = max(3, min(points, 10000))
+	points = max(5, min(points, 10000))
 	sites = max(1, min(sites, 50))
 	width := to - from + 1
 	// Allocated and reserved after entry from, then the change at each

@@ -1,0 +1,273 @@
+package app
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"oomscope/snapshot/analysis"
+)
+
+// commas writes n with thousands separators.
+func commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// whenText says when a trace index happened.
+func whenText(d *analysis.DeviceReport, idx int, t int64) string {
+	if idx < 0 {
+		return "before the first trace entry: already live when recording started"
+	}
+	s := fmt.Sprintf("after entry %s of %s", commas(int64(idx)), commas(int64(d.Entries)))
+	if t > 0 && d.FirstTimeUS > 0 {
+		s += fmt.Sprintf(", %.3f s into the trace", float64(t-d.FirstTimeUS)/1e6)
+	}
+	return s
+}
+
+// renderResults shows everything known about the file.
+func (p *SnapshotPage) renderResults() app.UI {
+	d := p.device()
+	if d == nil {
+		return app.Text("")
+	}
+	var devOpts []app.UI
+	for i, dd := range p.res.Devices {
+		devOpts = append(devOpts, app.Option().Value(strconv.Itoa(i)).Selected(i == p.dev).
+			Text(fmt.Sprintf("cuda:%d (%s entries)", dd.Device, commas(int64(dd.Entries)))))
+	}
+	return app.Section().ID("snap-results").Class("snap-results").Body(
+		app.Div().Class("snap-head").Body(
+			app.Div().Body(
+				app.H2().Class("snap-file").Text(p.fileName),
+				app.P().Class("muted").Text(fmt.Sprintf("%s · pickle protocol %d · %s trace entries · decoded in %d ms, analysed in %d ms, in this browser",
+					gib(p.fileSize), p.res.PickleProtocol, commas(int64(d.Entries)), p.res.DecodeMS, p.res.AnalyseMS)),
+			),
+			app.Div().Class("snap-actions").Body(
+				app.If(len(p.res.Devices) > 1, func() app.UI {
+					return app.Label().Class("snap-device").Body(
+						app.Text("Device "),
+						app.Select().ID("snap-device").OnChange(p.onDevice).Body(devOpts...),
+					)
+				}),
+				app.Button().ID("snap-copy").Text("Copy as Markdown").OnClick(p.onCopyMarkdown),
+			),
+		),
+		app.If(p.copyNote != "", func() app.UI { return app.P().Class("muted").ID("snap-copy-note").Text(p.copyNote) }),
+		app.If(p.markdown != "", func() app.UI {
+			return app.Textarea().ID("snap-markdown").Class("snap-markdown").ReadOnly(true).Rows(10).Text(p.markdown)
+		}),
+		p.renderCards(d),
+		p.renderTimeline(d),
+		p.renderBuckets(d),
+		p.renderSites(d),
+		p.renderState(d),
+		p.renderOOMs(d),
+		app.If(len(d.Warnings) > 0, func() app.UI {
+			var li []app.UI
+			for _, w := range d.Warnings {
+				li = append(li, app.Li().Text(w))
+			}
+			return app.Div().Class("notice").Body(app.Strong().Text("The trace and the segments disagree:"), app.Ul().Body(li...))
+		}),
+		p.renderExplain(),
+	)
+}
+
+func card(id, title, big, sub, formula string) app.UI {
+	return app.Div().Class("card snap-card").ID(id).Body(
+		app.H3().Text(title),
+		app.P().Class("snap-big").Text(big),
+		app.P().Class("snap-sub").Text(sub),
+		app.If(formula != "", func() app.UI { return app.P().Class("formula").Text(formula) }),
+	)
+}
+
+func (p *SnapshotPage) renderCards(d *analysis.DeviceReport) app.UI {
+	culprit := card("snap-culprit", "Biggest culprit at the peak", "–", "nothing was live", "")
+	if len(d.TopSites) > 0 {
+		s := d.TopSites[0]
+		culprit = card("snap-culprit", "Biggest culprit at the peak", gib(s.Bytes),
+			fmt.Sprintf("%s · %d allocation(s) · mostly %s", s.Label, s.Count, s.Category),
+			"grouped by the first user frame of each allocation's stack")
+	}
+	f := d.FragmentationAtPeak
+	oom := "none in the trace"
+	if n := len(d.OOMEvents); n > 0 {
+		oom = fmt.Sprintf("%d: the first asked for %s with %s free", n, gib(d.OOMEvents[0].RequestedBytes), gib(d.OOMEvents[0].DeviceFreeBytes))
+	}
+	peak := card("snap-peak", "Peak allocated", gib(d.PeakAllocatedBytes),
+		fmt.Sprintf("%s B, %s", commas(d.PeakAllocatedBytes), whenText(d, d.PeakIndex, d.PeakTimeUS)),
+		fmt.Sprintf("includes %s already live before recording started", gib(d.InitialAllocatedBytes)))
+	return app.Div().Class("cards snap-cards").Body(
+		app.Div().DataSet("bytes", strconv.FormatInt(d.PeakAllocatedBytes, 10)).DataSet("index", d.PeakIndex).ID("snap-peak-wrap").Body(peak),
+		card("snap-reserved", "Peak reserved", gib(d.PeakReservedBytes),
+			fmt.Sprintf("%s B, %s", commas(d.PeakReservedBytes), whenText(d, d.PeakReservedIndex, 0)),
+			fmt.Sprintf("at the end: %s reserved, %s allocated", gib(d.FinalReservedBytes), gib(d.FinalAllocatedBytes))),
+		culprit,
+		card("snap-free", "Free inside reserved at the peak", gib(f.FreeBytes),
+			fmt.Sprintf("largest free block %s; %s rounding waste, %s between blocks", gib(f.LargestFreeBlockBytes),
+				gib(f.InternalFreeBytes), gib(f.ExternalFreeBytes)),
+			"reserved − allocated"),
+		card("snap-oom-card", "Out-of-memory events", strconv.Itoa(len(d.OOMEvents)), oom, ""),
+	)
+}
+
+// catClass is the CSS class of a category's colour.
+func catClass(c string) string { return "snap-cat-" + strings.ReplaceAll(c, "_", "-") }
+
+// categoryBar draws a split of bytes by category as one stacked bar.
+func categoryBar(c analysis.CategoryBytes) app.UI {
+	total := c.Total()
+	var segs []app.UI
+	for _, cat := range analysis.Categories() {
+		v := c.Get(cat)
+		if v == 0 || total == 0 {
+			continue
+		}
+		segs = append(segs, app.Span().Class("snap-bar-seg "+catClass(cat.String())).
+			Style("width", fmt.Sprintf("%.3f%%", 100*float64(v)/float64(total))).Title("%s: %s", cat, gib(v)))
+	}
+	return app.Div().Class("snap-bar").Aria("hidden", "true").Body(segs...)
+}
+
+func (p *SnapshotPage) renderBuckets(d *analysis.DeviceReport) app.UI {
+	var rows, rules []app.UI
+	total := max(d.CategoriesAtPeak.Total(), 1)
+	for _, cat := range analysis.Categories() {
+		v := d.CategoriesAtPeak.Get(cat)
+		if v == 0 {
+			continue
+		}
+		rows = append(rows, app.Tr().Body(
+			app.Td().Body(app.Span().Class("snap-swatch "+catClass(cat.String())), app.Text(" "+cat.String())),
+			app.Td().Class("num").Text(gib(v)),
+			app.Td().Class("num").Text(fmt.Sprintf("%.1f %%", 100*float64(v)/float64(total))),
+		))
+	}
+	for _, r := range d.CategoryRules {
+		rules = append(rules, app.Li().Body(
+			app.Span().Class("snap-swatch "+catClass(r.Category)),
+			app.Text(" "),
+			app.Code().Text(r.Rule),
+			app.Text(fmt.Sprintf(" → %s: %s in %d allocation(s). %s", r.Category, gib(r.Bytes), r.Count, r.Text)),
+		))
+	}
+	return app.Section().Class("snap-buckets").ID("snap-buckets").Body(
+		app.H2().Text("What the peak holds"),
+		app.P().Class("muted").Text("Each allocation live at the peak is labelled by the first rule that fits its stack and "+
+			"lifetime. Stack rules look for optimizer, autograd, module-construction and forward frames; lifetime rules check "+
+			"whether it outlived its phase. They are heuristics: the rule behind every byte is listed."),
+		categoryBar(d.CategoriesAtPeak),
+		app.Div().Class("table-wrap").Body(app.Table().Class("snap-cat-table").Body(
+			app.THead().Body(app.Tr().Body(app.Th().Text("category"), app.Th().Class("num").Text("bytes"),
+				app.Th().Class("num").Text("share"))),
+			app.TBody().Body(rows...),
+		)),
+		app.H3().Text("Rules that fired"),
+		app.Ul().Class("snap-rules").Body(rules...),
+	)
+}
+
+// stackBlock shows a displayed stack, or why there is none.
+func stackBlock(lines []string) app.UI {
+	if len(lines) == 0 {
+		return app.P().Class("muted").Text(analysis.NoStackExplanation)
+	}
+	return app.Pre().Class("snap-stack").Text(strings.Join(lines, "\n"))
+}
+
+func (p *SnapshotPage) renderSites(d *analysis.DeviceReport) app.UI {
+	var rows []app.UI
+	for i, s := range d.TopSites {
+		rows = append(rows, app.Tr().Body(
+			app.Td().Class("num").Text(strconv.Itoa(i+1)),
+			app.Td().Class("snap-site").Body(app.Details().Body(
+				app.Summary().Text(s.Label),
+				app.P().Class("muted").Text(fmt.Sprintf("%d allocation(s), mostly %s. Stack of the largest (%s), labelled by rule %s:",
+					s.Count, s.Category, gib(s.LargestBytes), s.Rule)),
+				stackBlock(s.Stack),
+			)),
+			app.Td().Class("num").Text(gib(s.Bytes)),
+			app.Td().Class("num snap-wide").Text(strconv.Itoa(s.Count)),
+			app.Td().Class("snap-wide").Body(app.Span().Class("snap-swatch "+catClass(s.Category)), app.Text(" "+s.Category)),
+		))
+	}
+	return app.Section().Class("snap-sites").ID("snap-sites").Body(
+		app.H2().Text("Top allocation sites at the peak"),
+		app.P().Class("muted").Text(analysis.SiteRuleText+". Open a row for its stack."),
+		app.Div().Class("table-wrap").Body(app.Table().Body(
+			app.THead().Body(app.Tr().Body(app.Th().Class("num").Text("#"), app.Th().Text("site"), app.Th().Class("num").Text("bytes"),
+				app.Th().Class("num snap-wide").Text("count"), app.Th().Class("snap-wide").Text("category"))),
+			app.TBody().Body(rows...),
+		)),
+	)
+}
+
+func (p *SnapshotPage) renderOOMs(d *analysis.DeviceReport) app.UI {
+	if len(d.OOMEvents) == 0 {
+		return app.Text("")
+	}
+	var rows []app.UI
+	for _, o := range d.OOMEvents {
+		idx := o.Index
+		top := ""
+		if len(o.TopSites) > 0 {
+			top = o.TopSites[0].Label + " (" + gib(o.TopSites[0].Bytes) + ")"
+		}
+		rows = append(rows, app.Tr().Body(
+			app.Td().Class("num").Text(commas(int64(o.Index))),
+			app.Td().Class("num").Text(gib(o.RequestedBytes)),
+			app.Td().Class("num").Text(gib(o.DeviceFreeBytes)),
+			app.Td().Class("num").Text(gib(o.AllocatedBytes)),
+			app.Td().Class("num").Text(gib(o.ReservedBytes)),
+			app.Td().Class("num").Text(gib(o.LargestFreeBlockBytes)),
+			app.Td().Text(top),
+			app.Td().Body(app.Button().Class("secondary").Text("Show state").OnClick(func(ctx app.Context, e app.Event) {
+				p.requestState(ctx, idx)
+			})),
+		))
+	}
+	return app.Section().Class("snap-ooms").ID("snap-ooms").Body(
+		app.H2().Text("Out-of-memory events"),
+		app.P().Class("muted").Text("The allocator raised OutOfMemoryError here. If the largest free block inside reserved "+
+			"memory is smaller than the request while plenty is free, fragmentation is to blame "+
+			"(try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)."),
+		app.Div().Class("table-wrap").Body(app.Table().Body(
+			app.THead().Body(app.Tr().Body(app.Th().Class("num").Text("entry"), app.Th().Class("num").Text("requested"),
+				app.Th().Class("num").Text("device free"), app.Th().Class("num").Text("allocated"), app.Th().Class("num").Text("reserved"),
+				app.Th().Class("num").Text("largest free block"), app.Th().Text("biggest site"), app.Th())),
+			app.TBody().Body(rows...),
+		)),
+	)
+}
+
+func (p *SnapshotPage) renderExplain() app.UI {
+	keys := []string{"peak_allocated_bytes", "peak_index", "peak_reserved_bytes", "final_allocated_bytes",
+		"final_reserved_bytes", "initial_allocated", "categories_at_peak", "top_sites", "fragmentation"}
+	var items []app.UI
+	for _, k := range keys {
+		if v, ok := p.res.Explain[k]; ok {
+			items = append(items, app.Dt().Body(app.Code().Text(k)), app.Dd().Text(v))
+		}
+	}
+	return app.Details().Class("snap-explain").Body(
+		app.Summary().Text("How these numbers are computed"),
+		app.Dl().Body(items...),
+	)
+}

@@ -1,0 +1,219 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"oomscope/bytesize"
+	"oomscope/snapshot"
+	"oomscope/snapshot/analysis"
+)
+
+// realSnapshotPath returns a real snapshot from ../shared/snapshots.
+func realSnapshotPath(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join("..", "..", "shared", "snapshots", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("%s not present", p)
+	}
+	return p
+}
+
+// expectedReport analyses a file the way the page's worker does.
+func expectedReport(t testing.TB, path string) (*analysis.Analysis, analysis.DeviceReport) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.DecodeBytes(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := analysis.Analyze(s, analysis.Options{})
+	r := a.Report()
+	best := 0
+	for i, d := range r.Devices {
+		if d.Entries > r.Devices[best].Entries {
+			best = i
+		}
+	}
+	return a, r.Devices[best]
+}
+
+// watchDedicatedWorkers attaches recorders to the tab's Web Workers (the
+// snapshot worker), so their console and requests are checked too.
+func watchDedicatedWorkers(tb *tab) {
+	tb.t.Helper()
+	targets, err := chromedp.Targets(tb.ctx)
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+	c := chromedp.FromContext(tb.ctx)
+	for _, ti := range targets {
+		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID {
+			continue
+		}
+		rec := &recorder{name: "worker"}
+		wctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID), chromedp.WithListener(rec.listen))
+		tb.t.Cleanup(cancel)
+		if err := chromedp.Do(wctx); err != nil {
+			tb.t.Fatalf("attach to worker: %v", err)
+		}
+		tb.sw = append(tb.sw, rec)
+	}
+}
+
+// waitSnapshot waits until the page shows a result (ready) or an error.
+func waitSnapshot(tb *tab, timeout time.Duration) (ready bool) {
+	tb.t.Helper()
+	v := poll[string](tb, `document.body.getAttribute("data-snapshot-ready") ? "ready" : (document.body.getAttribute("data-snapshot-error") ? "error" : "")`, timeout)
+	return v == "ready"
+}
+
+// TestSnapshotPage drops a real snapshot and checks what the page shows
+// against the analysis package run here; then uses the chart, the state
+// view and the Markdown report, and proves nothing left the browser.
+func TestSnapshotPage(t *testing.T) {
+	path := realSnapshotPath(t, "pt26_cs336_ctx128_fullstep.pickle")
+	a, want := expectedReport(t, path)
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	tb.waitText("#snap-private", "never leaves your browser")
+
+	tb.dropFile("#snap-drop", path)
+	if !waitSnapshot(tb, 90*time.Second) {
+		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
+	}
+	got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`)
+	if got != strconv.FormatInt(want.PeakAllocatedBytes, 10) {
+		t.Errorf("page peak = %s B, analysis says %d B", got, want.PeakAllocatedBytes)
+	}
+	for sel, text := range map[string]string{
+		"#snap-peak":     bytesize.Format(want.PeakAllocatedBytes, bytesize.Binary),
+		"#snap-reserved": bytesize.Format(want.PeakReservedBytes, bytesize.Binary),
+		"#snap-culprit":  want.TopSites[0].Label,
+		"#snap-sites":    want.TopSites[1].Label,
+		"#snap-buckets":  bytesize.Format(want.CategoriesAtPeak.OptimizerState, bytesize.Binary),
+	} {
+		if !strings.Contains(tb.text(sel), text) {
+			t.Errorf("%s lacks %q: %q", sel, text, tb.text(sel))
+		}
+	}
+
+	// The state view starts at the peak.
+	poll[string](tb, fmt.Sprintf(`document.body.getAttribute("data-snapshot-state") === "%d" ? "y" : ""`, want.PeakIndex), 20*time.Second)
+	if st := tb.text("#snap-state"); !strings.Contains(st, bytesize.Format(want.FragmentationAtPeak.LargestFreeBlockBytes, bytesize.Binary)) {
+		t.Errorf("state view lacks the largest free block %d: %q", want.FragmentationAtPeak.LargestFreeBlockBytes, st)
+	}
+
+	// Hover shows the details; a click shows the state at that moment,
+	// which must match the analysis at the same index.
+	pointer := func(typ string, fx float64) {
+		evalJS[bool](tb, fmt.Sprintf(`(() => {
+			const c = document.getElementById("snap-chart"); const r = c.getBoundingClientRect();
+			c.dispatchEvent(new MouseEvent(%q, {bubbles: true, clientX: r.left + r.width * %f, clientY: r.top + r.height * 0.9}));
+			return true; })()`, typ, fx))
+	}
+	pointer("mousemove", 0.3)
+	tb.waitText("#snap-tip", "allocated")
+	pointer("mousedown", 0.3)
+	pointer("mouseup", 0.3)
+	idxText := poll[string](tb, fmt.Sprintf(`(() => { const v = document.body.getAttribute("data-snapshot-state"); return v !== "%d" ? v : ""; })()`, want.PeakIndex), 20*time.Second)
+	idx, err := strconv.Atoi(idxText)
+	if err != nil {
+		t.Fatalf("state index %q", idxText)
+	}
+	st := a.Devices[0].StateAt(idx, 0, 0)
+	if txt := tb.text("#snap-state"); !strings.Contains(txt, bytesize.Format(st.AllocatedBytes, bytesize.Binary)) {
+		t.Errorf("state after entry %d: page %q lacks allocated %d", idx, txt, st.AllocatedBytes)
+	}
+
+	// Drag to zoom, then back.
+	pointer("mousedown", 0.6)
+	pointer("mousemove", 0.8)
+	pointer("mouseup", 0.8)
+	tb.waitText("#snap-results", "Show the whole trace")
+	tb.click("#snap-zoom-reset")
+
+	tb.click("#snap-copy")
+	md := poll[string](tb, `(() => { const e = document.getElementById("snap-markdown"); return e ? e.value : ""; })()`, 10*time.Second)
+	if !strings.Contains(md, "Peak allocated") || !strings.Contains(md, strconv.FormatInt(want.PeakAllocatedBytes, 10)) {
+		t.Errorf("markdown report lacks the peak: %.300s", md)
+	}
+
+	tb.screenshot("snapshot-desktop")
+	tb.setViewport(375, 800)
+	time.Sleep(300 * time.Millisecond)
+	tb.screenshot("snapshot-phone")
+	watchDedicatedWorkers(tb)
+	assertLocalOnly(t, tb, s)
+	tb.assertClean()
+}
+
+// TestSnapshotBadFiles feeds files that are not snapshots: each gets a
+// clear message, and the page still analyses a good file afterwards.
+func TestSnapshotBadFiles(t *testing.T) {
+	good := realSnapshotPath(t, "pt20_flexgen_1.3b_snapshot.pickle")
+	data, err := os.ReadFile(realSnapshotPath(t, "pt26_cs336_ctx128_forward.pickle"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	corrupt := append([]byte(nil), data...)
+	for i := len(corrupt) / 3; i < len(corrupt)/3+64; i++ {
+		corrupt[i] = 0xfe
+	}
+	bad := []struct {
+		name    string
+		content []byte
+		want    string
+	}{
+		{"empty.pickle", nil, "is empty"},
+		{"notes.txt", []byte("this is a text file, not a pickle\n"), "looks like a text file"},
+		{"truncated.pickle", data[:len(data)/2], "Could not analyse truncated.pickle"},
+		{"corrupt.pickle", corrupt, "Could not analyse corrupt.pickle"},
+		{"code.pickle", []byte("\x80\x02cos\nsystem\nq\x00."), "Could not analyse code.pickle"},
+	}
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	for _, b := range bad {
+		p := filepath.Join(dir, b.name)
+		if err := os.WriteFile(p, b.content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tb.uploadFile("#snap-file", p)
+		if waitSnapshot(tb, 60*time.Second) {
+			t.Errorf("%s: the page shows a result", b.name)
+			continue
+		}
+		msg := tb.text("#snap-error")
+		if !strings.Contains(msg, b.want) {
+			t.Errorf("%s: message %q lacks %q", b.name, msg, b.want)
+		}
+		t.Logf("%s: %s", b.name, msg)
+	}
+	tb.dropFile("#snap-drop", good)
+	if !waitSnapshot(tb, 60*time.Second) {
+		t.Fatalf("a good file after bad ones: %s", tb.text("#snap-error"))
+	}
+	_, want := expectedReport(t, good)
+	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(want.PeakAllocatedBytes, 10) {
+		t.Errorf("peak after recovering = %s, want %d", got, want.PeakAllocatedBytes)
+	}
+	tb.screenshot("snapshot-error-recovered")
+	watchDedicatedWorkers(tb)
+	assertLocalOnly(t, tb, s)
+	tb.assertClean()
+}

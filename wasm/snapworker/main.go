@@ -1,0 +1,166 @@
+// Command snapworker is the snapshot page's Web Worker: a small Go wasm
+// binary (GOOS=js GOARCH=wasm) that decodes and analyses a dropped
+// snapshot.pickle off the page's main thread, so the page stays responsive
+// on files of hundreds of MB.
+//
+// static/web/snapworker.js loads it and forwards messages. The page posts
+// objects with a "type" and an "id":
+//
+//	{type: "analyze", id, name, buffer}   // buffer: the file's ArrayBuffer (transferred)
+//	{type: "state", id, device, index}    // allocator state after trace entry index
+//	{type: "series", id, device, from, to, points}
+//	{type: "alloc", id, device, alloc}    // one allocation with its stack
+//
+// and receives {type: "progress", id, stage, done, total} while decoding,
+// then {type: "result"|"state"|"series"|"alloc", id, json} or
+// {type: "error", id, message}. JSON carries 64-bit values as numbers below
+// 2^53 only (addresses are hex strings).
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"syscall/js"
+	"time"
+
+	"oomscope/snapshot"
+	"oomscope/snapshot/analysis"
+)
+
+// TimelinePoints is the resolution of the page's timeline.
+const timelinePoints = 1200
+
+// worker holds the analysis of the last file, for later queries.
+type worker struct {
+	an *analysis.Analysis
+}
+
+func main() {
+	w := &worker{}
+	js.Global().Call("snapworkerReady", js.FuncOf(func(this js.Value, args []js.Value) any {
+		if len(args) == 0 {
+			return nil
+		}
+		msg := args[0]
+		go w.handle(msg)
+		return nil
+	}))
+	select {}
+}
+
+func post(v map[string]any) {
+	js.Global().Call("postMessage", js.ValueOf(v))
+}
+
+// handle answers one message; it reports every failure, a panic included,
+// as an error message instead of ending the worker.
+func (w *worker) handle(msg js.Value) {
+	id := msg.Get("id").Int()
+	defer func() {
+		if r := recover(); r != nil {
+			post(map[string]any{"type": "error", "id": id, "message": fmt.Sprintf("internal error in the analysis: %v", r)})
+		}
+	}()
+	typ := msg.Get("type").String()
+	reply, err := w.answer(typ, id, msg)
+	if err != nil {
+		post(map[string]any{"type": "error", "id": id, "message": err.Error()})
+		return
+	}
+	b, err := json.Marshal(reply)
+	if err != nil {
+		post(map[string]any{"type": "error", "id": id, "message": "encoding the result: " + err.Error()})
+		return
+	}
+	if typ == "analyze" {
+		typ = "result"
+	}
+	post(map[string]any{"type": typ, "id": id, "json": string(b)})
+}
+
+func (w *worker) answer(typ string, id int, msg js.Value) (any, error) {
+	if typ == "analyze" {
+		return w.analyze(id, msg)
+	}
+	if w.an == nil {
+		return nil, fmt.Errorf("no snapshot loaded")
+	}
+	d := w.an.Device(msg.Get("device").Int())
+	if d == nil {
+		return nil, fmt.Errorf("no device %d in this snapshot", msg.Get("device").Int())
+	}
+	switch typ {
+	case "state":
+		return d.StateAt(msg.Get("index").Int(), 24, 10), nil
+	case "series":
+		return d.Series(msg.Get("from").Int(), msg.Get("to").Int(), msg.Get("points").Int(), 8), nil
+	case "alloc":
+		return d.AllocationView(msg.Get("alloc").Int()), nil
+	}
+	return nil, fmt.Errorf("unknown request %q", typ)
+}
+
+// analyze decodes the transferred file and analyses it, posting progress.
+func (w *worker) analyze(id int, msg js.Value) (any, error) {
+	w.an = nil
+	name := msg.Get("name").String()
+	buf := msg.Get("buffer")
+	if !buf.Truthy() {
+		return nil, fmt.Errorf("no file data received")
+	}
+	u8 := js.Global().Get("Uint8Array").New(buf)
+	data := make([]byte, u8.Length())
+	js.CopyBytesToGo(data, u8)
+	if len(data) == 0 {
+		return nil, fmt.Errorf("%s is empty", name)
+	}
+	start := time.Now()
+	s, err := snapshot.DecodeWith(data, snapshot.DecodeOptions{
+		ProgressEvery: 4 << 20,
+		Progress: func(done, total int64) bool {
+			post(map[string]any{"type": "progress", "id": id, "stage": "decode", "done": float64(done), "total": float64(total)})
+			return true
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%v%s", err, notPickleHint(data))
+	}
+	decoded := time.Since(start)
+	post(map[string]any{"type": "progress", "id": id, "stage": "analyse", "done": 0, "total": 1})
+	an := analysis.Analyze(s, analysis.Options{TimelinePoints: timelinePoints})
+	if len(an.Devices) == 0 {
+		return nil, fmt.Errorf("%s holds no trace and no segments: was _record_memory_history() enabled before _dump_snapshot()?", name)
+	}
+	w.an = an
+	return result{Report: an.Report(), DecodeMS: decoded.Milliseconds(), AnalyseMS: (time.Since(start) - decoded).Milliseconds()}, nil
+}
+
+// notPickleHint says what a file that fails to decode looks like, when it
+// is plainly not a pickle: text, or another known format.
+func notPickleHint(b []byte) string {
+	if len(b) > 0 && (b[0] == 0x80 || b[0] == 0x1f) {
+		return "" // a pickle (PROTO) or gzip: the decoder's message says it all
+	}
+	head := b[:min(len(b), 512)]
+	printable := 0
+	for _, c := range head {
+		if c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c < 0x7f) {
+			printable++
+		}
+	}
+	switch {
+	case len(head) >= 4 && string(head[:4]) == "PK\x03\x04":
+		return " (this is a zip archive, e.g. a torch.save checkpoint, not a memory snapshot)"
+	case printable == len(head):
+		return " (this looks like a text file, not a pickle: a snapshot is binary)"
+	}
+	return " (this does not look like a pickle: pickles written by Python start with byte 0x80)"
+}
+
+// result is the reply to "analyze".
+type result struct {
+	*analysis.Report
+	// DecodeMS and AnalyseMS are the worker's timings.
+	DecodeMS  int64 `json:"decode_ms"`
+	AnalyseMS int64 `json:"analyse_ms"`
+}
