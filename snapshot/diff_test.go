@@ -47,3 +47,6 @@ func firstDiff(a, b *Snapshot) string {
 	return fmt.Sprintf("other fields differ: extra %v vs %v, host %d/%d vs %d/%d", a.Extra, b.Extra,
 		len(a.HostSegments), len(a.HostTraces), len(b.HostSegments), len(b.HostTraces))
 }
+
+// sameSnapshot is reflect.DeepEqual.
+func sameSnapshot(a, b *Snapshot) bool { return reflect.DeepEqual(a, b) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Error classes. Every decoding error wraps one of them (test with
@@ -77,11 +78,27 @@ func sniff(b []byte) error {
 		return notPickle("this looks like HTML (a memory_viz trace_plot page?); load the snapshot.pickle itself")
 	case b[0] == 0x80:
 		return nil
+	case b[0] == opMark || b[0] == opEmptyDict || b[0] == opEmptyList:
+		// Protocol 0/1: a snapshot's top level is a dict or a list.
+		return nil
 	}
-	if opNames[b[0]] == "" {
-		return notPickle(fmt.Sprintf("the first byte 0x%02x is no pickle opcode; a snapshot starts with 0x80 (PROTO)", b[0]))
+	if isText(head) {
+		return notPickle(fmt.Sprintf("this is text starting %q, not a pickle; a snapshot.pickle starts with byte 0x80", string(head[:min(len(head), 40)])))
 	}
-	return nil
+	return notPickle(fmt.Sprintf("the first byte is 0x%02x; a snapshot.pickle starts with byte 0x80 (pickle PROTO)", b[0]))
+}
+
+// isText reports whether b looks like printable UTF-8 text.
+func isText(b []byte) bool {
+	if !utf8.Valid(b[:max(0, len(b)-3)]) {
+		return false
+	}
+	for _, c := range b {
+		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' {
+			return false
+		}
+	}
+	return true
 }
 
 // opNames maps opcode bytes to pickletools names.

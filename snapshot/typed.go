@@ -418,7 +418,62 @@ func (v *vm) frameOf(where, key string, x val) (FrameID, error) {
 	return 0, v.shapeErr(where, key, "a frame dict", x)
 }
 
+// Codes of the trace-entry keys set on every entry, for setEntry's fast
+// path (vm.keys holds one per string).
+const (
+	keyOther uint8 = iota
+	keyAction
+	keyAddr
+	keySize
+	keyStream
+	keyTimeUS
+	keyFrames
+)
+
+var keyCodes = map[string]uint8{"action": keyAction, "addr": keyAddr, "size": keySize,
+	"stream": keyStream, "time_us": keyTimeUS, "frames": keyFrames}
+
+// setEntry sets one trace-entry key; the common keys with well-typed
+// values take a fast path.
 func (v *vm) setEntry(e *TraceEntry, k, x val) error {
+	if k.k == kStr {
+		switch v.keys[k.n] {
+		case keyAction:
+			if x.k == kStr {
+				e.Action = Action(v.strs[x.n])
+				return nil
+			}
+		case keyAddr:
+			if x.k == kInt || x.k == kUint {
+				e.Addr = uint64(x.n)
+				return nil
+			}
+		case keySize:
+			if x.k == kInt || x.k == kUint {
+				e.Size = x.n
+				return nil
+			}
+		case keyStream:
+			if x.k == kInt || x.k == kUint {
+				e.Stream = uint64(x.n)
+				return nil
+			}
+		case keyTimeUS:
+			if x.k == kInt || x.k == kUint {
+				e.TimeUS = x.n
+				return nil
+			}
+		case keyFrames:
+			if x.k == kObj && v.objs[x.n].kind == oStack {
+				e.Frames = StackID(v.objs[x.n].idx)
+				return nil
+			}
+		}
+	}
+	return v.setEntrySlow(e, k, x)
+}
+
+func (v *vm) setEntrySlow(e *TraceEntry, k, x val) error {
 	if k.k != kStr {
 		return v.extraEntry(e, k, x)
 	}

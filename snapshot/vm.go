@@ -99,6 +99,7 @@ type vm struct {
 	objs     []obj
 	gens     []gen
 	strs     []string
+	keys     []uint8 // per string: its trace-entry key code
 	bigs     []*big.Int
 	bytes    [][]byte
 	interned map[string]int32
@@ -251,9 +252,11 @@ func (v *vm) pushStr(b []byte) error {
 		}
 		s := string(b)
 		v.strs = append(v.strs, s)
+		v.keys = append(v.keys, keyCodes[s])
 		v.interned[s] = int32(len(v.strs) - 1)
 	} else {
 		v.strs = append(v.strs, string(b))
+		v.keys = append(v.keys, keyOther)
 	}
 	return v.push(val{k: kStr, n: int64(len(v.strs) - 1)})
 }
