@@ -189,9 +189,13 @@ func ParseConfig(data []byte) (Model, error) {
 	if name := outer.optString("_name_or_path"); name != "" {
 		m.HFID = name
 	}
-	m.Name = "custom model"
-	if m.HFID != "" {
+	switch {
+	case m.HFID != "":
 		m.Name = m.HFID
+	case arch != "":
+		m.Name = "custom " + arch + " model"
+	default:
+		m.Name = "custom model"
 	}
 
 	switch arch {

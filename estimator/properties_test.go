@@ -108,6 +108,10 @@ func TestShardingStages(t *testing.T) {
 	if get(ShardNone) != ddp {
 		t.Errorf("shard=none on several GPUs should replicate like ddp")
 	}
+	r.Activations = ActivationsPaper
+	if paper := get(ShardDDP); paper.Gradients != z1.Gradients {
+		t.Errorf("paper mode counts DDP gradients once: %d, want %d", paper.Gradients, z1.Gradients)
+	}
 }
 
 // TestSearches checks each answer against its definition.

@@ -122,7 +122,9 @@ func (p *plan) gradients() Bucket {
 		return bucket(BucketGradients, "", t)
 	}
 	terms := []Term{t}
-	if p.gpus() > 1 && (p.r.Shard == ShardDDP || p.r.Shard == ShardNone) {
+	// The bucket copy is a PyTorch DDP detail the textbook (paper mode)
+	// accounting of model states leaves out.
+	if p.gpus() > 1 && (p.r.Shard == ShardDDP || p.r.Shard == ShardNone) && p.r.Activations == ActivationsTally {
 		terms = append(terms, Term{"ddp buckets", t.Bytes, "DDP's gradient buckets, a second copy of the gradients (gradient_as_bucket_view=False)"})
 	}
 	return bucket(BucketGradients, joinFormulas(terms...), terms...)
