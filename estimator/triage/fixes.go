@@ -178,7 +178,9 @@ func expandableSegments(f *Finding) Fix {
 	fx := Fix{Title: "Turn on expandable segments", Lang: "bash", Cost: 1,
 		Why: "segments grow in place instead of being split, so reserved-but-unallocated memory stays usable for large requests"}
 	v := f.AllocConfVar
-	old := f.Kind == "cuda-1x" || strings.HasPrefix(f.Variant, "max_split_size_mb hint (1.10") || strings.Contains(f.Variant, "(1.") && !strings.Contains(f.Variant, "2.")
+	// expandable_segments arrived in PyTorch 2.1; older wordings get the
+	// setting that existed then.
+	old := strings.HasPrefix(f.PyTorchVersion, "1.") || strings.HasPrefix(f.PyTorchVersion, "<") || strings.HasSuffix(f.Kind, "-1x")
 	switch {
 	case f.Backend == "xpu":
 		fx.Title, fx.Lang = "Release cached blocks (XPU)", "python"
