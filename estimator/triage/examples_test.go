@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +110,34 @@ func TestExamples(t *testing.T) {
 				t.Errorf("span [%d,%d) does not match text %q", f.Start, f.End, f.Text)
 			}
 		})
+	}
+}
+
+// TestExamplesConcatenated pastes every example into one log, separated by
+// a blank line, an unrelated line or a bare newline: each message must still
+// be found on its own, with its own numbers (no field borrowed from the next
+// message).
+func TestExamplesConcatenated(t *testing.T) {
+	exs := loadExamples(t)
+	for _, sep := range []string{"\n\n", "\nINFO step 12 done\n", "\n"} {
+		var texts []string
+		for _, ex := range exs {
+			texts = append(texts, ex.Text)
+		}
+		res := Triage(strings.Join(texts, sep), Options{})
+		if len(res.Findings) != len(exs) {
+			t.Errorf("separator %q: %d findings, want %d", sep, len(res.Findings), len(exs))
+			continue
+		}
+		for i, ex := range exs {
+			f := res.Findings[i]
+			raw, _ := json.Marshal(f)
+			got := decodeNumbers(t, raw).(map[string]any)
+			for k, want := range ex.Expect {
+				if k != "why" && !reflect.DeepEqual(got[k], decodeNumbers(t, want)) {
+					t.Errorf("separator %q, %s: %s = %v, want %s", sep, ex.Source, k, got[k], want)
+				}
+			}
+		}
 	}
 }

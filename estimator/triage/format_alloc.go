@@ -37,6 +37,7 @@ var (
 	reConfVar     = regexp.MustCompile(`\b(PYTORCH_(?:[A-Z]+_)?ALLOC_CONF)\b`)
 	reEmptyCache  = regexp.MustCompile(`^\.?\s*Please\s+use\s+` + "`" + `?empty_cache` + "`" + `?\s+to\s+release\s+all\s+unoccupied\s+cached\s+memory\.?`)
 	reSecondTried = regexp.MustCompile(`Tried\s+to\s+allocate`)
+	reBlankLine   = regexp.MustCompile(`\n[ \t\r]*\n`)
 	reHeadOnlyEnd = regexp.MustCompile(`^(?:\.|[ \t]*(?:\r?\n|$))`)
 )
 
@@ -69,6 +70,10 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 		}
 	}
 	m.end = h.end
+	// A message has no blank line; one ends it.
+	if i := reBlankLine.FindStringIndex(p.text[h.end:m.hi]); i != nil {
+		m.hi = h.end + i[0]
+	}
 
 	var variants []string
 	var one1EB, is1x, is2x, truncated bool
@@ -103,6 +108,12 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 			variants = append(variants, "capacty typo (2.1)")
 		}
 	}
+	// The device sentences (free, processes, allowed) come before "Of the
+	// allocated memory"; past it they belong to some other text.
+	hi := m.hi
+	if sub := reAllocated2x.FindStringIndex(p.text[m.lo:m.hi]); sub != nil {
+		m.hi = m.lo + sub[0]
+	}
 	if sub := m.find(reOfWhich); sub != nil {
 		is2x = true
 		f.FreeBytes = m.size("free_bytes", "Free on the device", sub, 1)
@@ -119,6 +130,11 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 		is2x = true
 		f.ProcessInUseBytes = m.size("process_in_use_bytes", "This process in use (incl. non-PyTorch)", sub, 1)
 	}
+	var allowed2x []int
+	if is2x {
+		allowed2x = m.find(reAllowed)
+	}
+	m.hi = hi
 	if sub := m.find(reAllocated2x); sub != nil {
 		is2x = true
 		f.AllocatedBytes = m.size("allocated_bytes", "Allocated by PyTorch", sub, 1)
@@ -133,15 +149,20 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 		f.ReservedUnallocatedBytes = m.size("reserved_unallocated_bytes", "Reserved by PyTorch but unallocated", sub, 1)
 	}
 
-	// 1.x parenthesised wording.
+	// 1.x parenthesised wording: the fields lie inside "(GPU N; … )".
 	if !is2x {
+		hi := m.hi
 		if sub := m.find(reGPU1x); sub != nil {
 			is1x = true
 			f.GPUIndex = m.index(sub, 1)
+			if c := strings.IndexByte(p.text[sub[1]:m.hi], ')'); c >= 0 {
+				m.hi = sub[1] + c + 1
+			}
 		}
 		is1x = readParenFields(m, &f, &variants) || is1x
-	} else if sub := m.find(reAllowed); sub != nil {
-		f.AllowedBytes = m.size("allowed_bytes", "Allowed (memory fraction)", sub, 1)
+		m.hi = hi
+	} else if allowed2x != nil {
+		f.AllowedBytes = m.size("allowed_bytes", "Allowed (memory fraction)", allowed2x, 1)
 	}
 
 	m.extend(reHint)

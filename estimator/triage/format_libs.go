@@ -106,7 +106,7 @@ func parseNCCLWarn(p *parser, h head) (Finding, bool) {
 			next++
 		}
 		le := lineEnd(p.text, next, m.hi)
-		if next >= le || !strings.Contains(p.text[next:le], "NCCL WARN") {
+		if next >= le || !strings.Contains(p.text[next:le], "NCCL WARN") || ncclProcess(p.text[next:le]) != ncclProcess(p.text[lo:m.end]) {
 			break
 		}
 		m.end = le
@@ -119,6 +119,18 @@ func parseNCCLWarn(p *parser, h head) (Finding, bool) {
 		f.TriedBytes = m.exact("tried_bytes", "NCCL tried to allocate", sub, 1)
 	}
 	return m.done()
+}
+
+// reNCCLProc matches NCCL's "host:pid:tid [dev]" line prefix.
+var reNCCLProc = regexp.MustCompile(`(\S+:\d+):\d+\s+\[\d+\]`)
+
+// ncclProcess returns the "host:pid" of an NCCL debug line, "" if none: one
+// failure's lines come from one process.
+func ncclProcess(line string) string {
+	if m := reNCCLProc.FindStringSubmatch(line); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // parseNCCLError reads PyTorch's "NCCL error in: file:line, …" wrapper when
