@@ -143,13 +143,9 @@ func (p *plan) paramBytes() int64 {
 	return dtypeBytes(p.r.Dtype)
 }
 
-// actBytes is the size of one activation element: 4 for plain fp32, else 2.
-func (p *plan) actBytes() int64 {
-	if p.train() && p.r.Autocast {
-		return dtypeBytes(p.r.Dtype)
-	}
-	return dtypeBytes(p.r.Dtype)
-}
+// actBytes is the size of one activation element: the dtype's (with
+// autocast, the autocast dtype's), so 4 for plain fp32 and 2 otherwise.
+func (p *plan) actBytes() int64 { return dtypeBytes(p.r.Dtype) }
 
 // precisionWords describes the precision regime.
 func (p *plan) precisionWords() string {
