@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"oomscope/bytesize"
+	"oomscope/estimator"
 	"oomscope/estimator/triage"
 )
 
@@ -142,4 +143,39 @@ func joinTitles(fx []triage.Fix) string {
 		t = append(t, f.Title)
 	}
 	return strings.Join(t, "|")
+}
+
+// TestTriageMatcher chooses a model and setup on the page and checks that it
+// names the tensor the triage package matches to the failed request.
+func TestTriageMatcher(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/triage")
+	// 4·2048·128256·4 B of fp32 logits = 3.91 GiB.
+	text := "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.91 GiB. GPU 0 has a total capacity of 79.15 GiB of which 2.10 GiB is free. " +
+		"Including non-PyTorch memory, this process has 77.04 GiB memory in use. Of the allocated memory 74.20 GiB is allocated by PyTorch, and 1.90 GiB is reserved by PyTorch but unallocated."
+	tb.setValue("#triage-input", text)
+	tb.waitText("#triage-status", "Found 1")
+	tb.setValue("#triage-setup-model", "llama-3.1-8b")
+	poll[bool](tb, `!document.querySelector('#triage-setup-batch').disabled`, 10*time.Second)
+	tb.setValue("#triage-setup-batch", "4")
+	tb.setValue("#triage-setup-seq", "2048")
+
+	setup := estimator.DefaultRequest()
+	setup.Model, setup.Batch, setup.Seq = "llama-3.1-8b", 4, 2048
+	f := triage.Triage(text, triage.Options{Setup: &setup}).Findings[0]
+	if f.TensorMatches == nil || len(f.TensorMatches.Matches) == 0 {
+		t.Fatalf("the triage package matches no tensor: %+v", f.TensorMatches)
+	}
+	got := tb.waitText("#triage-matches", f.TensorMatches.Matches[0].Name)
+	for _, m := range f.TensorMatches.Matches {
+		if !strings.Contains(got, m.Name) {
+			t.Errorf("matches shown %q lack %q", got, m.Name)
+		}
+	}
+	if u := evalJS[string](tb, `location.href`); !strings.Contains(u, "model=llama-3.1-8b") || !strings.Contains(u, "batch=4") {
+		t.Errorf("URL %q does not keep the setup", u)
+	}
+	tb.assertClean()
+	assertLocalOnly(t, tb, s)
 }
