@@ -40,9 +40,9 @@ const (
 	// freeSlack: free ≥ 1.05 × request means the numbers cannot explain the
 	// failure.
 	freeSlack = 1.05
-	// freeHeadroom: the last few MiB of a card are not usable by the driver,
-	// so free must also exceed the request by this much.
-	freeHeadroom = 64 * mib
+	// freeHeadroom: free must also exceed the request by one 2 MiB page,
+	// the driver's allocation granularity.
+	freeHeadroom = 2 * mib
 	// tinyRequest is the allocator's large-pool block (20 MiB): requests this
 	// small fail only on an already full card.
 	tinyRequest = 20 * mib
@@ -252,7 +252,7 @@ func (d *diag) alloc() {
 			fmt.Sprintf("this process has %s in use but PyTorch reserved only %s: %s is held by the CUDA context, NCCL, cuBLAS/cuDNN workspaces or another library in the process, ≥ the %s request", hb(p), hb(rt), hb(np), hb(t)),
 			ev("non_pytorch", np, "this process − reserved"), T)
 	case hasT && hasFree && free >= freeSlack*t && free-t >= freeHeadroom:
-		d.set(CauseUnknown, "free ≥ 1.05 × request and at least 64 MiB more: the printed numbers cannot explain the failure",
+		d.set(CauseUnknown, "free ≥ 1.05 × request (and at least one 2 MiB page more): the printed numbers cannot explain the failure",
 			fmt.Sprintf("%s is reported free, more than the %s request: free is sampled after the allocator's cleanup, so a transient peak, a per-process cap, a driver limit (e.g. Intel's ~4 GiB single-allocation limit, Windows/ROCm runtime) or a failure outside PyTorch is more likely than a full card", hb(free), hb(t)),
 			ev("free", free, "printed free"), T)
 	case hasT && t <= tinyRequest && !hasA && !hasRT && !hasP:

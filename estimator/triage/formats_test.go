@@ -99,7 +99,8 @@ var formatCases = []formatCase{
 	{
 		name: "Ascend NPU with current active",
 		text: "RuntimeError: NPU out of memory. Tried to allocate 2.00 MiB (NPU 0; 60.97 GiB total capacity; 59.76 GiB already allocated; 59.76 GiB current active; 7.56 MiB free; 60.50 GiB reserved in total by PyTorch)",
-		kind: "npu", cause: CauseCapacity,
+		// 7.56 MiB free ≥ 1.05 × the 2 MiB request: the figures do not explain it.
+		kind: "npu", cause: CauseUnknown,
 		want: map[string]string{"tried_bytes": "2097152", "gpu_index": "0", "total_bytes": "65466039009", "already_allocated_bytes": "64166811402",
 			"current_active_bytes": "64166811402", "free_bytes": "7927235", "reserved_total_bytes": "64961380352"},
 	},
