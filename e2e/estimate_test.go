@@ -183,6 +183,35 @@ func TestEstimateControlsLabelled(t *testing.T) {
 	assertLocalOnly(t, tb, s)
 }
 
+// TestEstimateInferenceAndCustomGPU: a link with a GPU capacity (as the
+// triage page makes) selects "custom capacity"; inference shows a KV cache.
+func TestEstimateInferenceAndCustomGPU(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	q := "model=qwen2.5-7b&gpu=22.03GiB&batch=2&seq=8192"
+	tb.open("/estimate?" + q)
+	want := estimateFor(t, q)
+	waitTotal(tb, want.TotalBytes)
+	checkBuckets(t, tb, want, bytesize.Binary)
+	if got := evalJS[string](tb, `document.getElementById("est-gpu").value + " " + document.getElementById("est-gpu-capacity").value`); got != "custom 22.03GiB" {
+		t.Errorf("GPU controls show %q", got)
+	}
+	tb.setValue("#est-mode", "infer")
+	poll[bool](tb, `location.search.includes("mode=infer") && !!document.getElementById("est-kv_dtype")`, 20*time.Second)
+	infer := estimateFor(t, search(tb))
+	if infer.Buckets.KVCache == 0 {
+		t.Fatalf("no KV cache for %q", search(tb))
+	}
+	waitTotal(tb, infer.TotalBytes)
+	checkBuckets(t, tb, infer, bytesize.Binary)
+	tb.setValue("#est-gpu-capacity", "40GiB")
+	poll[bool](tb, `location.search.includes("gpu=40GiB")`, 20*time.Second)
+	waitTotal(tb, estimateFor(t, search(tb)).TotalBytes)
+	tb.screenshot("estimate-infer")
+	tb.assertClean()
+	assertLocalOnly(t, tb, s)
+}
+
 // TestEstimateCustomConfig drops a real config.json and pastes another.
 func TestEstimateCustomConfig(t *testing.T) {
 	s := serveSite(t, distDir(t), "", "no-store")
