@@ -117,10 +117,22 @@ func TestTriage(t *testing.T) {
 		t.Errorf("URL %q: want when=eval and never the text", u)
 	}
 
-	// An example replaces the text.
+	// An example replaces the text, in the box too.
 	tb.setValue("#triage-example", "mps")
 	tb.waitText("#triage-kind", "mps")
 	tb.waitText("#triage-cause-name", "capacity")
+	if v := evalJS[string](tb, `document.querySelector('#triage-input').value`); !strings.HasPrefix(v, "RuntimeError: MPS backend out of memory") {
+		t.Errorf("the box holds %q after picking the MPS example", v)
+	}
+
+	// Several messages: one tab each.
+	two := text + "\n\nValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n"
+	tb.setValue("#triage-input", two)
+	tb.waitText("#triage-status", "Found 2 out-of-memory messages")
+	tb.click("#triage-pick-1")
+	tb.waitText("#triage-cause-name", string(triage.CauseKVCacheBudget))
+	tb.click("#triage-pick-0")
+	tb.waitText("#triage-cause-name", string(f.Cause))
 
 	tb.setViewport(375, 800)
 	tb.setValue("#triage-example", "other")
