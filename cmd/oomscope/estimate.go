@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -75,7 +76,7 @@ func runEstimate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"Exit codes: 0 fits, 1 does not fit, 2 bad usage or input.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(joinBoolValues(args, "master", "autocast")); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stdout)
 			fs.Usage()
@@ -296,4 +297,24 @@ func estCommas(n int64) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// joinBoolValues lets boolean flags take their value as the next argument,
+// as the vocabulary documents them ("--master false"): package flag only
+// reads "--master=false". A bare "--master" still means true.
+func joinBoolValues(args []string, names ...string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name := strings.TrimLeft(a, "-")
+		if a != name && slices.Contains(names, name) && i+1 < len(args) {
+			if v := args[i+1]; v == "true" || v == "false" {
+				out = append(out, a+"="+v)
+				i++
+				continue
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }

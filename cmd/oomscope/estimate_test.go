@@ -161,3 +161,11 @@ func TestEstimateConfigFromStdin(t *testing.T) {
 		t.Errorf("params %d, %v", rep.Params, err)
 	}
 }
+
+func TestJoinBoolValues(t *testing.T) {
+	got := joinBoolValues([]string{"--master", "false", "--autocast", "--json", "-master", "true", "--model", "true"}, "master", "autocast")
+	want := []string{"--master=false", "--autocast", "--json", "-master=true", "--model", "true"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("joinBoolValues = %q, want %q", got, want)
+	}
+}
