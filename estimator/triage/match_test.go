@@ -165,8 +165,19 @@ func TestEstimatorParams(t *testing.T) {
 			if len(l.Reasons) != len(l.Params) {
 				t.Errorf("%d reasons for %d params", len(l.Reasons), len(l.Params))
 			}
-			if _, err := estimator.ParseQuery(mustQuery(t, l.Query)); err != nil {
-				t.Errorf("the estimator rejects %q: %v", l.Query, err)
+			r, err := estimator.ParseQuery(mustQuery(t, l.Query))
+			if err != nil {
+				t.Fatalf("the estimator rejects %q: %v", l.Query, err)
+			}
+			// The GPU the estimator resolves has the printed capacity, to
+			// the printed precision (±0.005 GiB) or the catalog tolerance.
+			g, err := estimator.ResolveGPU(r.GPU)
+			if err != nil {
+				t.Fatalf("the estimator cannot resolve gpu=%q: %v", r.GPU, err)
+			}
+			f := one(t, tt.text)
+			if d := float64(g.CapacityBytes) - f.TotalBytes.Float64(); d > gpuMatchTolerance || d < -gpuMatchTolerance {
+				t.Errorf("gpu %s has %d B, the message printed %s", g.ID, g.CapacityBytes, f.TotalBytes)
 			}
 		})
 	}
