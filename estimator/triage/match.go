@@ -3,6 +3,7 @@ package triage
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"oomscope/bytesize"
@@ -31,10 +32,24 @@ type Match struct {
 	Rounding string `json:"rounding"`
 }
 
+// Near is a tensor that does not match, with how far it is.
+type Near struct {
+	Tensor
+	// RequestBytes is the allocator request of the tensor.
+	RequestBytes int64 `json:"request_bytes"`
+	// Ratio is the printed request divided by RequestBytes.
+	Ratio float64 `json:"ratio"`
+}
+
 // Matching is the answer of MatchTensors.
 type Matching struct {
 	// Matches are the tensors that fit the printed request, largest first.
 	Matches []Match `json:"matches"`
+	// Nearest lists, when nothing matches, the three tensors whose
+	// allocator request is closest to the printed one, with the ratio
+	// printed / request (2.00 means the failed request is twice that tensor:
+	// twice the batch, say).
+	Nearest []Near `json:"nearest,omitempty"`
 	// Tolerance is the half-width of the printed rounding compared against.
 	Tolerance int64 `json:"tolerance_bytes"`
 	// Note explains an empty or ambiguous answer.
@@ -210,8 +225,28 @@ func MatchTensors(f *Finding, r estimator.Request) (Matching, error) {
 		}
 	}
 	if len(out.Matches) == 0 {
+		out.Nearest = nearest(f, ts, tried, 3)
 		out.Note = fmt.Sprintf("no tensor of %s at batch %d × %d tokens matches %s; a different batch, sequence length or a tensor outside the model (data, loss, optimizer buffers) may be the one",
 			r.Model, r.Batch, r.Seq, f.TriedBytes.Human())
 	}
 	return out, nil
+}
+
+// nearest returns the n tensors whose allocator request is closest to tried
+// on a log scale, largest first when equally close.
+func nearest(f *Finding, ts []Tensor, tried int64, n int) []Near {
+	var ns []Near
+	for _, t := range ts {
+		req, _ := allocatorRequest(f, t.Bytes)
+		if req <= 0 {
+			continue
+		}
+		ns = append(ns, Near{Tensor: t, RequestBytes: req, Ratio: float64(tried) / float64(req)})
+	}
+	dist := func(r float64) float64 { return math.Abs(math.Log(r)) }
+	sort.SliceStable(ns, func(i, j int) bool { return dist(ns[i].Ratio) < dist(ns[j].Ratio) })
+	if len(ns) > n {
+		ns = ns[:n]
+	}
+	return ns
 }

@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"math"
 	"net/url"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func TestMatchTensors(t *testing.T) {
 		// 1·32·2048²·2 B = 256.00 MiB: eager attention scores in bf16.
 		{"eager scores", "CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a total capacity of 23.63 GiB of which 100.00 MiB is free.", 1, 2048, "eager", "attention scores", ""},
 		{"segment size names nothing", "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.63 GiB of which 0 bytes is free.", 1, 2048, "sdpa", "", "one allocator segment"},
-		{"no tensor of that size", "CUDA out of memory. Tried to allocate 777.00 MiB. GPU 0 has a total capacity of 23.63 GiB of which 0 bytes is free.", 1, 2048, "sdpa", "", "no tensor of llama-3.1-8b"},
+		{"no tensor of that size", "CUDA out of memory. Tried to allocate 505.00 MiB. GPU 0 has a total capacity of 23.63 GiB of which 0 bytes is free.", 1, 2048, "sdpa", "", "no tensor of llama-3.1-8b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -74,6 +75,20 @@ func TestMatchTensors(t *testing.T) {
 			}
 			if !strings.Contains(m.Note, tt.note) {
 				t.Errorf("note %q lacks %q", m.Note, tt.note)
+			}
+			if len(m.Matches) == 0 && tt.note == "no tensor of llama-3.1-8b" {
+				if len(m.Nearest) != 3 {
+					t.Fatalf("nearest = %+v, want 3", m.Nearest)
+				}
+				for i := 1; i < len(m.Nearest); i++ {
+					if math.Abs(math.Log(m.Nearest[i].Ratio)) < math.Abs(math.Log(m.Nearest[i-1].Ratio)) {
+						t.Errorf("nearest not sorted by distance: %+v", m.Nearest)
+					}
+				}
+				// 505 MiB is closest to 1·2048·128256 bf16 logits = 501 MiB → a 502 MiB request (ratio 1.006; the fp32 softmax, 512 MiB, is 0.986).
+				if m.Nearest[0].RequestBytes != 502<<20 || m.Nearest[0].Name != "logits in bf16" {
+					t.Errorf("nearest[0] = %s %d, want logits in bf16 at 502 MiB", m.Nearest[0].Name, m.Nearest[0].RequestBytes)
+				}
 			}
 		})
 	}
