@@ -192,9 +192,19 @@ func (p *TriagePage) renderMatcher(f *triage.Finding) app.UI {
 				app.Span().Class("formula").Text(t.Formula+"; "+t.Rounding),
 			))
 		}
+		var near []app.UI
+		for _, n := range m.Nearest {
+			near = append(near, app.Li().Body(
+				app.Text(fmt.Sprintf("%s: %s, the request is %.2f× its allocation ", n.Name, p.size(n.Bytes), n.Ratio)),
+				app.Span().Class("formula").Text(n.Formula),
+			))
+		}
 		answer = app.Div().ID("triage-matches").Body(
 			app.If(len(items) > 0, func() app.UI { return app.Ul().Body(items...) }),
 			app.If(m.Note != "", func() app.UI { return app.P().Class("muted").Text(m.Note) }),
+			app.If(len(near) > 0, func() app.UI {
+				return app.Div().Body(app.P().Text("Closest tensors:"), app.Ul().ID("triage-nearest").Body(near...))
+			}),
 		)
 	}
 	return app.Details().Class("triage-matcher").Open(on).Body(
