@@ -282,6 +282,12 @@ var formatCases = []formatCase{
 		want: map[string]string{"tried_bytes": "67108864", "reserved_total_bytes": "16642998272"},
 	},
 	{
+		name: "cudaMallocAsync lines behind torchrun's --tee prefix",
+		text: "[default0]:torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)\n[default0]:Currently allocated     : 6.00 GiB\n[default0]:Requested               : 1.00 GiB\n[default0]:Device limit            : 23.69 GiB\n[default0]:Free (according to CUDA): 512.00 MiB\n[default0]:PyTorch limit (set by user-supplied memory fraction)\n[default0]:                        : 17179869184.00 GiB",
+		kind: "cuda-async", cause: CauseOtherProcess,
+		want: map[string]string{"allocated_bytes": "6442450944", "tried_bytes": "1073741824", "total_bytes": "25436943811", "free_bytes": "536870912", "limit_bytes": "18446744073709551616"},
+	},
+	{
 		name: "message starting at Tried to allocate",
 		text: "Tried to allocate 64.00 MiB (GPU 0; 15.98 GiB total capacity; 15.20 GiB already allocated; 0 bytes free; 15.50 GiB reserved in total by PyTorch)",
 		kind: "cuda-1x", cause: CauseCapacity,

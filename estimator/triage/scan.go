@@ -193,9 +193,9 @@ func extendPrefix(text string, start, floor int) int {
 func (p *parser) body(h head) string { return p.text[h.start:p.bound] }
 
 // linePrefix matches what logs and quoting put before each line of a
-// message: markdown quotes, torchrun's "[rank7]: ", vLLM's worker prefix
-// "(VllmWorker rank=1 pid=254) ".
-var linePrefix = regexp.MustCompile(`^[ \t]*(?:>[> \t]*|\[rank\d+\]:[ \t]*|\(\w+ (?:rank|pid|TP|DP)[^)\n]{0,60}\)[ \t]*)`)
+// message: markdown quotes, torchrun's "[rank7]: " and "[default0]:",
+// mpirun's "[1,0]<stderr>:", vLLM's and Ray's "(VllmWorker rank=1 pid=254) ".
+var linePrefix = regexp.MustCompile(`^[ \t]*(?:>[> \t]*|\[(?:rank|default)\d+\]:[ \t]*|\[\d+,\d+\]<std(?:out|err)>:[ \t]*|\(\w+ (?:rank|pid|TP|DP)[^)\n]{0,60}\)[ \t]*)`)
 
 // maskLinePrefixes blanks line prefixes with spaces, keeping every byte
 // offset, so a wrapped message still reads as one.
