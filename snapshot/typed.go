@@ -142,8 +142,10 @@ func (v *vm) setItems(d val, items []val) error {
 			if v.entries == nil {
 				// Trace entries dominate big files: size the arena once,
 				// for every '}' byte still to come (an upper bound on the
-				// EMPTY_DICTs left).
-				v.entries = make([]TraceEntry, 0, bytes.Count(v.data[v.pos:], []byte{opEmptyDict})+16)
+				// EMPTY_DICTs left), but for no more than one entry per
+				// 48 bytes left (real entries take 60 or more).
+				rest := v.data[v.pos:]
+				v.entries = make([]TraceEntry, 0, min(bytes.Count(rest, []byte{opEmptyDict}), len(rest)/48)+16)
 			}
 			v.entries = append(v.entries, TraceEntry{Frames: NoStack})
 			o.idx = int32(len(v.entries) - 1)

@@ -14,7 +14,6 @@ import (
 // Limits that keep hostile input from exhausting memory or time.
 const (
 	maxMarks    = 100_000 // open MARKs
-	maxMemoGap  = 1 << 20 // how far past the memo's end BINPUT may write densely
 	internLimit = 64      // strings up to this length are interned
 )
 
@@ -139,17 +138,18 @@ func newVM(data []byte, typed bool, o *DecodeOptions) *vm {
 	}
 	v.nextStep = v.every
 	v.budget = 16*len(data) + 1<<20
-	// Size the tables from byte counts (SIMD-fast upper bounds: every
+	// Size the tables from byte counts (fast upper bounds: every
 	// EMPTY_DICT is a '}' byte, every MEMOIZE a 0x94 byte, though not every
-	// such byte is an opcode) instead of growing them.
+	// such byte is an opcode), capped so that bytes inside strings cannot
+	// make the decoder reserve far more memory than the file's size.
 	dicts := bytes.Count(data, []byte{opEmptyDict})
 	lists := bytes.Count(data, []byte{opEmptyList})
 	memo := len(data) / 32
 	if len(data) > 1 && data[0] == opProto && data[1] >= 4 {
 		memo = bytes.Count(data, []byte{opMemoize})
 	}
-	v.memo = make([]val, 0, memo+16)
-	v.objs = make([]obj, 0, dicts+lists+16)
+	v.memo = make([]val, 0, min(memo, len(data)/8)+16)
+	v.objs = make([]obj, 0, min(dicts+lists, len(data)/4)+16)
 	v.stack = make([]val, 0, 64)
 	return v
 }
@@ -328,7 +328,9 @@ func (v *vm) memoPut(id int64, x val) error {
 		v.memo[id] = x
 		return nil
 	}
-	if id < int64(len(v.memo))+maxMemoGap {
+	// Dense storage only as far as the input could have filled it (each
+	// memo store takes at least one byte); a far id goes to the map.
+	if id <= int64(len(v.memo))+1024 || id <= int64(v.pos) {
 		for int64(len(v.memo)) < id {
 			v.memo = append(v.memo, val{})
 		}

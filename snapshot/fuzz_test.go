@@ -1,0 +1,73 @@
+package snapshot_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"oomscope/snapshot"
+	"oomscope/snapshot/gen"
+)
+
+// FuzzDecode feeds arbitrary bytes to the decoders: they must return a
+// snapshot or an error, never panic or hang, and a snapshot they return
+// must only refer to frames and stacks that exist.
+func FuzzDecode(f *testing.F) {
+	files, _ := filepath.Glob("../../shared/snapshots/*.pickle")
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data[:min(len(data), 4096)])
+		f.Add(data[:min(len(data), 64<<10)])
+		if len(data) < 256<<10 {
+			f.Add(data)
+		}
+	}
+	for _, name := range gen.Scenarios() {
+		opt := gen.Scenario(name)
+		opt.Steps, opt.Layers = 1, 1
+		data, _, err := gen.Bytes(opt)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := snapshot.DecodeBytes(data)
+		if err == nil {
+			checkRefs(t, s)
+		}
+		_, _ = snapshot.DecodeValue(data)
+	})
+}
+
+func checkRefs(t *testing.T, s *snapshot.Snapshot) {
+	stack := func(id snapshot.StackID) {
+		if id < snapshot.NoStack || int(id) >= len(s.Stacks) {
+			t.Fatalf("stack id %d outside %d stacks", id, len(s.Stacks))
+		}
+	}
+	for _, st := range s.Stacks {
+		for _, f := range st {
+			if f < 0 || int(f) >= len(s.Frames) {
+				t.Fatalf("frame id %d outside %d frames", f, len(s.Frames))
+			}
+		}
+	}
+	for _, g := range append(append([]snapshot.Segment{}, s.Segments...), s.HostSegments...) {
+		stack(g.Frames)
+		for _, b := range g.Blocks {
+			stack(b.Frames)
+			for _, h := range b.History {
+				stack(h.Frames)
+			}
+		}
+	}
+	for _, tr := range append(append([][]snapshot.TraceEntry{}, s.DeviceTraces...), s.HostTraces...) {
+		for _, e := range tr {
+			stack(e.Frames)
+		}
+	}
+}
