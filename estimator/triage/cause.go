@@ -213,13 +213,12 @@ func (d *diag) alloc() {
 		f.Derived = append(f.Derived, num("outside_this_process", outside, formula))
 	}
 
-	ev := num
-	T := ev("tried", t, "printed request")
+	T := num("tried", t, "printed request")
 	switch {
 	case f.Kind == "cuda-1eb":
 		d.set(CauseBogusSize, "request ≥ 2^60 B (PyTorch's 1 EB guard): a size computed from garbage, not memory pressure",
 			"PyTorch refused a request of more than 1 EB before touching the device: the size was computed from a wrong shape or an overflow (e.g. right after an NCCL timeout)",
-			ev("guard", guard1EB, "2^60 B"))
+			num("guard", guard1EB, "2^60 B"))
 	case hasT && (t >= guard1EB || hasTot && t >= bogusFactor*tot || !hasTot && t >= bogusFactor*largestCard):
 		lim, limName := bogusFactor*tot, fmt.Sprintf("10 × total capacity = 10 × %s", hb(tot))
 		if !hasTot {
@@ -227,34 +226,34 @@ func (d *diag) alloc() {
 		}
 		d.set(CauseBogusSize, "request ≥ 10 × total capacity: a shape or size bug, not memory pressure",
 			fmt.Sprintf("the request %s is ≥ %s = %s: an N² tensor from a wrong count, a wrong reshape or an overflow", hb(t), limName, hb(lim)),
-			T, ev("limit", lim, limName))
+			T, num("limit", lim, limName))
 	case hasT && hasTot && t > tot:
 		d.set(CauseCapacity, "request > total capacity: one tensor larger than the whole card cannot fit, whatever is freed",
 			fmt.Sprintf("the single request %s is %.1f × the card's total %s: shrink that tensor (batch, resolution, sequence length, chunking, SDPA instead of eager attention)", hb(t), t/tot, hb(tot)),
-			T, ev("total", tot, "printed total capacity"))
+			T, num("total", tot, "printed total capacity"))
 	case hasT && hasRU && ru >= t && ru >= math.Min(fragMinGiB*gib, fragMinShare*orInf(tot, hasTot)):
 		floor := math.Min(fragMinGiB*gib, fragMinShare*orInf(tot, hasTot))
 		d.set(CauseFragmentation, "reserved-but-unallocated ≥ request and ≥ min(1 GiB, 10 % of total): the cache holds enough bytes, but only in split blocks",
 			fmt.Sprintf("%s is reserved by PyTorch but unallocated, ≥ the %s request and ≥ %s; after its flush-and-retry the allocator could not return these split blocks, so the request found no contiguous space: fragmentation", hb(ru), hb(t), hb(floor)),
-			ev("reserved_unallocated", ru, "reserved but unallocated"), T, ev("floor", floor, "min(1 GiB, 10 % of total)"))
+			num("reserved_unallocated", ru, "reserved but unallocated"), T, num("floor", floor, "min(1 GiB, 10 % of total)"))
 	case d.allowedLimit(t, hasT, rt, hasRT, a, hasA):
 	case hasT && hasOthers && others >= t:
 		d.set(CauseOtherProcess, "other processes on this GPU hold at least the request",
 			fmt.Sprintf("%d other process(es) hold %s on this GPU, ≥ the %s request: freeing them (or using another GPU) gets past this step", countOthers(f, selfPID), hb(others), hb(t)),
-			ev("other_processes", others, "sum of Process N figures"), T)
+			num("other_processes", others, "sum of Process N figures"), T)
 	case hasT && hasOutside && len(f.OtherProcesses) == 0 && outside >= t && outside >= math.Max(outsideMinGiB*gib, outsideMinShare*tot):
 		d.set(CauseOtherProcess, "no process list: total − free − this process ≥ request and ≥ max(1.5 GiB, 30 % of total), so memory is held outside this process (inferred)",
 			fmt.Sprintf("%s of the %s card is neither free nor held by this process (%s − %s free − %s %s), ≥ the %s request and ≥ %s: another process (or another allocator in this process) holds it; the message lists no processes, so this is inferred",
 				hb(outside), hb(tot), hb(tot), hb(free), hb(mine), mineName, hb(t), hb(math.Max(outsideMinGiB*gib, outsideMinShare*tot))),
-			ev("outside", outside, "total − free − "+mineName), T)
+			num("outside", outside, "total − free − "+mineName), T)
 	case hasT && hasNP && np >= t && np >= math.Max(nonPyTorchMinGiB*gib, nonPyTorchMinShare*orZero(tot, hasTot)):
 		d.set(CauseNonPyTorch, "this process holds much more than PyTorch reserved: non-PyTorch memory ≥ request and ≥ max(2 GiB, 10 % of total)",
 			fmt.Sprintf("this process has %s in use but PyTorch reserved only %s: %s is held by the CUDA context, NCCL, cuBLAS/cuDNN workspaces or another library in the process, ≥ the %s request", hb(p), hb(rt), hb(np), hb(t)),
-			ev("non_pytorch", np, "this process − reserved"), T)
+			num("non_pytorch", np, "this process − reserved"), T)
 	case hasT && hasFree && free >= freeSlack*t && free-t >= freeHeadroom:
 		d.set(CauseUnknown, "free ≥ 1.05 × request (and at least one 2 MiB page more): the printed numbers cannot explain the failure",
 			fmt.Sprintf("%s is reported free, more than the %s request: free is sampled after the allocator's cleanup, so a transient peak, a per-process cap, a driver limit (e.g. Intel's ~4 GiB single-allocation limit, Windows/ROCm runtime) or a failure outside PyTorch is more likely than a full card", hb(free), hb(t)),
-			ev("free", free, "printed free"), T)
+			num("free", free, "printed free"), T)
 	case hasT && t <= tinyRequest && !hasA && !hasRT && !hasP:
 		d.set(CauseLastStraw, "request ≤ 20 MiB and the message does not say what holds the card: this allocation is only the last straw",
 			fmt.Sprintf("only %s was requested (≤ one 20 MiB allocator block): the card was already full and whatever filled it is the culprit; the message does not say who holds the memory", hb(t)),

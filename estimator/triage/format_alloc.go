@@ -2,6 +2,7 @@ package triage
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -189,9 +190,9 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 		variants = append(variants, "IPEX 4GB single-allocation limit")
 	}
 	switch {
-	case contains(variants, "capacty typo (2.1)"):
+	case slices.Contains(variants, "capacty typo (2.1)"):
 		f.PyTorchVersion = "2.1"
-	case contains(variants, "private pools (2.4+)") && f.PyTorchVersion != "2.9+":
+	case slices.Contains(variants, "private pools (2.4+)") && f.PyTorchVersion != "2.9+":
 		f.PyTorchVersion = "2.4+"
 	case is2x && f.PyTorchVersion == "":
 		f.PyTorchVersion = "2.1+"
@@ -296,13 +297,4 @@ func parseFragment(p *parser, h head) (Finding, bool) {
 	f.End = m.end
 	sortFields(f.Fields)
 	return f, true
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
