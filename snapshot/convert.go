@@ -15,9 +15,8 @@ func (v *vm) value(x val, depth int) (Value, error) {
 	if depth > 1000 {
 		return nil, &DecodeError{Offset: -1, Kind: ErrCorrupt, Msg: "values nested deeper than 1000 (or a self-referencing container)"}
 	}
-	v.budget--
-	if v.budget < 0 {
-		return nil, &DecodeError{Offset: -1, Kind: ErrCorrupt, Msg: "shared references expand to far more values than the file holds"}
+	if err := v.spend(1); err != nil {
+		return nil, err
 	}
 	switch x.k {
 	case kNone:
@@ -203,6 +202,9 @@ func (v *vm) segList(where string, x val) ([]Segment, error) {
 			return []Segment{}, nil
 		case oGenList, oTuple:
 			items := v.gens[o.idx].items
+			if err := v.spend(len(items)); err != nil {
+				return nil, err
+			}
 			out := make([]Segment, 0, len(items))
 			for _, it := range items {
 				s := Segment{Frames: NoStack}
@@ -254,6 +256,9 @@ func (v *vm) traceList(where string, x val) ([]TraceEntry, error) {
 			return []TraceEntry{}, nil
 		case oGenList, oTuple:
 			items := v.gens[o.idx].items
+			if err := v.spend(len(items)); err != nil {
+				return nil, err
+			}
 			out := make([]TraceEntry, 0, len(items))
 			for _, it := range items {
 				e := TraceEntry{Frames: NoStack}

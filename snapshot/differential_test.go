@@ -109,7 +109,7 @@ func randomValue(r *rand.Rand, depth int, withBytes bool) Value {
 // bigCount sometimes makes a container big enough to need several
 // APPENDS/SETITEMS batches (Python batches 1000 items).
 func bigCount(r *rand.Rand, depth int) int {
-	if depth <= 1 && r.IntN(15) == 0 {
+	if depth == 0 && r.IntN(8) == 0 {
 		return 990 + r.IntN(1100)
 	}
 	return 0

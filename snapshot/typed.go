@@ -386,7 +386,10 @@ func (v *vm) stackOf(where, key string, x val) (StackID, error) {
 				}
 				ids = append(ids, f)
 			}
-			return v.in.stack(ids), nil
+			// Later uses of this (memo-shared) list take the fast path.
+			id := v.in.stack(ids)
+			o.kind, o.idx = oStack, int32(id)
+			return id, nil
 		}
 	}
 	return NoStack, v.shapeErr(where, key, "a list of frames", x)
@@ -644,6 +647,16 @@ func (v *vm) setBlock(b *Block, k, x val) error {
 	return err
 }
 
+// spend charges n values of conversion work against the budget, so that
+// shared references cannot multiply the work beyond the file's size.
+func (v *vm) spend(n int) error {
+	v.budget -= n
+	if v.budget < 0 {
+		return &DecodeError{Offset: -1, Kind: ErrCorrupt, Msg: "shared references expand to far more values than the file holds"}
+	}
+	return nil
+}
+
 // extra stores a generic copy of an unknown key in d.
 func (v *vm) extra(d *Dict, k, x val) error {
 	gk, err := v.value(k, 0)
@@ -669,6 +682,9 @@ func (v *vm) histories(where, key string, x val) ([]HistoryEntry, error) {
 			return []HistoryEntry{}, nil
 		case oGenList, oTuple:
 			items := v.gens[o.idx].items
+			if err := v.spend(len(items)); err != nil {
+				return nil, err
+			}
 			out := make([]HistoryEntry, 0, len(items))
 			for _, it := range items {
 				h := HistoryEntry{Frames: NoStack}
@@ -764,6 +780,9 @@ func (v *vm) blockList(where, key string, x val) ([]Block, error) {
 			return []Block{}, nil
 		case oGenList, oTuple:
 			items := v.gens[o.idx].items
+			if err := v.spend(len(items)); err != nil {
+				return nil, err
+			}
 			out := make([]Block, 0, len(items))
 			for _, it := range items {
 				b := Block{Frames: NoStack, AddressComputed: true}

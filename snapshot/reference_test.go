@@ -10,7 +10,7 @@ import (
 	"github.com/nlpodyssey/gopickle/types"
 )
 
-// DecodeReference decodes a snapshot with the generic gopickle unpickler and
+// DecodeReference (test only) decodes a snapshot with the generic gopickle unpickler and
 // converts the resulting tree to a Snapshot. It is the slow reference path
 // the fast decoder is tested against; it refuses every global.
 func DecodeReference(r io.Reader) (*Snapshot, error) {
@@ -104,7 +104,7 @@ func (c *refConverter) top(v any) error {
 		}
 		return nil
 	}
-	return fmt.Errorf("top level is %s, want a dict (or a legacy list of segments)", typeName(v))
+	return fmt.Errorf("top level is %s, want a dict (or a legacy list of segments)", refTypeName(v))
 }
 
 // dictItems returns the items of d with later duplicates of a key replacing
@@ -136,7 +136,7 @@ func (c *refConverter) list(path string, v any) ([]any, error) {
 	case *types.Tuple:
 		return *t, nil
 	}
-	return nil, fmt.Errorf("%s: expected a list, got %s", path, typeName(v))
+	return nil, fmt.Errorf("%s: expected a list, got %s", path, refTypeName(v))
 }
 
 func (c *refConverter) segments(path string, v any) ([]Segment, error) {
@@ -149,7 +149,7 @@ func (c *refConverter) segments(path string, v any) ([]Segment, error) {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		d, ok := it.(*types.Dict)
 		if !ok {
-			return nil, fmt.Errorf("%s: expected a dict, got %s", p, typeName(it))
+			return nil, fmt.Errorf("%s: expected a dict, got %s", p, refTypeName(it))
 		}
 		s := Segment{Frames: NoStack}
 		for _, e := range dictItems(d) {
@@ -212,7 +212,7 @@ func (c *refConverter) blocks(path string, v any) ([]Block, error) {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		d, ok := it.(*types.Dict)
 		if !ok {
-			return nil, fmt.Errorf("%s: expected a dict, got %s", p, typeName(it))
+			return nil, fmt.Errorf("%s: expected a dict, got %s", p, refTypeName(it))
 		}
 		b := Block{Frames: NoStack}
 		hasAddr := false
@@ -258,7 +258,7 @@ func (c *refConverter) history(path string, v any) ([]HistoryEntry, error) {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		d, ok := it.(*types.Dict)
 		if !ok {
-			return nil, fmt.Errorf("%s: expected a dict, got %s", p, typeName(it))
+			return nil, fmt.Errorf("%s: expected a dict, got %s", p, refTypeName(it))
 		}
 		h := HistoryEntry{Frames: NoStack}
 		for _, e := range dictItems(d) {
@@ -311,7 +311,7 @@ func (c *refConverter) traces(path string, v any) ([][]TraceEntry, error) {
 func (c *refConverter) entry(p string, v any) (TraceEntry, error) {
 	d, ok := v.(*types.Dict)
 	if !ok {
-		return TraceEntry{}, fmt.Errorf("%s: expected a dict, got %s", p, typeName(v))
+		return TraceEntry{}, fmt.Errorf("%s: expected a dict, got %s", p, refTypeName(v))
 	}
 	t := TraceEntry{Frames: NoStack}
 	extra := func() *EntryExtra {
@@ -378,7 +378,7 @@ func (c *refConverter) entry(p string, v any) (TraceEntry, error) {
 func (c *refConverter) settings(path string, v any) (*AllocatorSettings, error) {
 	d, ok := v.(*types.Dict)
 	if !ok {
-		return nil, fmt.Errorf("%s: expected a dict, got %s", path, typeName(v))
+		return nil, fmt.Errorf("%s: expected a dict, got %s", path, refTypeName(v))
 	}
 	s := &AllocatorSettings{}
 	var err error
@@ -408,7 +408,7 @@ func (c *refConverter) settings(path string, v any) (*AllocatorSettings, error) 
 			if err == nil {
 				gd, ok := g.(Dict)
 				if !ok {
-					err = fmt.Errorf("%s: expected a dict, got %s", fp, typeName(e.Value))
+					err = fmt.Errorf("%s: expected a dict, got %s", fp, refTypeName(e.Value))
 				}
 				s.RoundupPower2Divisions = gd
 			}
@@ -433,7 +433,7 @@ func (c *refConverter) annotations(path string, v any) ([]Annotation, error) {
 		p := fmt.Sprintf("%s[%d]", path, i)
 		d, ok := it.(*types.Dict)
 		if !ok {
-			return nil, fmt.Errorf("%s: expected a dict, got %s", p, typeName(it))
+			return nil, fmt.Errorf("%s: expected a dict, got %s", p, refTypeName(it))
 		}
 		var a Annotation
 		for _, e := range dictItems(d) {
@@ -485,7 +485,7 @@ func (c *refConverter) stack(path string, v any) (StackID, error) {
 		if v == nil {
 			return NoStack, nil
 		}
-		return NoStack, fmt.Errorf("%s: expected a list of frames, got %s", path, typeName(v))
+		return NoStack, fmt.Errorf("%s: expected a list of frames, got %s", path, refTypeName(v))
 	}
 	if id, ok := c.stacks[l]; ok {
 		return id, nil
@@ -506,7 +506,7 @@ func (c *refConverter) stack(path string, v any) (StackID, error) {
 func (c *refConverter) frame(path string, v any) (FrameID, error) {
 	d, ok := v.(*types.Dict)
 	if !ok {
-		return 0, fmt.Errorf("%s: expected a frame dict, got %s", path, typeName(v))
+		return 0, fmt.Errorf("%s: expected a frame dict, got %s", path, refTypeName(v))
 	}
 	if id, ok := c.frames[d]; ok {
 		return id, nil
@@ -553,19 +553,6 @@ func extraSet(d *Dict, k, v any) error {
 	}
 	*d = dictSet(*d, gk, gv)
 	return nil
-}
-
-// dictSet sets k to v in d with Python semantics for string keys.
-func dictSet(d Dict, k, v Value) Dict {
-	if ks, ok := k.(string); ok {
-		for i := range d {
-			if s, ok := d[i].Key.(string); ok && s == ks {
-				d[i].Value = v
-				return d
-			}
-		}
-	}
-	return append(d, DictItem{Key: k, Value: v})
 }
 
 // generic converts a gopickle value to a Value.
@@ -617,31 +604,7 @@ func generic(v any) (Value, error) {
 		}
 		return out, nil
 	}
-	return nil, fmt.Errorf("unsupported pickle value of type %s", typeName(v))
-}
-
-func typeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		return "bool"
-	case int, int64, *big.Int:
-		return "int"
-	case float64:
-		return "float"
-	case string:
-		return "str"
-	case []byte:
-		return "bytes"
-	case *types.List, List:
-		return "list"
-	case *types.Tuple, Tuple:
-		return "tuple"
-	case *types.Dict, Dict:
-		return "dict"
-	}
-	return fmt.Sprintf("%T", v)
+	return nil, fmt.Errorf("unsupported pickle value of type %s", refTypeName(v))
 }
 
 var (
@@ -664,7 +627,7 @@ func refWide(path string, v any) (uint64, error) {
 		}
 		return t.Uint64(), nil
 	}
-	return 0, fmt.Errorf("%s: expected an int, got %s", path, typeName(v))
+	return 0, fmt.Errorf("%s: expected an int, got %s", path, refTypeName(v))
 }
 
 func refInt(path string, v any) (int64, error) {
@@ -677,7 +640,7 @@ func refUint(path string, v any) (uint64, error) { return refWide(path, v) }
 func refStr(path string, v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
-		return "", fmt.Errorf("%s: expected a str, got %s", path, typeName(v))
+		return "", fmt.Errorf("%s: expected a str, got %s", path, refTypeName(v))
 	}
 	return s, nil
 }
@@ -685,7 +648,7 @@ func refStr(path string, v any) (string, error) {
 func refBool(path string, v any) (bool, error) {
 	b, ok := v.(bool)
 	if !ok {
-		return false, fmt.Errorf("%s: expected a bool, got %s", path, typeName(v))
+		return false, fmt.Errorf("%s: expected a bool, got %s", path, refTypeName(v))
 	}
 	return b, nil
 }
@@ -697,10 +660,36 @@ func refFloat(path string, v any) (float64, error) {
 	case int:
 		return float64(t), nil
 	}
-	return 0, fmt.Errorf("%s: expected a float, got %s", path, typeName(v))
+	return 0, fmt.Errorf("%s: expected a float, got %s", path, refTypeName(v))
 }
 
 // DecodeReferenceBytes is DecodeReference on an in-memory file.
 func DecodeReferenceBytes(b []byte) (*Snapshot, error) {
 	return DecodeReference(bytes.NewReader(b))
+}
+
+func refTypeName(v any) string {
+	switch v.(type) {
+	case List, Tuple, Dict:
+		return typeName(v)
+	case nil:
+		return "None"
+	case bool:
+		return "bool"
+	case int, int64, *big.Int:
+		return "int"
+	case float64:
+		return "float"
+	case string:
+		return "str"
+	case []byte:
+		return "bytes"
+	case *types.List:
+		return "list"
+	case *types.Tuple:
+		return "tuple"
+	case *types.Dict:
+		return "dict"
+	}
+	return fmt.Sprintf("%T", v)
 }
