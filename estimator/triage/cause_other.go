@@ -150,15 +150,9 @@ func (d *diag) tf() {
 			fmt.Sprintf("TensorFlow tried to reserve %s for its BFC pool at start-up and the driver refused: another process holds the GPU, or two TF processes share it", hb(t)), num("tried", t, "printed"))
 		return
 	}
-	if f.Kind == "tf" && len(f.TensorShape) > 0 && len(f.TensorShape) <= 2 {
-		d.set(CauseOtherProcess, "a rank ≤ 2 tensor is a weight or optimizer slot, allocated once at start-up; TensorFlow owns the whole GPU by default, so failing there means the GPU was already occupied (inferred)",
-			fmt.Sprintf("the failed tensor %v (%s) is parameter-shaped (a weight, embedding or optimizer slot), created when the graph initialises: when TF cannot place it, the GPU is usually already held by another process (often another TF process that preallocated it)", f.TensorShape, hb(t)),
-			num("tried", t, "prod(shape) × dtype size"))
-		return
-	}
-	why := "TensorFlow could not place an activation tensor"
+	why := "TensorFlow could not place a tensor"
 	if hasT {
-		why = fmt.Sprintf("the activation tensor %v of type %s needs %s and did not fit: batch or input size too big for the GPU", f.TensorShape, f.DType, hb(t))
+		why = fmt.Sprintf("the tensor %v of type %s needs %s and did not fit: the model or the batch is too big for the GPU, or another process holds part of it (TensorFlow prints no device figures to tell)", f.TensorShape, f.DType, hb(t))
 	}
 	if f.Kind == "tf-bfc" && hasT {
 		why = fmt.Sprintf("the BFC allocator (%s) could not find %s: the model and batch do not fit", f.Allocator, hb(t))
