@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -62,6 +63,9 @@ type SnapshotPage struct {
 	dragging           bool
 	dragFrom, dragTo   float64
 	markdown, copyNote string
+	// reveal says how many result sections are shown: they appear one
+	// frame after another so that no frame takes long (see revealMore).
+	reveal int
 
 	worker  app.Value
 	onMsg   app.Func
@@ -135,8 +139,7 @@ func (p *SnapshotPage) onPick(ctx app.Context, e app.Event) {
 	ctx.JSSrc().Set("value", "") // choosing the same file again fires change again
 }
 
-// read loads the file into an ArrayBuffer with progress, then hands it to
-// the worker (transferred, not copied).
+// read hands the file to the worker, which reads, decodes and analyses it.
 func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
 	p.reset()
 	p.nextID++
@@ -149,59 +152,15 @@ func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
 		return
 	}
 	p.phase = snapReading
-	fr := app.Window().Get("FileReader").New()
-	var onProgress, onLoad, onError app.Func
-	release := func() { onProgress.Release(); onLoad.Release(); onError.Release() }
-	onProgress = app.FuncOf(func(this app.Value, args []app.Value) any {
-		if len(args) == 0 || args[0].Type() != app.TypeObject {
-			return nil
-		}
-		loaded, total := jsNumber(args[0], "loaded"), jsNumber(args[0], "total")
-		if total > 0 {
-			ctx.Dispatch(func(ctx app.Context) {
-				if p.fileReq == id && p.phase == snapReading {
-					p.progress = loaded / total
-				}
-			})
-		}
-		return nil
-	})
-	onLoad = app.FuncOf(func(this app.Value, args []app.Value) any {
-		defer release()
-		buf := fr.Get("result")
-		ctx.Dispatch(func(ctx app.Context) {
-			defer p.guard("Starting the analysis")
-			if p.fileReq != id {
-				return
-			}
-			p.phase, p.progress = snapDecoding, 0
-			w := p.ensureWorker(ctx)
-			msg := app.Window().Get("Object").New()
-			msg.Set("type", "analyze")
-			msg.Set("id", id)
-			msg.Set("name", p.fileName)
-			msg.Set("buffer", buf)
-			w.Call("postMessage", msg, app.Window().Get("Array").New(buf))
-		})
-		return nil
-	})
-	onError = app.FuncOf(func(this app.Value, args []app.Value) any {
-		defer release()
-		msg := "the browser could not read it"
-		if e := fr.Get("error"); e.Truthy() {
-			msg = e.Call("toString").String()
-		}
-		ctx.Dispatch(func(ctx app.Context) {
-			if p.fileReq == id {
-				p.fail(fmt.Sprintf("Could not read %s: %s.", p.fileName, msg))
-			}
-		})
-		return nil
-	})
-	fr.Set("onprogress", onProgress)
-	fr.Set("onload", onLoad)
-	fr.Set("onerror", onError)
-	fr.Call("readAsArrayBuffer", file)
+	w := p.ensureWorker(ctx)
+	// The File itself goes to the worker, which reads it in chunks: the
+	// bytes never cross the main thread.
+	msg := app.Window().Get("Object").New()
+	msg.Set("type", "analyze")
+	msg.Set("id", id)
+	msg.Set("name", p.fileName)
+	msg.Set("file", file)
+	w.Call("postMessage", msg)
 }
 
 // reset forgets the previous file.
@@ -210,6 +169,7 @@ func (p *SnapshotPage) reset() {
 	p.chart, p.markdown, p.copyNote = chartData{}, "", ""
 	p.progress, p.dev, p.hover, p.dragging = 0, 0, -1, false
 	MarkBody("data-snapshot-ready", "")
+	MarkBody("data-snapshot-summary", "")
 	MarkBody("data-snapshot-error", "")
 }
 
@@ -218,6 +178,79 @@ type workerMsg struct {
 	typ, stage, json, message string
 	id                        int
 	done, total               float64
+	// series holds the packed timelines (analysis.PackSeries), one per
+	// device for a result, one for a zoom.
+	series [][]byte
+
+	// Filled by decode.
+	result *snapResult
+	state  *analysis.State
+	zoom   *analysis.Series
+	err    error
+}
+
+// decode parses the message's JSON and packed series. It runs outside the
+// UI goroutine's frame: parsing and rendering then take two tasks, and the
+// browser can draw between them.
+func (m *workerMsg) decode() {
+	switch m.typ {
+	case "result":
+		var r snapResult
+		if m.err = json.Unmarshal([]byte(m.json), &r); m.err != nil {
+			return
+		}
+		for i := range r.Devices {
+			if i >= len(m.series) {
+				break
+			}
+			pts, rows, err := analysis.UnpackSeries(m.series[i])
+			if err != nil {
+				m.err = err
+				return
+			}
+			r.Devices[i].Timeline = pts
+			if r.Devices[i].SiteSeries != nil {
+				r.Devices[i].SiteSeries.Values = rows
+			}
+		}
+		m.result = &r
+	case "state":
+		var st analysis.State
+		if m.err = json.Unmarshal([]byte(m.json), &st); m.err == nil {
+			m.state = &st
+		}
+	case "series":
+		var z analysis.Series
+		if m.err = json.Unmarshal([]byte(m.json), &z); m.err != nil {
+			return
+		}
+		if len(m.series) != 1 || z.Sites == nil {
+			m.err = fmt.Errorf("no packed series")
+			return
+		}
+		pts, rows, err := analysis.UnpackSeries(m.series[0])
+		if err != nil {
+			m.err = err
+			return
+		}
+		z.Points, z.Sites.Values = pts, rows
+		m.zoom = &z
+	}
+}
+
+// jsBuffers copies an array of ArrayBuffers into Go.
+func jsBuffers(v app.Value) [][]byte {
+	if v.Type() != app.TypeObject {
+		return nil
+	}
+	var out [][]byte
+	for i := 0; i < v.Length(); i++ {
+		u8 := app.Window().Get("Uint8Array").New(v.Index(i))
+		b := make([]byte, u8.Length())
+		app.CopyBytesToGo(b, u8)
+		out = append(out, b)
+	}
+	return out
 }
 
 func jsString(v app.Value, k string) string {
@@ -256,9 +289,16 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		} else {
 			d := args[0].Get("data")
 			m = workerMsg{typ: jsString(d, "type"), stage: jsString(d, "stage"), json: jsString(d, "json"),
-				message: jsString(d, "message"), id: int(jsNumber(d, "id")), done: jsNumber(d, "done"), total: jsNumber(d, "total")}
+				message: jsString(d, "message"), id: int(jsNumber(d, "id")), done: jsNumber(d, "done"), total: jsNumber(d, "total"),
+				series: jsBuffers(d.Get("series"))}
 		}
-		ctx.Dispatch(func(ctx app.Context) { p.onWorker(ctx, m) })
+		go func() {
+			m.decode()
+			if m.json != "" {
+				time.Sleep(time.Millisecond) // a frame may be drawn between parsing and rendering
+			}
+			ctx.Dispatch(func(ctx app.Context) { p.onWorker(ctx, m) })
+		}()
 		return nil
 	})
 	w.Call("addEventListener", "message", p.onMsg)
@@ -274,21 +314,24 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		if m.id != p.fileReq {
 			return
 		}
-		if m.stage == "analyse" {
+		switch {
+		case m.stage == "analyse":
 			p.phase, p.progress = snapAnalysing, 1
-		} else if m.total > 0 {
+		case m.total > 0 && m.stage == "read":
+			p.phase, p.progress = snapReading, m.done/m.total
+		case m.total > 0:
 			p.phase, p.progress = snapDecoding, m.done/m.total
 		}
 	case "result":
 		if m.id != p.fileReq {
 			return
 		}
-		var r snapResult
-		if err := json.Unmarshal([]byte(m.json), &r); err != nil {
-			p.fail("The analysis result could not be read: " + err.Error())
+		if m.err != nil {
+			p.fail("The analysis result could not be read: " + m.err.Error())
 			return
 		}
-		p.res, p.phase = &r, snapDone
+		r := m.result
+		p.res, p.phase = r, snapDone
 		p.dev = 0
 		for i, d := range r.Devices {
 			if d.Entries > r.Devices[p.dev].Entries {
@@ -296,29 +339,26 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 			}
 		}
 		p.selectDevice(ctx, p.dev)
-		MarkBody("data-snapshot-ready", fmt.Sprintf("%.0f", app.Window().Get("performance").Call("now").Float()))
 	case "state":
 		if m.id != p.stReq {
 			return
 		}
-		var st analysis.State
-		if err := json.Unmarshal([]byte(m.json), &st); err != nil {
-			p.stateErr = err.Error()
+		if m.err != nil {
+			p.stateErr = "the allocator state could not be read: " + m.err.Error()
 			return
 		}
-		p.state, p.stateErr = &st, ""
-		MarkBody("data-snapshot-state", strconv.Itoa(st.Index))
+		p.state, p.stateErr = m.state, ""
+		MarkBody("data-snapshot-state", strconv.Itoa(m.state.Index))
 	case "series":
 		if m.id != p.serReq {
 			return
 		}
-		var s analysis.Series
-		if err := json.Unmarshal([]byte(m.json), &s); err != nil {
-			p.stateErr = err.Error()
+		if m.err != nil {
+			p.stateErr = "the zoomed timeline could not be read: " + m.err.Error()
 			return
 		}
-		p.zoom = &s
-		p.chart = newChartData(p.device(), s.Points, s.Sites)
+		p.zoom = m.zoom
+		p.chart = newChartData(p.device(), m.zoom.Points, m.zoom.Sites)
 	case "error":
 		switch {
 		case m.id == p.fileReq || m.id == 0:
@@ -337,15 +377,40 @@ func (p *SnapshotPage) device() *analysis.DeviceReport {
 	return &p.res.Devices[p.dev]
 }
 
-// selectDevice shows device i at its peak, unzoomed.
+// selectDevice shows device i at its peak, unzoomed. The summary cards
+// come first; the other sections follow frame by frame (revealMore).
 func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
-	p.dev, p.zoom, p.hover = i, nil, -1
-	d := p.device()
-	if d == nil {
+	p.dev, p.zoom, p.hover, p.chart, p.reveal = i, nil, -1, chartData{}, 1
+	if p.device() == nil {
 		return
 	}
-	p.chart = newChartData(d, d.Timeline, d.SiteSeries)
-	p.requestState(ctx, d.PeakIndex)
+	MarkBody("data-snapshot-summary", fmt.Sprintf("%.0f", app.Window().Get("performance").Call("now").Float()))
+	p.revealMore(ctx, p.fileReq, i)
+}
+
+// revealStages is the number of result sections shown one after another.
+const revealStages = 4
+
+// revealMore shows the next result section after a pause that lets the
+// browser draw a frame: building everything at once took more than 100 ms
+// of main-thread time on a slow machine.
+func (p *SnapshotPage) revealMore(ctx app.Context, file, dev int) {
+	ctx.After(20*time.Millisecond, func(ctx app.Context) {
+		d := p.device()
+		if p.fileReq != file || p.dev != dev || d == nil || p.reveal >= revealStages {
+			return
+		}
+		p.reveal++
+		switch p.reveal {
+		case 2:
+			p.chart = newChartData(d, d.Timeline, d.SiteSeries)
+		case revealStages:
+			p.requestState(ctx, d.PeakIndex)
+			MarkBody("data-snapshot-ready", fmt.Sprintf("%.0f", app.Window().Get("performance").Call("now").Float()))
+			return
+		}
+		p.revealMore(ctx, file, dev)
+	})
 }
 
 // post sends a query to the worker and returns its id.

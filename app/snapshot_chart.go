@@ -2,8 +2,10 @@ package app
 
 import (
 	"fmt"
+	"html"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -54,15 +56,32 @@ func (c *chartData) x(idx int) float64 {
 // y maps bytes to the chart's y.
 func (c *chartData) y(v int64) float64 { return chartH - float64(v)/float64(c.maxV)*chartH }
 
-// draw renders the stacked site bands, the reserved line and the peak.
+// draw renders the stacked site bands, the reserved line and the peak. It
+// appends integer coordinates (tenths of a chart unit) with strconv: it runs
+// on the page's main thread, where fmt would cost a frame.
 func (c *chartData) draw() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="snap-chart-svg" viewBox="0 0 %g %g" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg" aria-hidden="true">`, chartW, chartH)
+	b := make([]byte, 0, 64*len(c.points)*(len(c.bands.Values)+1))
+	b = append(b, `<svg class="snap-chart-svg" viewBox="0 0 10000 3000" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg" aria-hidden="true">`...)
+	xi := func(idx int) int64 { return int64(math.Round(c.x(idx) * 10)) }
+	yi := func(v int64) int64 { return int64(math.Round(c.y(v) * 10)) }
+	pt := func(b []byte, cmd byte, x, y int64) []byte {
+		b = append(b, cmd)
+		b = strconv.AppendInt(b, x, 10)
+		b = append(b, ' ')
+		return strconv.AppendInt(b, y, 10)
+	}
 	for k := 1; k < 4; k++ {
-		y := chartH * float64(k) / 4
-		fmt.Fprintf(&b, `<line class="snap-grid" x1="0" x2="%g" y1="%.1f" y2="%.1f" vector-effect="non-scaling-stroke"/>`, chartW, y, y)
+		b = append(b, `<line class="snap-grid" x1="0" x2="10000" y1="`...)
+		b = strconv.AppendInt(b, int64(750*k), 10)
+		b = append(b, `" y2="`...)
+		b = strconv.AppendInt(b, int64(750*k), 10)
+		b = append(b, `" vector-effect="non-scaling-stroke"/>`...)
 	}
 	n := len(c.points)
+	xs := make([]int64, n)
+	for j, p := range c.points {
+		xs[j] = xi(p.Index)
+	}
 	base := make([]int64, n)
 	top := make([]int64, n)
 	for k, row := range c.bands.Values {
@@ -72,31 +91,40 @@ func (c *chartData) draw() string {
 		for j := range row {
 			top[j] = base[j] + row[j]
 		}
-		fmt.Fprintf(&b, `<path class="snap-band snap-band-%d" d="`, bandClass(k, len(c.bands.Values)))
-		for j, p := range c.points {
-			cmd := 'L'
+		b = append(b, `<path class="snap-band snap-band-`...)
+		b = strconv.AppendInt(b, int64(bandClass(k, len(c.bands.Values))), 10)
+		b = append(b, `" d="`...)
+		for j := 0; j < n; j++ {
+			cmd := byte('L')
 			if j == 0 {
 				cmd = 'M'
 			}
-			fmt.Fprintf(&b, "%c%.1f %.1f", cmd, c.x(p.Index), c.y(top[j]))
+			b = pt(b, cmd, xs[j], yi(top[j]))
 		}
 		for j := n - 1; j >= 0; j-- {
-			fmt.Fprintf(&b, "L%.1f %.1f", c.x(c.points[j].Index), c.y(base[j]))
+			b = pt(b, 'L', xs[j], yi(base[j]))
 		}
-		b.WriteString(`Z"/>`)
+		b = append(b, `Z"/>`...)
 		copy(base, top)
 	}
-	b.WriteString(`<polyline class="snap-reserved" vector-effect="non-scaling-stroke" points="`)
-	for _, p := range c.points {
-		fmt.Fprintf(&b, "%.1f,%.1f ", c.x(p.Index), c.y(p.Reserved))
+	b = append(b, `<path class="snap-reserved" vector-effect="non-scaling-stroke" d="`...)
+	for j, p := range c.points {
+		cmd := byte('L')
+		if j == 0 {
+			cmd = 'M'
+		}
+		b = pt(b, cmd, xs[j], yi(p.Reserved))
 	}
-	b.WriteString(`"/>`)
+	b = append(b, `"/>`...)
 	if c.peakIndex >= c.from && c.peakIndex <= c.to {
-		x := c.x(c.peakIndex)
-		fmt.Fprintf(&b, `<line class="snap-peak-line" x1="%.1f" x2="%.1f" y1="0" y2="%g" vector-effect="non-scaling-stroke"/>`, x, x, chartH)
+		x := xi(c.peakIndex)
+		b = append(b, `<path class="snap-peak-line" vector-effect="non-scaling-stroke" d="`...)
+		b = pt(b, 'M', x, 0)
+		b = pt(b, 'L', x, 3000)
+		b = append(b, `"/>`...)
 	}
-	b.WriteString(`</svg>`)
-	return b.String()
+	b = append(b, `</svg>`...)
+	return string(b)
 }
 
 // bandClass numbers the colour of band k of n: the last band ("other
@@ -152,25 +180,44 @@ func (c *chartData) indexAt(f float64) int {
 	return c.from + int(math.Round(f*float64(c.to-c.from)))
 }
 
+// The chart's hover line, tooltip and drag rectangle are drawn straight
+// into the #snap-overlay element: moving the pointer must not re-render the
+// page (go-app would rebuild every section on each mousemove).
+
+// setOverlay replaces the overlay's content.
+func setOverlay(ctx app.Context, html string) {
+	ov := ctx.JSSrc().Call("querySelector", ".snap-overlay")
+	if ov.Truthy() {
+		ov.Set("innerHTML", html)
+	}
+}
+
 func (p *SnapshotPage) onChartMove(ctx app.Context, e app.Event) {
+	ctx.PreventUpdate()
 	if len(p.chart.points) == 0 {
 		return
 	}
 	fx, fy := pointer(ctx, e)
 	if p.dragging {
 		p.dragTo = fx
+		lo, hi := math.Min(p.dragFrom, p.dragTo), math.Max(p.dragFrom, p.dragTo)
+		setOverlay(ctx, `<div class="snap-drag" style="left:`+pct(lo)+`;width:`+pct(hi-lo)+`"></div>`)
 		return
 	}
 	j := p.chart.nearest(p.chart.indexAt(fx))
 	p.hover = j
 	p.hoverBand = p.chart.bandAt(j, int64((1-fy)*float64(p.chart.maxV)))
+	setOverlay(ctx, p.tipHTML(p.device(), j))
 }
 
 func (p *SnapshotPage) onChartLeave(ctx app.Context, e app.Event) {
+	ctx.PreventUpdate()
 	p.hover, p.dragging = -1, false
+	setOverlay(ctx, "")
 }
 
 func (p *SnapshotPage) onChartDown(ctx app.Context, e app.Event) {
+	ctx.PreventUpdate()
 	if len(p.chart.points) == 0 {
 		return
 	}
@@ -181,9 +228,11 @@ func (p *SnapshotPage) onChartDown(ctx app.Context, e app.Event) {
 
 func (p *SnapshotPage) onChartUp(ctx app.Context, e app.Event) {
 	if !p.dragging {
+		ctx.PreventUpdate()
 		return
 	}
 	p.dragging = false
+	setOverlay(ctx, "")
 	fx, _ := pointer(ctx, e)
 	p.dragTo = fx
 	lo, hi := math.Min(p.dragFrom, p.dragTo), math.Max(p.dragFrom, p.dragTo)
@@ -229,22 +278,8 @@ func (p *SnapshotPage) renderTimeline(d *analysis.DeviceReport) app.UI {
 	if p.state != nil && p.state.Index >= c.from && p.state.Index <= c.to {
 		overlay = append(overlay, app.Div().Class("snap-sel-line").Style("left", pct(c.x(p.state.Index)/chartW)))
 	}
-	if p.dragging {
-		lo, hi := math.Min(p.dragFrom, p.dragTo), math.Max(p.dragFrom, p.dragTo)
-		overlay = append(overlay, app.Div().Class("snap-drag").Style("left", pct(lo)).Style("width", pct(hi-lo)))
-	}
-	if p.hover >= 0 && p.hover < len(c.points) && !p.dragging {
-		pt := c.points[p.hover]
-		fx := c.x(pt.Index) / chartW
-		overlay = append(overlay, app.Div().Class("snap-hover-line").Style("left", pct(fx)))
-		tip := app.Div().Class("snap-tip").ID("snap-tip").Body(p.renderTip(d, p.hover)...)
-		if fx > 0.55 {
-			tip = tip.Style("right", pct(1-fx))
-		} else {
-			tip = tip.Style("left", pct(fx))
-		}
-		overlay = append(overlay, tip)
-	}
+	// Filled by the pointer handlers, outside go-app's rendering.
+	overlay = append(overlay, app.Div().Class("snap-overlay"))
 	zoomed := p.zoom != nil
 	return app.Section().Class("snap-timeline").Body(
 		app.H2().Text("Timeline"),
@@ -298,11 +333,22 @@ func (p *SnapshotPage) renderLegend() app.UI {
 	return app.Ul().Class("snap-legend").Body(items...)
 }
 
-// renderTip shows the state at a hovered point: totals, the bands there and
-// the stack of the band under the cursor.
-func (p *SnapshotPage) renderTip(d *analysis.DeviceReport, j int) []app.UI {
+// tipHTML draws the hover line and the tooltip for point j: totals, the
+// bands there and the stack of the band under the cursor.
+func (p *SnapshotPage) tipHTML(d *analysis.DeviceReport, j int) string {
 	c := &p.chart
+	if d == nil || j < 0 || j >= len(c.points) {
+		return ""
+	}
 	pt := c.points[j]
+	fx := c.x(pt.Index) / chartW
+	var b strings.Builder
+	b.WriteString(`<div class="snap-hover-line" style="left:` + pct(fx) + `"></div>`)
+	side := "left:" + pct(fx)
+	if fx > 0.55 {
+		side = "right:" + pct(1-fx)
+	}
+	b.WriteString(`<div class="snap-tip" id="snap-tip" style="` + side + `">`)
 	head := fmt.Sprintf("Entry %d", pt.Index)
 	if pt.Index < 0 {
 		head = "Before the first entry"
@@ -310,10 +356,8 @@ func (p *SnapshotPage) renderTip(d *analysis.DeviceReport, j int) []app.UI {
 	if pt.TimeUS > 0 && d.FirstTimeUS > 0 {
 		head += fmt.Sprintf(" · %.3f s", float64(pt.TimeUS-d.FirstTimeUS)/1e6)
 	}
-	out := []app.UI{
-		app.Strong().Text(head),
-		app.Div().Text(fmt.Sprintf("allocated %s · reserved %s", gib(pt.Allocated), gib(pt.Reserved))),
-	}
+	b.WriteString("<strong>" + html.EscapeString(head) + "</strong><div>allocated " + gib(pt.Allocated) +
+		" · reserved " + gib(pt.Reserved) + `</div><ul class="snap-tip-list">`)
 	type band struct {
 		k int
 		v int64
@@ -325,22 +369,19 @@ func (p *SnapshotPage) renderTip(d *analysis.DeviceReport, j int) []app.UI {
 		}
 	}
 	sort.Slice(bs, func(a, b int) bool { return bs[a].v > bs[b].v })
-	var rows []app.UI
 	n := len(c.bands.Sites)
-	for i, b := range bs {
+	for i, bd := range bs {
 		if i == 6 {
 			break
 		}
 		cls := "snap-tip-row"
-		if b.k == p.hoverBand {
+		if bd.k == p.hoverBand {
 			cls += " snap-tip-hot"
 		}
-		rows = append(rows, app.Li().Class(cls).Body(
-			app.Span().Class(fmt.Sprintf("snap-swatch snap-bg-%d", bandClass(b.k, n))),
-			app.Span().Text(gib(b.v)+" "+c.bands.Sites[b.k]),
-		))
+		fmt.Fprintf(&b, `<li class="%s"><span class="snap-swatch snap-bg-%d"></span> %s %s</li>`, cls, bandClass(bd.k, n),
+			gib(bd.v), html.EscapeString(c.bands.Sites[bd.k]))
 	}
-	out = append(out, app.Ul().Class("snap-tip-list").Body(rows...))
+	b.WriteString("</ul>")
 	if p.hoverBand >= 0 && p.hoverBand < len(c.bands.SiteIndex) {
 		si := c.bands.SiteIndex[p.hoverBand]
 		for _, s := range d.TopSites {
@@ -352,10 +393,11 @@ func (p *SnapshotPage) renderTip(d *analysis.DeviceReport, j int) []app.UI {
 				if len(lines) == 0 {
 					lines = []string{"(no stack recorded)"}
 				}
-				out = append(out, app.Pre().Class("snap-tip-stack").Text(strings.Join(lines, "\n")))
+				b.WriteString(`<pre class="snap-tip-stack">` + html.EscapeString(strings.Join(lines, "\n")) + "</pre>")
 				break
 			}
 		}
 	}
-	return out
+	b.WriteString("</div>")
+	return b.String()
 }

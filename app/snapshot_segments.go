@@ -13,43 +13,72 @@ import (
 
 // segmentsSVG draws the segments of a state as bars scaled to the largest
 // one: live blocks coloured by category (rounding waste paler), free space
-// grey. Hovering a block shows its size, site and category.
+// grey. Hovering a block shows its size, site and category. Blocks too thin
+// to see are drawn as one sliver per run. It appends with strconv: this
+// runs on the page's main thread.
 func segmentsSVG(st *analysis.State) string {
 	if len(st.Segments) == 0 {
 		return `<svg class="snap-segs-svg" viewBox="0 0 1000 10" xmlns="http://www.w3.org/2000/svg" aria-hidden="true"></svg>`
 	}
-	const rowH, gap, labelW = 10.0, 4.0, 0.0
+	const rowH, gap = 10, 4
 	var maxSize int64
 	for _, s := range st.Segments {
 		maxSize = max(maxSize, s.Size)
 	}
-	scale := func(n int64) float64 { return float64(n) / float64(maxSize) * 1000 }
-	h := float64(len(st.Segments))*(rowH+gap) + gap
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="snap-segs-svg" viewBox="0 0 1000 %.0f" preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="segments">`, h)
+	// Coordinates in hundredths of a unit of a 1000-unit-wide row.
+	scale := func(n int64) int64 { return int64(float64(n) / float64(maxSize) * 100000) }
+	num := func(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
+	rect := func(b []byte, cls string, x, y, w int64) []byte {
+		b = append(b, `<rect class="`...)
+		b = append(b, cls...)
+		b = append(b, `" x="`...)
+		b = num(b, x)
+		b = append(b, `" y="`...)
+		b = num(b, y)
+		b = append(b, `" width="`...)
+		b = num(b, w)
+		b = append(b, `" height="`...)
+		b = num(b, rowH*100)
+		return append(b, `"/>`...)
+	}
+	h := int64(len(st.Segments))*(rowH+gap) + gap
+	b := make([]byte, 0, 4096)
+	b = append(b, `<svg class="snap-segs-svg" viewBox="0 0 100000 `...)
+	b = num(b, h*100)
+	b = append(b, `" preserveAspectRatio="xMinYMin meet" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="segments">`...)
 	for r, s := range st.Segments {
-		y := gap + float64(r)*(rowH+gap)
-		fmt.Fprintf(&b, `<g><title>segment %s: %s (%s), %s allocated, %s free between blocks, largest free %s, %s pool%s</title>`,
+		y := (gap + int64(r)*(rowH+gap)) * 100
+		b = append(b, `<g><title>`...)
+		b = append(b, html.EscapeString(fmt.Sprintf("segment %s: %s (%s B), %s allocated, %s free between blocks, largest free %s, %s pool%s",
 			s.Address, gib(s.Size), commas(s.Size), gib(s.AllocatedBytes), gib(s.ExternalFreeBytes), gib(s.LargestFreeBytes), s.Pool,
-			map[bool]string{true: ", expandable", false: ""}[s.Expandable])
-		fmt.Fprintf(&b, `<rect class="snap-seg-bg" x="%.0f" y="%.1f" width="%.2f" height="%.0f"/></g>`, labelW, y, scale(s.Size), rowH)
+			map[bool]string{true: ", expandable", false: ""}[s.Expandable]))...)
+		b = append(b, `</title>`...)
+		b = rect(b, "snap-seg-bg", 0, y, scale(s.Size))
+		b = append(b, `</g>`...)
+		var lastEnd int64 = -1
 		for _, bl := range s.Blocks {
-			x := labelW + scale(bl.Offset)
-			w := max(scale(bl.Size), 0.6)
-			wr := max(scale(bl.Requested), 0.4)
-			site := st.SiteLabels[bl.Site]
+			x, w, wr := scale(bl.Offset), max(scale(bl.Size), 40), max(scale(bl.Requested), 30)
+			if x < lastEnd {
+				continue // thinner than what is already drawn there
+			}
+			lastEnd = x + w
 			pend := ""
 			if bl.Pending {
 				pend = ", freed but pending (record_stream)"
 			}
-			fmt.Fprintf(&b, `<g class="%s"><title>%s requested in a %s block: %s (%s)%s</title>`,
-				catClass(bl.Category), gib(bl.Requested), gib(bl.Size), html.EscapeString(site), bl.Category, pend)
-			fmt.Fprintf(&b, `<rect class="snap-blk-waste" x="%.2f" y="%.1f" width="%.2f" height="%.0f"/>`, x, y, w, rowH)
-			fmt.Fprintf(&b, `<rect class="snap-blk" x="%.2f" y="%.1f" width="%.2f" height="%.0f"/></g>`, x, y, min(wr, w), rowH)
+			b = append(b, `<g class="`...)
+			b = append(b, catClass(bl.Category)...)
+			b = append(b, `"><title>`...)
+			b = append(b, html.EscapeString(gib(bl.Requested)+" requested in a "+gib(bl.Size)+" block: "+st.SiteLabels[bl.Site]+
+				" ("+bl.Category+")"+pend)...)
+			b = append(b, `</title>`...)
+			b = rect(b, "snap-blk-waste", x, y, w)
+			b = rect(b, "snap-blk", x, y, min(wr, w))
+			b = append(b, `</g>`...)
 		}
 	}
-	b.WriteString(`</svg>`)
-	return b.String()
+	b = append(b, `</svg>`...)
+	return string(b)
 }
 
 func (p *SnapshotPage) onStateIndex(ctx app.Context, e app.Event) {

@@ -51,7 +51,8 @@ func (p *SnapshotPage) renderResults() app.UI {
 		devOpts = append(devOpts, app.Option().Value(strconv.Itoa(i)).Selected(i == p.dev).
 			Text(fmt.Sprintf("cuda:%d (%s entries)", dd.Device, commas(int64(dd.Entries)))))
 	}
-	return app.Section().ID("snap-results").Class("snap-results").Body(
+	return app.Section().ID("snap-results").Class("snap-results").
+		DataSet("decode-ms", p.res.DecodeMS).DataSet("analyse-ms", p.res.AnalyseMS).Body(
 		app.Div().Class("snap-head").Body(
 			app.Div().Body(
 				app.H2().Class("snap-file").Text(p.fileName),
@@ -73,19 +74,20 @@ func (p *SnapshotPage) renderResults() app.UI {
 			return app.Textarea().ID("snap-markdown").Class("snap-markdown").ReadOnly(true).Rows(10).Text(p.markdown)
 		}),
 		p.renderCards(d),
-		p.renderTimeline(d),
-		p.renderBuckets(d),
-		p.renderSites(d),
-		p.renderState(d),
-		p.renderOOMs(d),
-		app.If(len(d.Warnings) > 0, func() app.UI {
+		app.If(p.reveal < 2, func() app.UI { return app.P().Class("muted").Text("Drawing the timeline…") }),
+		app.If(p.reveal >= 2, func() app.UI { return p.renderTimeline(d) }),
+		app.If(p.reveal >= 3, func() app.UI { return p.renderBuckets(d) }),
+		app.If(p.reveal >= 3, func() app.UI { return p.renderSites(d) }),
+		app.If(p.reveal >= 4, func() app.UI { return p.renderState(d) }),
+		app.If(p.reveal >= 4, func() app.UI { return p.renderOOMs(d) }),
+		app.If(p.reveal >= 4 && len(d.Warnings) > 0, func() app.UI {
 			var li []app.UI
 			for _, w := range d.Warnings {
 				li = append(li, app.Li().Text(w))
 			}
 			return app.Div().Class("notice").Body(app.Strong().Text("The trace and the segments disagree:"), app.Ul().Body(li...))
 		}),
-		p.renderExplain(),
+		app.If(p.reveal >= 4, func() app.UI { return p.renderExplain() }),
 	)
 }
 

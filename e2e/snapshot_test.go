@@ -16,6 +16,7 @@ import (
 	"oomscope/bytesize"
 	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/gen"
 )
 
 // realSnapshotPath returns a real snapshot from ../shared/snapshots.
@@ -180,7 +181,7 @@ func TestSnapshotBadFiles(t *testing.T) {
 		want    string
 	}{
 		{"empty.pickle", nil, "is empty"},
-		{"notes.txt", []byte("this is a text file, not a pickle\n"), "looks like a text file"},
+		{"notes.txt", []byte("this is a text file, not a pickle\n"), "not a pickle"},
 		{"truncated.pickle", data[:len(data)/2], "Could not analyse truncated.pickle"},
 		{"corrupt.pickle", corrupt, "Could not analyse corrupt.pickle"},
 		{"code.pickle", []byte("\x80\x02cos\nsystem\nq\x00."), "Could not analyse code.pickle"},
@@ -216,4 +217,71 @@ func TestSnapshotBadFiles(t *testing.T) {
 	watchDedicatedWorkers(tb)
 	assertLocalOnly(t, tb, s)
 	tb.assertClean()
+}
+
+// BenchmarkBrowserSnapshot times drop → summary in Chromium on generated
+// 10, 50 and 200 MB snapshots (make bench-browser), and the longest gap
+// between animation frames meanwhile: the page must stay responsive
+// (under 100 ms) while the worker decodes. It prints a table.
+func BenchmarkBrowserSnapshot(b *testing.B) {
+	type row struct {
+		mb                               int64
+		bytes, entries                   int
+		total, all, decode, analyse, gap float64
+		gapAt, long, longAt              float64
+	}
+	var rows []row
+	dir := b.TempDir()
+	s := serveSite(b, distDir(b), "", "no-store")
+	for _, mb := range []int64{10, 50, 200} {
+		data, truth, err := gen.Bytes(gen.Options{Seed: 42, Layers: 8, TwoStreams: true, TargetBytes: mb << 20})
+		if err != nil {
+			b.Fatal(err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("snapshot-%dMB.pickle", mb))
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		data = nil
+		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
+			for b.Loop() {
+				tb := newTab(b, s)
+				tb.open("/snapshot")
+				evalJS[bool](tb, `(() => {
+					window.__gap = {max: 0, at: 0, last: performance.now(), on: true, long: 0, longAt: 0};
+					new PerformanceObserver((l) => { for (const e of l.getEntries()) { if (e.duration > window.__gap.long) { window.__gap.long = e.duration; window.__gap.longAt = e.startTime - window.__t0; } } }).observe({type: "longtask"});
+					const f = () => { const now = performance.now(); if (window.__gap.on && now - window.__gap.last > window.__gap.max) { window.__gap.max = now - window.__gap.last; window.__gap.at = window.__gap.last - window.__t0; } window.__gap.last = now; requestAnimationFrame(f); };
+					requestAnimationFrame(f);
+					window.__t0 = performance.now();
+					return true; })()`)
+				tb.uploadFile("#snap-file", path)
+				if !waitSnapshot(tb, 10*time.Minute) {
+					b.Fatalf("%d MB: %s", mb, tb.text("#snap-error"))
+				}
+				m := evalJS[map[string]float64](tb, `(() => { window.__gap.on = false; const r = document.getElementById("snap-results").dataset;
+					return {ready: +document.body.getAttribute("data-snapshot-ready"), summary: +document.body.getAttribute("data-snapshot-summary"), t0: window.__t0, gap: window.__gap.max, gapAt: window.__gap.at,
+					long: window.__gap.long, longAt: window.__gap.longAt,
+					decode: +r.decodeMs, analyse: +r.analyseMs, peak: +document.getElementById("snap-peak-wrap").dataset.bytes}; })()`)
+				if int64(m["peak"]) != truth.Devices[0].PeakAllocated {
+					b.Errorf("%d MB: page peak %.0f, truth %d", mb, m["peak"], truth.Devices[0].PeakAllocated)
+				}
+				r := row{mb: mb, bytes: int(truth.Bytes), entries: truth.Devices[0].Entries, total: m["summary"] - m["t0"], all: m["ready"] - m["t0"],
+					decode: m["decode"], analyse: m["analyse"], gap: m["gap"], gapAt: m["gapAt"], long: m["long"], longAt: m["longAt"]}
+				b.ReportMetric(r.total, "ms/drop-to-summary")
+				b.ReportMetric(r.gap, "ms/max-frame-gap")
+				b.ReportMetric(r.long, "ms/longest-task")
+				rows = append(rows, r)
+				tb.assertClean()
+			}
+		})
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "\n%-8s %12s %10s %14s %14s %11s %11s %22s %22s\n", "file", "bytes", "entries", "drop→summary", "drop→all",
+		"decode", "analyse", "max frame gap (at)", "longest task (at)")
+	for _, r := range rows {
+		fmt.Fprintf(&out, "%-8s %12d %10d %11.0f ms %11.0f ms %8.0f ms %8.0f ms %8.0f ms (%6.0f ms) %8.0f ms (%6.0f ms)\n", fmt.Sprintf("%d MB", r.mb),
+			r.bytes, r.entries, r.total, r.all, r.decode, r.analyse, r.gap, r.gapAt, r.long, r.longAt)
+	}
+	fmt.Fprintf(&out, "(at: ms after the file was handed to the page; a task is main-thread work, a frame gap can also be CPU starvation)\n")
+	fmt.Print(out.String())
 }

@@ -6,20 +6,25 @@
 // static/web/snapworker.js loads it and forwards messages. The page posts
 // objects with a "type" and an "id":
 //
-//	{type: "analyze", id, name, buffer}   // buffer: the file's ArrayBuffer (transferred)
+//	{type: "analyze", id, name, file}     // file: the dropped File (a Blob, read here in chunks)
+//	{type: "analyze", id, name, buffer}   // or the file's ArrayBuffer (transferred)
 //	{type: "state", id, device, index}    // allocator state after trace entry index
 //	{type: "series", id, device, from, to, points}
 //	{type: "alloc", id, device, alloc}    // one allocation with its stack
 //
-// and receives {type: "progress", id, stage, done, total} while decoding,
-// then {type: "result"|"state"|"series"|"alloc", id, json} or
+// and receives {type: "progress", id, stage, done, total} while reading and
+// decoding, then {type: "result"|"state"|"series"|"alloc", id, json} or
 // {type: "error", id, message}. JSON carries 64-bit values as numbers below
-// 2^53 only (addresses are hex strings).
+// 2^53 only (addresses are hex strings). Timelines do not go through JSON,
+// which is slow to parse in the page's wasm: "result" and "series" carry
+// them in "series", an array of ArrayBuffers (one per device) written by
+// analysis.PackSeries, and their JSON leaves Timeline and band values out.
 package main
 
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"syscall/js"
 	"time"
 
@@ -28,7 +33,7 @@ import (
 )
 
 // TimelinePoints is the resolution of the page's timeline.
-const timelinePoints = 1200
+const timelinePoints = 800
 
 // worker holds the analysis of the last file, for later queries.
 type worker struct {
@@ -52,6 +57,13 @@ func post(v map[string]any) {
 	js.Global().Call("postMessage", js.ValueOf(v))
 }
 
+// arrayBuffer copies b into a new JS ArrayBuffer.
+func arrayBuffer(b []byte) js.Value {
+	u8 := js.Global().Get("Uint8Array").New(len(b))
+	js.CopyBytesToJS(u8, b)
+	return u8.Get("buffer")
+}
+
 // handle answers one message; it reports every failure, a panic included,
 // as an error message instead of ending the worker.
 func (w *worker) handle(msg js.Value) {
@@ -67,6 +79,25 @@ func (w *worker) handle(msg js.Value) {
 		post(map[string]any{"type": "error", "id": id, "message": err.Error()})
 		return
 	}
+	var packed [][]byte
+	switch r := reply.(type) {
+	case result:
+		for i := range r.Devices {
+			d := &r.Devices[i]
+			packed = append(packed, analysis.PackSeries(d.Timeline, d.SiteSeries))
+			d.Timeline, d.LargestAtPeak = nil, nil // the page shows neither through JSON
+			if d.SiteSeries != nil {
+				d.SiteSeries.Values = nil
+			}
+		}
+	case analysis.Series:
+		packed = append(packed, analysis.PackSeries(r.Points, r.Sites))
+		r.Points = nil
+		if r.Sites != nil {
+			r.Sites.Values = nil
+		}
+		reply = r
+	}
 	b, err := json.Marshal(reply)
 	if err != nil {
 		post(map[string]any{"type": "error", "id": id, "message": "encoding the result: " + err.Error()})
@@ -75,7 +106,17 @@ func (w *worker) handle(msg js.Value) {
 	if typ == "analyze" {
 		typ = "result"
 	}
-	post(map[string]any{"type": typ, "id": id, "json": string(b)})
+	out := map[string]any{"type": typ, "id": id, "json": string(b)}
+	if packed != nil {
+		var bufs []any
+		for _, p := range packed {
+			bufs = append(bufs, arrayBuffer(p))
+		}
+		out["series"] = bufs
+		js.Global().Call("postMessage", js.ValueOf(out), js.ValueOf(bufs))
+		return
+	}
+	post(out)
 }
 
 func (w *worker) answer(typ string, id int, msg js.Value) (any, error) {
@@ -104,13 +145,20 @@ func (w *worker) answer(typ string, id int, msg js.Value) (any, error) {
 func (w *worker) analyze(id int, msg js.Value) (any, error) {
 	w.an = nil
 	name := msg.Get("name").String()
-	buf := msg.Get("buffer")
-	if !buf.Truthy() {
+	var data []byte
+	switch file, buf := msg.Get("file"), msg.Get("buffer"); {
+	case file.Truthy():
+		var err error
+		if data, err = readBlob(id, file); err != nil {
+			return nil, fmt.Errorf("reading %s: %v", name, err)
+		}
+	case buf.Truthy():
+		u8 := js.Global().Get("Uint8Array").New(buf)
+		data = make([]byte, u8.Length())
+		js.CopyBytesToGo(data, u8)
+	default:
 		return nil, fmt.Errorf("no file data received")
 	}
-	u8 := js.Global().Get("Uint8Array").New(buf)
-	data := make([]byte, u8.Length())
-	js.CopyBytesToGo(data, u8)
 	if len(data) == 0 {
 		return nil, fmt.Errorf("%s is empty", name)
 	}
@@ -123,6 +171,9 @@ func (w *worker) analyze(id int, msg js.Value) (any, error) {
 		},
 	})
 	if err != nil {
+		if strings.Contains(err.Error(), "not a pickle") {
+			return nil, err
+		}
 		return nil, fmt.Errorf("%v%s", err, notPickleHint(data))
 	}
 	decoded := time.Since(start)
@@ -133,6 +184,49 @@ func (w *worker) analyze(id int, msg js.Value) (any, error) {
 	}
 	w.an = an
 	return result{Report: an.Report(), DecodeMS: decoded.Milliseconds(), AnalyseMS: (time.Since(start) - decoded).Milliseconds()}, nil
+}
+
+// readChunk is how much of the file is read at a time.
+const readChunk = 8 << 20
+
+// readBlob reads a Blob (the dropped File) into Go memory chunk by chunk,
+// posting progress; the page's main thread never touches the bytes.
+func readBlob(id int, file js.Value) ([]byte, error) {
+	size := file.Get("size").Int()
+	data := make([]byte, size)
+	type chunk struct {
+		buf js.Value
+		err string
+	}
+	ch := make(chan chunk, 1)
+	ok := js.FuncOf(func(this js.Value, args []js.Value) any {
+		ch <- chunk{buf: args[0]}
+		return nil
+	})
+	defer ok.Release()
+	fail := js.FuncOf(func(this js.Value, args []js.Value) any {
+		msg := "the browser could not read the file"
+		if len(args) > 0 && args[0].Truthy() {
+			msg = args[0].Call("toString").String()
+		}
+		ch <- chunk{err: msg}
+		return nil
+	})
+	defer fail.Release()
+	for off := 0; off < size; off += readChunk {
+		end := min(off+readChunk, size)
+		file.Call("slice", off, end).Call("arrayBuffer").Call("then", ok, fail)
+		c := <-ch
+		if c.err != "" {
+			return nil, fmt.Errorf("%s", c.err)
+		}
+		n := js.CopyBytesToGo(data[off:end], js.Global().Get("Uint8Array").New(c.buf))
+		if n != end-off {
+			return nil, fmt.Errorf("read %d bytes at %d, want %d", n, off, end-off)
+		}
+		post(map[string]any{"type": "progress", "id": id, "stage": "read", "done": float64(end), "total": float64(size)})
+	}
+	return data, nil
 }
 
 // notPickleHint says what a file that fails to decode looks like, when it
