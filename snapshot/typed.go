@@ -1,7 +1,6 @@
 package snapshot
 
 import (
-	"bytes"
 	"math"
 )
 
@@ -141,11 +140,11 @@ func (v *vm) setItems(d val, items []val) error {
 		case oEntry:
 			if v.entries == nil {
 				// Trace entries dominate big files: size the arena once,
-				// for every '}' byte still to come (an upper bound on the
-				// EMPTY_DICTs left), but for no more than one entry per
-				// 48 bytes left (real entries take 60 or more).
-				rest := v.data[v.pos:]
-				v.entries = make([]TraceEntry, 0, min(bytes.Count(rest, []byte{opEmptyDict}), len(rest)/48)+16)
+				// for every '}' byte not yet run as EMPTY_DICT (an upper
+				// bound on the dicts left), but for no more than one entry
+				// per 64 bytes left (entries from torch take 80 or more).
+				rest := len(v.data) - v.pos
+				v.entries = make([]TraceEntry, 0, min(v.dicts-v.dictsSeen, rest/64)+16)
 			}
 			v.entries = append(v.entries, TraceEntry{Frames: NoStack})
 			o.idx = int32(len(v.entries) - 1)

@@ -124,6 +124,9 @@ type vm struct {
 	opPos int
 	// budget bounds the values generic conversion may produce.
 	budget int
+	// dicts is the number of '}' bytes in the input; dictsSeen counts
+	// EMPTY_DICT opcodes run so far.
+	dicts, dictsSeen int
 }
 
 func newVM(data []byte, typed bool, o *DecodeOptions) *vm {
@@ -138,18 +141,15 @@ func newVM(data []byte, typed bool, o *DecodeOptions) *vm {
 	}
 	v.nextStep = v.every
 	v.budget = 16*len(data) + 1<<20
-	// Size the tables from byte counts (fast upper bounds: every
-	// EMPTY_DICT is a '}' byte, every MEMOIZE a 0x94 byte, though not every
-	// such byte is an opcode), capped so that bytes inside strings cannot
-	// make the decoder reserve far more memory than the file's size.
-	dicts := bytes.Count(data, []byte{opEmptyDict})
-	lists := bytes.Count(data, []byte{opEmptyList})
-	memo := len(data) / 32
-	if len(data) > 1 && data[0] == opProto && data[1] >= 4 {
-		memo = bytes.Count(data, []byte{opMemoize})
-	}
-	v.memo = make([]val, 0, min(memo, len(data)/8)+16)
-	v.objs = make([]obj, 0, min(dicts+lists, len(data)/4)+16)
+	// Size the tables from one byte count (a fast upper bound: every
+	// EMPTY_DICT is a '}' byte, though not every '}' byte is an opcode).
+	// Snapshots hold about one list and two memo entries per dict, and the
+	// count runs high (ints contain '}' bytes), so one dict per '}' plus a
+	// little covers both tables without growing them. The caps
+	// keep bytes inside strings from reserving far more than the file size.
+	v.dicts = bytes.Count(data, []byte{opEmptyDict})
+	v.memo = make([]val, 0, min(v.dicts+len(data)/128, len(data)/8)+16)
+	v.objs = make([]obj, 0, min(v.dicts+len(data)/128, len(data)/4)+16)
 	v.stack = make([]val, 0, 64)
 	return v
 }
@@ -370,6 +370,10 @@ func (v *vm) run() (val, error) {
 				return val{}, err
 			}
 		}
+		v.fast()
+		if v.pos >= len(d) {
+			continue
+		}
 		v.opPos = v.pos
 		op := d[v.pos]
 		v.pos++
@@ -573,6 +577,7 @@ func (v *vm) run() (val, error) {
 		case opShortBinBytes, opBinBytes, opBinBytes8:
 			err = v.binBytes(op)
 		case opEmptyDict:
+			v.dictsSeen++
 			var x val
 			if x, err = v.newObj(oDictFresh, 0); err == nil {
 				err = v.push(x)
@@ -687,6 +692,128 @@ func (v *vm) run() (val, error) {
 		}
 		if err != nil {
 			return val{}, err
+		}
+	}
+}
+
+// fast runs the common opcodes of well-formed snapshots with the position
+// in a local variable. It returns at the first opcode it does not handle,
+// at anything unusual (bounds, unset memo, marks), and at the next
+// progress step; run then handles that opcode in full.
+func (v *vm) fast() {
+	d := v.data
+	pos := v.pos
+	stack := v.stack
+	memo := v.memo
+	limit := min(len(d), v.nextStep)
+	defer func() { v.pos, v.stack, v.memo = pos, stack, memo }()
+	for pos < limit {
+		switch d[pos] {
+		case opBinGet:
+			if pos+2 > len(d) {
+				return
+			}
+			id := int(d[pos+1])
+			if id >= len(memo) || memo[id].k == kUnset {
+				return
+			}
+			stack = append(stack, memo[id])
+			pos += 2
+		case opLongBinGet:
+			if pos+5 > len(d) {
+				return
+			}
+			id := int(binary.LittleEndian.Uint32(d[pos+1:]))
+			if id >= len(memo) || memo[id].k == kUnset {
+				return
+			}
+			stack = append(stack, memo[id])
+			pos += 5
+		case opMemoize:
+			n := len(stack)
+			if n == 0 || (len(v.marks) > 0 && v.marks[len(v.marks)-1] >= n) {
+				return
+			}
+			memo = append(memo, stack[n-1])
+			pos++
+		case opBinInt1:
+			if pos+2 > len(d) {
+				return
+			}
+			stack = append(stack, val{k: kInt, n: int64(d[pos+1])})
+			pos += 2
+		case opBinInt2:
+			if pos+3 > len(d) {
+				return
+			}
+			stack = append(stack, val{k: kInt, n: int64(binary.LittleEndian.Uint16(d[pos+1:]))})
+			pos += 3
+		case opBinInt:
+			if pos+5 > len(d) {
+				return
+			}
+			stack = append(stack, val{k: kInt, n: int64(int32(binary.LittleEndian.Uint32(d[pos+1:])))})
+			pos += 5
+		case opLong1:
+			if pos+2 > len(d) {
+				return
+			}
+			n := int(d[pos+1])
+			if n < 1 || n > 8 || pos+2+n > len(d) {
+				return
+			}
+			var u uint64
+			for i := pos + 1 + n; i > pos+1; i-- {
+				u = u<<8 | uint64(d[i])
+			}
+			if n < 8 && d[pos+1+n]&0x80 != 0 {
+				u |= ^uint64(0) << (8 * n)
+			}
+			stack = append(stack, val{k: kInt, n: int64(u)})
+			pos += 2 + n
+		case opShortBinUni:
+			if pos+2 > len(d) {
+				return
+			}
+			n := int(d[pos+1])
+			if pos+2+n > len(d) {
+				return
+			}
+			i, ok := v.interned[string(d[pos+2:pos+2+n])]
+			if !ok {
+				return
+			}
+			stack = append(stack, val{k: kStr, n: int64(i)})
+			pos += 2 + n
+		case opMark:
+			if len(v.marks) >= maxMarks {
+				return
+			}
+			v.marks = append(v.marks, len(stack))
+			pos++
+		case opNewFalse:
+			stack = append(stack, val{k: kBool})
+			pos++
+		case opNewTrue:
+			stack = append(stack, val{k: kBool, n: 1})
+			pos++
+		case opNone:
+			stack = append(stack, val{k: kNone})
+			pos++
+		case opEmptyDict, opEmptyList:
+			if len(v.objs) >= math.MaxInt32 {
+				return
+			}
+			k := oListFresh
+			if d[pos] == opEmptyDict {
+				k = oDictFresh
+				v.dictsSeen++
+			}
+			v.objs = append(v.objs, obj{kind: k})
+			stack = append(stack, val{k: kObj, n: int64(len(v.objs) - 1)})
+			pos++
+		default:
+			return
 		}
 	}
 }
