@@ -98,15 +98,20 @@ func (a *Analysis) replay(dev int) *Device {
 		}
 	}
 	n := len(d.Trace)
-	var nComp, nReq int
+	var nComp, nReq, nAlloc int
 	for i := range d.Trace {
 		switch d.Trace[i].Action {
+		case snapshot.ActionAlloc:
+			nAlloc++
 		case snapshot.ActionFreeCompleted, "free":
 			nComp++
 		case snapshot.ActionFreeRequested:
 			nReq++
 		}
 	}
+	// Every alloc entry makes one allocation; unmatched frees and live
+	// blocks add a few more.
+	d.Allocs = make([]Allocation, 0, nAlloc+nAlloc/16+64)
 	mode := freeOnCompleted
 	if nComp == 0 && nReq > d.pendingBlocks() {
 		mode = freeOnRequested
