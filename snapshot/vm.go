@@ -370,7 +370,9 @@ func (v *vm) run() (val, error) {
 				return val{}, err
 			}
 		}
-		v.fast()
+		if err := v.fast(); err != nil {
+			return val{}, err
+		}
 		if v.pos >= len(d) {
 			continue
 		}
@@ -700,67 +702,67 @@ func (v *vm) run() (val, error) {
 // in a local variable. It returns at the first opcode it does not handle,
 // at anything unusual (bounds, unset memo, marks), and at the next
 // progress step; run then handles that opcode in full.
-func (v *vm) fast() {
+func (v *vm) fast() error {
 	d := v.data
 	pos := v.pos
 	stack := v.stack
 	memo := v.memo
 	limit := min(len(d), v.nextStep)
-	defer func() { v.pos, v.stack, v.memo = pos, stack, memo }()
+loop:
 	for pos < limit {
 		switch d[pos] {
 		case opBinGet:
 			if pos+2 > len(d) {
-				return
+				break loop
 			}
 			id := int(d[pos+1])
 			if id >= len(memo) || memo[id].k == kUnset {
-				return
+				break loop
 			}
 			stack = append(stack, memo[id])
 			pos += 2
 		case opLongBinGet:
 			if pos+5 > len(d) {
-				return
+				break loop
 			}
 			id := int(binary.LittleEndian.Uint32(d[pos+1:]))
 			if id >= len(memo) || memo[id].k == kUnset {
-				return
+				break loop
 			}
 			stack = append(stack, memo[id])
 			pos += 5
 		case opMemoize:
 			n := len(stack)
 			if n == 0 || (len(v.marks) > 0 && v.marks[len(v.marks)-1] >= n) {
-				return
+				break loop
 			}
 			memo = append(memo, stack[n-1])
 			pos++
 		case opBinInt1:
 			if pos+2 > len(d) {
-				return
+				break loop
 			}
 			stack = append(stack, val{k: kInt, n: int64(d[pos+1])})
 			pos += 2
 		case opBinInt2:
 			if pos+3 > len(d) {
-				return
+				break loop
 			}
 			stack = append(stack, val{k: kInt, n: int64(binary.LittleEndian.Uint16(d[pos+1:]))})
 			pos += 3
 		case opBinInt:
 			if pos+5 > len(d) {
-				return
+				break loop
 			}
 			stack = append(stack, val{k: kInt, n: int64(int32(binary.LittleEndian.Uint32(d[pos+1:])))})
 			pos += 5
 		case opLong1:
 			if pos+2 > len(d) {
-				return
+				break loop
 			}
 			n := int(d[pos+1])
 			if n < 1 || n > 8 || pos+2+n > len(d) {
-				return
+				break loop
 			}
 			var u uint64
 			for i := pos + 1 + n; i > pos+1; i-- {
@@ -773,21 +775,21 @@ func (v *vm) fast() {
 			pos += 2 + n
 		case opShortBinUni:
 			if pos+2 > len(d) {
-				return
+				break loop
 			}
 			n := int(d[pos+1])
 			if pos+2+n > len(d) {
-				return
+				break loop
 			}
 			i, ok := v.interned[string(d[pos+2:pos+2+n])]
 			if !ok {
-				return
+				break loop
 			}
 			stack = append(stack, val{k: kStr, n: int64(i)})
 			pos += 2 + n
 		case opMark:
 			if len(v.marks) >= maxMarks {
-				return
+				break loop
 			}
 			v.marks = append(v.marks, len(stack))
 			pos++
@@ -802,7 +804,7 @@ func (v *vm) fast() {
 			pos++
 		case opEmptyDict, opEmptyList:
 			if len(v.objs) >= math.MaxInt32 {
-				return
+				break loop
 			}
 			k := oListFresh
 			if d[pos] == opEmptyDict {
@@ -812,10 +814,38 @@ func (v *vm) fast() {
 			v.objs = append(v.objs, obj{kind: k})
 			stack = append(stack, val{k: kObj, n: int64(len(v.objs) - 1)})
 			pos++
+		case opAppends, opSetItems:
+			nm := len(v.marks)
+			if nm == 0 {
+				break loop
+			}
+			m := v.marks[nm-1]
+			if m == 0 || (nm > 1 && v.marks[nm-2] == m) {
+				break loop // nothing below the mark: run reports it
+			}
+			items := stack[m:]
+			if d[pos] == opSetItems && len(items)%2 != 0 {
+				break loop
+			}
+			v.marks = v.marks[:nm-1]
+			stack = stack[:m]
+			v.opPos, v.pos, v.stack, v.memo = pos, pos+1, stack, memo
+			var err error
+			if d[pos] == opAppends {
+				err = v.appendItems(stack[m-1], items)
+			} else {
+				err = v.setItems(stack[m-1], items)
+			}
+			if err != nil {
+				return err
+			}
+			pos++
 		default:
-			return
+			break loop
 		}
 	}
+	v.pos, v.stack, v.memo = pos, stack, memo
+	return nil
 }
 
 // step reports progress and checks for cancellation.
