@@ -117,7 +117,8 @@ func (p *SnapshotPage) renderCards(d *analysis.DeviceReport) app.UI {
 		fmt.Sprintf("%s B, %s", commas(d.PeakAllocatedBytes), whenText(d, d.PeakIndex, d.PeakTimeUS)),
 		fmt.Sprintf("includes %s already live before recording started", gib(d.InitialAllocatedBytes)))
 	return app.Div().Class("cards snap-cards").Body(
-		app.Div().DataSet("bytes", strconv.FormatInt(d.PeakAllocatedBytes, 10)).DataSet("index", d.PeakIndex).ID("snap-peak-wrap").Body(peak),
+		app.Div().DataSet("bytes", strconv.FormatInt(d.PeakAllocatedBytes, 10)).DataSet("index", d.PeakIndex).
+			DataSet("device", d.Device).ID("snap-peak-wrap").Body(peak),
 		card("snap-reserved", "Peak reserved", gib(d.PeakReservedBytes),
 			fmt.Sprintf("%s B, %s", commas(d.PeakReservedBytes), whenText(d, d.PeakReservedIndex, 0)),
 			fmt.Sprintf("at the end: %s reserved, %s allocated", gib(d.FinalReservedBytes), gib(d.FinalAllocatedBytes))),

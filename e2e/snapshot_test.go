@@ -285,3 +285,38 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 	fmt.Fprintf(&out, "(at: ms after the file was handed to the page; a task is main-thread work, a frame gap can also be CPU starvation)\n")
 	fmt.Print(out.String())
 }
+
+// TestSnapshotGeneratedDevices loads a generated snapshot with two
+// devices, an OOM, expandable segments and two streams (pickle protocol 2),
+// checks both devices' peaks against the generator's truth through the
+// device picker, and the OOM table.
+func TestSnapshotGeneratedDevices(t *testing.T) {
+	data, truth, err := gen.Bytes(gen.Scenario("everything"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "everything.pickle")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	tb.uploadFile("#snap-file", path)
+	if !waitSnapshot(tb, 60*time.Second) {
+		t.Fatalf("error: %s", tb.text("#snap-error"))
+	}
+	got := evalJS[map[string]string](tb, `({...document.getElementById("snap-peak-wrap").dataset})`)
+	if want := strconv.FormatInt(truth.Devices[0].PeakAllocated, 10); got["bytes"] != want || got["device"] != "0" {
+		t.Errorf("first device shown = %v, want device 0 with peak %s", got, want)
+	}
+	oom := truth.Devices[0].OOMs[0]
+	if txt := tb.text("#snap-ooms"); !strings.Contains(txt, bytesize.Format(oom.Requested, bytesize.Binary)) ||
+		!strings.Contains(txt, bytesize.Format(oom.Reserved, bytesize.Binary)) {
+		t.Errorf("OOM table %q lacks requested %d / reserved %d", txt, oom.Requested, oom.Reserved)
+	}
+	tb.setValue("#snap-device", "1")
+	want := strconv.FormatInt(truth.Devices[1].PeakAllocated, 10)
+	poll[bool](tb, fmt.Sprintf(`(() => { const e = document.getElementById("snap-peak-wrap"); return !!e && e.dataset.device === "1" && e.dataset.bytes === %q && !!document.body.getAttribute("data-snapshot-ready"); })()`, want), 20*time.Second)
+	tb.assertClean()
+}
