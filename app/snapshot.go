@@ -85,9 +85,16 @@ func (p *SnapshotPage) OnNav(ctx app.Context) {
 }
 
 // OnDismount stops the worker: its memory holds the whole snapshot.
-func (p *SnapshotPage) OnDismount() {
+func (p *SnapshotPage) OnDismount() { p.stopWorker() }
+
+// stopWorker ends the worker (a new one starts with the next file).
+func (p *SnapshotPage) stopWorker() {
 	if p.worker != nil {
 		p.worker.Call("terminate")
+		if p.onMsg != nil {
+			p.worker.Call("removeEventListener", "message", p.onMsg)
+			p.worker.Call("removeEventListener", "error", p.onMsg)
+		}
 		p.worker = nil
 	}
 	if p.onMsg != nil {
@@ -141,6 +148,11 @@ func (p *SnapshotPage) onPick(ctx app.Context, e app.Event) {
 
 // read hands the file to the worker, which reads, decodes and analyses it.
 func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
+	if p.phase == snapReading || p.phase == snapDecoding || p.phase == snapAnalysing {
+		// The worker is busy with the previous file and cannot be
+		// interrupted: drop it with its memory.
+		p.stopWorker()
+	}
 	p.reset()
 	p.nextID++
 	id := p.nextID
@@ -360,6 +372,10 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		p.zoom = m.zoom
 		p.chart = newChartData(p.device(), m.zoom.Points, m.zoom.Sites)
 	case "error":
+		if m.id == 0 {
+			// The worker itself failed or stopped (out of memory, say).
+			p.stopWorker()
+		}
 		switch {
 		case m.id == p.fileReq || m.id == 0:
 			p.fail(fmt.Sprintf("Could not analyse %s: %s", p.fileName, m.message))

@@ -55,7 +55,7 @@ func (p *SnapshotPage) renderResults() app.UI {
 		DataSet("decode-ms", p.res.DecodeMS).DataSet("analyse-ms", p.res.AnalyseMS).Body(
 		app.Div().Class("snap-head").Body(
 			app.Div().Body(
-				app.H2().Class("snap-file").Text(p.fileName),
+				app.H2().ID("snap-filename").Text(p.fileName),
 				app.P().Class("muted").Text(fmt.Sprintf("%s · pickle protocol %d · %s trace entries · decoded in %d ms, analysed in %d ms, in this browser",
 					gib(p.fileSize), p.res.PickleProtocol, commas(int64(d.Entries)), p.res.DecodeMS, p.res.AnalyseMS)),
 			),

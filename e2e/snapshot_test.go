@@ -194,6 +194,7 @@ func TestSnapshotBadFiles(t *testing.T) {
 		if err := os.WriteFile(p, b.content, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		evalJS[bool](tb, `(() => { for (const a of ["data-snapshot-ready", "data-snapshot-error"]) document.body.removeAttribute(a); return true; })()`)
 		tb.uploadFile("#snap-file", p)
 		if waitSnapshot(tb, 60*time.Second) {
 			t.Errorf("%s: the page shows a result", b.name)
@@ -318,5 +319,36 @@ func TestSnapshotGeneratedDevices(t *testing.T) {
 	tb.setValue("#snap-device", "1")
 	want := strconv.FormatInt(truth.Devices[1].PeakAllocated, 10)
 	poll[bool](tb, fmt.Sprintf(`(() => { const e = document.getElementById("snap-peak-wrap"); return !!e && e.dataset.device === "1" && e.dataset.bytes === %q && !!document.body.getAttribute("data-snapshot-ready"); })()`, want), 20*time.Second)
+	tb.assertClean()
+}
+
+// TestSnapshotReplaceWhileBusy drops a second file while the first one is
+// still being decoded: the page shows the second file's analysis.
+func TestSnapshotReplaceWhileBusy(t *testing.T) {
+	big, _, err := gen.Bytes(gen.Options{Seed: 3, Layers: 8, TargetBytes: 30 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bigPath := filepath.Join(t.TempDir(), "big.pickle")
+	if err := os.WriteFile(bigPath, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	small := realSnapshotPath(t, "pt26_cs336_ctx128_forward.pickle")
+	_, want := expectedReport(t, small)
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	tb.uploadFile("#snap-file", bigPath)
+	poll[bool](tb, `!!document.getElementById("snap-progress")`, 20*time.Second)
+	tb.dropFile("#snap-drop", small)
+	if !waitSnapshot(tb, 60*time.Second) {
+		t.Fatalf("error: %s", tb.text("#snap-error"))
+	}
+	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(want.PeakAllocatedBytes, 10) {
+		t.Errorf("peak = %s, want the second file's %d", got, want.PeakAllocatedBytes)
+	}
+	if name := tb.text("#snap-filename"); !strings.Contains(name, "forward") {
+		t.Errorf("file shown = %q", name)
+	}
 	tb.assertClean()
 }
