@@ -341,30 +341,42 @@ func (c *refConverter) entry(p string, v any) (TraceEntry, error) {
 			t.DeviceFree, err = refInt(fp, e.Value)
 		case "frames":
 			t.Frames, err = c.stack(fp, e.Value)
-		case "compile_context":
-			t.CompileContext, err = refStr(fp, e.Value)
-		case "user_metadata":
-			t.UserMetadata, err = refStr(fp, e.Value)
+		case "compile_context", "user_metadata", "internal_metadata", "category":
+			// Optional strings; another type is kept in Other.
+			str, ok := e.Value.(string)
+			switch {
+			case !ok:
+				err = extraSet(&extra().Other, e.Key, e.Value)
+			case k == "compile_context":
+				t.CompileContext = str
+			case k == "user_metadata":
+				t.UserMetadata = str
+			case k == "internal_metadata":
+				extra().InternalMetadata = str
+			default:
+				extra().Category = str
+			}
 		case "forward_frames":
-			var items []any
-			items, err = c.list(fp, e.Value)
-			x := extra()
-			x.ForwardFrames = make([]string, 0, len(items))
-			for i, it := range items {
-				var s string
-				if s, err = refStr(fmt.Sprintf("%s[%d]", fp, i), it); err != nil {
-					break
-				}
-				x.ForwardFrames = append(x.ForwardFrames, s)
+			var ff []string
+			items, lerr := c.list(fp, e.Value)
+			ok := lerr == nil
+			for _, it := range items {
+				str, isStr := it.(string)
+				ok = ok && isStr
+				ff = append(ff, str)
+			}
+			if ok {
+				extra().ForwardFrames = append(make([]string, 0, len(ff)), ff...)
+			} else {
+				err = extraSet(&extra().Other, e.Key, e.Value)
 			}
 		case "pool_id":
-			x := extra()
-			x.PoolID, err = c.poolID(fp, e.Value)
-			x.HasPoolID = true
-		case "internal_metadata":
-			extra().InternalMetadata, err = refStr(fp, e.Value)
-		case "category":
-			extra().Category, err = refStr(fp, e.Value)
+			if p, perr := c.poolID(fp, e.Value); perr == nil {
+				x := extra()
+				x.PoolID, x.HasPoolID = p, true
+			} else {
+				err = extraSet(&extra().Other, e.Key, e.Value)
+			}
 		default:
 			err = extraSet(&extra().Other, e.Key, e.Value)
 		}

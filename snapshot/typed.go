@@ -502,13 +502,39 @@ func (v *vm) setEntrySlow(e *TraceEntry, k, x val) error {
 	case "frames":
 		e.Frames, err = v.stackOf(w, key, x)
 	case "compile_context":
-		e.CompileContext, err = v.str1(w, key, x)
+		if x.k != kStr {
+			return v.otherEntry(e, k, x)
+		}
+		e.CompileContext = v.strs[x.n]
 	case "user_metadata":
-		e.UserMetadata, err = v.str1(w, key, x)
+		if x.k != kStr {
+			return v.otherEntry(e, k, x)
+		}
+		e.UserMetadata = v.strs[x.n]
 	default:
 		return v.extraEntry(e, k, x)
 	}
 	return err
+}
+
+// otherEntry keeps a trace-entry key generically in Extra.Other. Optional
+// annotation keys whose value has an unexpected type (a future torch
+// writing user_metadata as a dict, say) land here instead of failing the
+// whole file.
+func (v *vm) otherEntry(e *TraceEntry, k, x val) error {
+	if e.Extra == nil {
+		e.Extra = &EntryExtra{}
+	}
+	gk, err := v.value(k, 0)
+	if err != nil {
+		return err
+	}
+	gv, err := v.value(x, 0)
+	if err != nil {
+		return err
+	}
+	e.Extra.Other = dictSet(e.Extra.Other, gk, gv)
+	return nil
 }
 
 // extraEntry stores a rare or unknown trace-entry key.
@@ -522,39 +548,40 @@ func (v *vm) extraEntry(e *TraceEntry, k, x val) error {
 	if k.k == kStr {
 		key = v.strs[k.n]
 	}
-	var err error
 	switch key {
 	case "forward_frames":
-		var items []val
-		if items, err = v.listItems(w, key, x); err != nil {
-			return err
+		items, err := v.listItems(w, key, x)
+		if err != nil {
+			return v.otherEntry(e, k, x)
 		}
-		ex.ForwardFrames = make([]string, 0, len(items))
+		ff := make([]string, 0, len(items))
 		for _, it := range items {
-			var s string
-			if s, err = v.str1(w, key, it); err != nil {
-				return err
+			if it.k != kStr {
+				return v.otherEntry(e, k, x)
 			}
-			ex.ForwardFrames = append(ex.ForwardFrames, s)
+			ff = append(ff, v.strs[it.n])
 		}
+		ex.ForwardFrames = ff
 	case "pool_id":
-		ex.PoolID, err = v.poolID(w, key, x)
-		ex.HasPoolID = true
+		p, err := v.poolID(w, key, x)
+		if err != nil {
+			return v.otherEntry(e, k, x)
+		}
+		ex.PoolID, ex.HasPoolID = p, true
 	case "internal_metadata":
-		ex.InternalMetadata, err = v.str1(w, key, x)
+		if x.k != kStr {
+			return v.otherEntry(e, k, x)
+		}
+		ex.InternalMetadata = v.strs[x.n]
 	case "category":
-		ex.Category, err = v.str1(w, key, x)
+		if x.k != kStr {
+			return v.otherEntry(e, k, x)
+		}
+		ex.Category = v.strs[x.n]
 	default:
-		var gk, gv Value
-		if gk, err = v.value(k, 0); err != nil {
-			return err
-		}
-		if gv, err = v.value(x, 0); err != nil {
-			return err
-		}
-		ex.Other = dictSet(ex.Other, gk, gv)
+		return v.otherEntry(e, k, x)
 	}
-	return err
+	return nil
 }
 
 // listItems returns the items of a list or tuple value as vals.
