@@ -104,16 +104,27 @@ func (p *SnapshotPage) stopWorker() {
 }
 
 // fail shows an error; the page stays usable for another file.
-func (p *SnapshotPage) fail(msg string) {
+func (p *SnapshotPage) fail(ctx app.Context, msg string) {
 	p.phase, p.errMsg = snapFailed, msg
-	MarkBody("data-snapshot-error", strconv.Itoa(p.fileReq))
+	markAfterRender(ctx, "data-snapshot-error", strconv.Itoa(p.fileReq))
+}
+
+// markAfterRender sets a <body> marker once the current update is drawn,
+// so a test that sees the marker also sees the page that goes with it.
+func markAfterRender(ctx app.Context, attr, value string) {
+	ctx.Defer(func(app.Context) { MarkBody(attr, value) })
+}
+
+// now is the page clock in milliseconds, for the timing markers.
+func now() string {
+	return fmt.Sprintf("%.0f", app.Window().Get("performance").Call("now").Float())
 }
 
 // guard turns a panic in JavaScript interop into an error message instead
 // of ending the program (a panic would kill every handler of the page).
-func (p *SnapshotPage) guard(what string) {
+func (p *SnapshotPage) guard(ctx app.Context, what string) {
 	if r := recover(); r != nil {
-		p.fail(fmt.Sprintf("%s failed: %v", what, r))
+		p.fail(ctx, fmt.Sprintf("%s failed: %v", what, r))
 	}
 }
 
@@ -125,19 +136,19 @@ func (p *SnapshotPage) onDragOver(ctx app.Context, e app.Event) {
 func (p *SnapshotPage) onDragLeave(ctx app.Context, e app.Event) { p.dragOver = false }
 
 func (p *SnapshotPage) onDrop(ctx app.Context, e app.Event) {
-	defer p.guard("Reading the dropped file")
+	defer p.guard(ctx, "Reading the dropped file")
 	e.PreventDefault()
 	p.dragOver = false
 	files := e.Get("dataTransfer").Get("files")
 	if files.Length() == 0 {
-		p.fail("Nothing was dropped: drop a snapshot.pickle file.")
+		p.fail(ctx, "Nothing was dropped: drop a snapshot.pickle file.")
 		return
 	}
 	p.read(ctx, files.Index(0))
 }
 
 func (p *SnapshotPage) onPick(ctx app.Context, e app.Event) {
-	defer p.guard("Reading the chosen file")
+	defer p.guard(ctx, "Reading the chosen file")
 	files := ctx.JSSrc().Get("files")
 	if files.Length() == 0 {
 		return
@@ -160,7 +171,7 @@ func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
 	p.fileName = file.Get("name").String()
 	p.fileSize = int64(file.Get("size").Float())
 	if p.fileSize == 0 {
-		p.fail(fmt.Sprintf("%s is empty (0 bytes). Write the snapshot with torch.cuda.memory._dump_snapshot(\"snapshot.pickle\").", p.fileName))
+		p.fail(ctx, fmt.Sprintf("%s is empty (0 bytes). Write the snapshot with torch.cuda.memory._dump_snapshot(\"snapshot.pickle\").", p.fileName))
 		return
 	}
 	p.phase = snapReading
@@ -288,7 +299,7 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 	p.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
 		defer func() {
 			if r := recover(); r != nil {
-				ctx.Dispatch(func(ctx app.Context) { p.fail(fmt.Sprintf("Unreadable message from the analysis worker: %v", r)) })
+				ctx.Dispatch(func(ctx app.Context) { p.fail(ctx, fmt.Sprintf("Unreadable message from the analysis worker: %v", r)) })
 			}
 		}()
 		if len(args) == 0 {
@@ -339,7 +350,7 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 			return
 		}
 		if m.err != nil {
-			p.fail("The analysis result could not be read: " + m.err.Error())
+			p.fail(ctx, "The analysis result could not be read: "+m.err.Error())
 			return
 		}
 		r := m.result
@@ -360,7 +371,7 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 			return
 		}
 		p.state, p.stateErr = m.state, ""
-		MarkBody("data-snapshot-state", strconv.Itoa(m.state.Index))
+		markAfterRender(ctx, "data-snapshot-state", strconv.Itoa(m.state.Index))
 	case "series":
 		if m.id != p.serReq {
 			return
@@ -378,7 +389,7 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		}
 		switch {
 		case m.id == p.fileReq || m.id == 0:
-			p.fail(fmt.Sprintf("Could not analyse %s: %s", p.fileName, m.message))
+			p.fail(ctx, fmt.Sprintf("Could not analyse %s: %s", p.fileName, m.message))
 		case m.id == p.stReq || m.id == p.serReq:
 			p.stateErr = m.message
 		}
@@ -400,7 +411,7 @@ func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
 	if p.device() == nil {
 		return
 	}
-	MarkBody("data-snapshot-summary", fmt.Sprintf("%.0f", app.Window().Get("performance").Call("now").Float()))
+	ctx.Defer(func(app.Context) { MarkBody("data-snapshot-summary", now()) })
 	p.revealMore(ctx, p.fileReq, i)
 }
 
@@ -422,7 +433,7 @@ func (p *SnapshotPage) revealMore(ctx app.Context, file, dev int) {
 			p.chart = newChartData(d, d.Timeline, d.SiteSeries)
 		case revealStages:
 			p.requestState(ctx, d.PeakIndex)
-			MarkBody("data-snapshot-ready", fmt.Sprintf("%.0f", app.Window().Get("performance").Call("now").Float()))
+			ctx.Defer(func(app.Context) { MarkBody("data-snapshot-ready", now()) })
 			return
 		}
 		p.revealMore(ctx, file, dev)
@@ -431,7 +442,7 @@ func (p *SnapshotPage) revealMore(ctx app.Context, file, dev int) {
 
 // post sends a query to the worker and returns its id.
 func (p *SnapshotPage) post(ctx app.Context, typ string, fields map[string]any) int {
-	defer p.guard("Asking the analysis worker")
+	defer p.guard(ctx, "Asking the analysis worker")
 	d := p.device()
 	if d == nil || p.worker == nil {
 		return -1
@@ -469,7 +480,7 @@ func (p *SnapshotPage) onDevice(ctx app.Context, e app.Event) {
 }
 
 func (p *SnapshotPage) onCopyMarkdown(ctx app.Context, e app.Event) {
-	defer p.guard("Copying the report")
+	defer p.guard(ctx, "Copying the report")
 	if p.res == nil {
 		return
 	}
