@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -233,5 +234,38 @@ func TestSnapshotStdinAndOOM(t *testing.T) {
 	}
 	if code, _, _ := runCLI([]string{"--budget", "1MiB", "-"}, data); code != exitCheck {
 		t.Errorf("budget from stdin: exit %d, want %d", code, exitCheck)
+	}
+}
+
+// TestSnapshotDeviceFlag picks one device of a generated two-device
+// snapshot; the JSON then holds that device only, with its truth.
+func TestSnapshotDeviceFlag(t *testing.T) {
+	data, truth, err := gen.Bytes(gen.Scenario("post210"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dev := range []int{0, 1} {
+		code, out, errs := runCLI([]string{"--json", "--device", strconv.Itoa(dev), "-"}, data)
+		if code != exitOK {
+			t.Fatalf("device %d: exit %d: %s", dev, code, errs)
+		}
+		var v struct {
+			Devices []struct {
+				Device  int   `json:"device"`
+				Entries int   `json:"entries"`
+				Peak    int64 `json:"peak_allocated_bytes"`
+			} `json:"devices"`
+		}
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Fatal(err)
+		}
+		dt := truth.Devices[dev]
+		if len(v.Devices) != 1 || v.Devices[0].Device != dev || v.Devices[0].Entries != dt.Entries || v.Devices[0].Peak != dt.PeakAllocated {
+			t.Errorf("--device %d: %+v, truth entries %d peak %d", dev, v.Devices, dt.Entries, dt.PeakAllocated)
+		}
+	}
+	code, out, _ := runCLI([]string{"-"}, data)
+	if code != exitOK || !strings.Contains(out, "Device 0:") || !strings.Contains(out, "Device 1:") {
+		t.Errorf("without --device both devices are listed (exit %d):\n%s", code, out)
 	}
 }

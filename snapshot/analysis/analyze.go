@@ -55,6 +55,7 @@ const (
 	PreTraceLive
 )
 
+// String returns the origin's JSON name, e.g. "pre_trace_live".
 func (o Origin) String() string {
 	return [...]string{"trace", "pre_trace_freed", "pre_trace_live"}[o]
 }

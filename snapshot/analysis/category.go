@@ -33,12 +33,12 @@ func Categories() []Category {
 // CategoryBytes holds bytes per category; the JSON keys are the category
 // names.
 type CategoryBytes struct {
-	Parameter      int64 `json:"parameter"`
-	Gradient       int64 `json:"gradient"`
-	OptimizerState int64 `json:"optimizer_state"`
-	Activation     int64 `json:"activation"`
-	Temporary      int64 `json:"temporary"`
-	Other          int64 `json:"other"`
+	Parameter      int64 `json:"parameter"`       // weights and buffers
+	Gradient       int64 `json:"gradient"`        // .grad tensors
+	OptimizerState int64 `json:"optimizer_state"` // e.g. AdamW's exp_avg, exp_avg_sq
+	Activation     int64 `json:"activation"`      // saved for backward
+	Temporary      int64 `json:"temporary"`       // freed within their phase
+	Other          int64 `json:"other"`           // inputs, unknown, no stack
 }
 
 // Get returns the bytes of category c.

@@ -200,6 +200,7 @@ const (
 	phaseOptimizer
 )
 
+// String names the phase.
 func (p phase) String() string {
 	return [...]string{"unknown", "init", "forward", "backward", "optimizer"}[p]
 }
