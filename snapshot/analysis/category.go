@@ -102,6 +102,8 @@ const (
 	RulePreTraceFreedInBackward
 	RulePreTraceFreed
 	RuleFreedInBackward
+	RuleNoStackBackwardSurvives
+	RuleNoStackBackwardDies
 	RuleNoPhase
 	RuleNoStack
 	numRules
@@ -129,6 +131,8 @@ var rules = [numRules]ruleInfo{
 	RulePreTraceFreedInBackward: {"pre_trace_freed_in_backward", Activation, "allocated before recording started and freed during backward: saved activations"},
 	RulePreTraceFreed:           {"pre_trace_freed", Other, "allocated before recording started (only its free is in the trace)"},
 	RuleFreedInBackward:         {"freed_in_backward", Activation, "its stack names no phase, but it was allocated before a backward phase and freed during it: saved for backward (e.g. the logits of the loss)"},
+	RuleNoStackBackwardSurvives: {"no_stack_backward_survives", Gradient, "no stack (Python-only stacks cannot see the autograd thread), allocated during backward (after the forward pass's last allocation or among backward ones) and still alive when backward ended"},
+	RuleNoStackBackwardDies:     {"no_stack_backward_dies", Temporary, "no stack (Python-only stacks cannot see the autograd thread), allocated during backward and freed before it ended"},
 	RuleNoPhase:                 {"no_phase", Other, "its stack has no forward, backward, optimizer or module-construction frame (e.g. inputs or user code)"},
 	RuleNoStack:                 {"no_stack", Other, "no stack was recorded for it"},
 }

@@ -14,6 +14,12 @@ type phaseRun struct {
 	phase phase
 	start int32 // index of its first allocation
 	end   int32 // index where the next run starts, or the trace length
+	last  int32 // index of its last allocation with its phase
+	// bwdStart is, for a forward run, the first allocation without a stack
+	// after its last forward allocation (-1: none): where backward began
+	// when the recording has Python stacks only, which cannot see the
+	// autograd thread.
+	bwdStart int32
 }
 
 // window is a phase marked by record_function annotations
@@ -135,7 +141,20 @@ func (d *Device) classify() {
 			if len(d.runs) > 0 {
 				d.runs[len(d.runs)-1].end = al.Start
 			}
-			d.runs = append(d.runs, phaseRun{phase: p, start: al.Start, end: n})
+			d.runs = append(d.runs, phaseRun{phase: p, start: al.Start, end: n, bwdStart: -1})
+		}
+		d.runs[len(d.runs)-1].last = al.Start
+	}
+	for i := range d.Allocs {
+		al := &d.Allocs[i]
+		if al.Origin != FromTrace || phases[i] != phaseUnknown || len(d.a.Snap.Stack(al.Stack)) != 0 {
+			continue
+		}
+		if k := d.runAt(al.Start); k >= 0 {
+			r := &d.runs[k]
+			if r.phase == phaseForward && al.Start > r.last && r.bwdStart < 0 {
+				r.bwdStart = al.Start
+			}
 		}
 	}
 	stateInTrace, optimizerInTrace := false, false
@@ -196,9 +215,16 @@ func (d *Device) classify() {
 // traceRule picks the stack and lifetime rule for an allocation whose alloc
 // is in the trace.
 func (d *Device) traceRule(al *Allocation, p phase) Rule {
+	k := d.runAt(al.Start)
 	survives := func() bool {
-		k := d.runAt(al.Start)
-		return k < 0 || al.End >= d.runs[k].end
+		if k < 0 {
+			return true
+		}
+		end := d.runs[k].end
+		if p == phaseForward && d.runs[k].bwdStart >= 0 {
+			end = d.runs[k].bwdStart
+		}
+		return al.End >= end
 	}
 	switch p {
 	case phaseInit:
@@ -219,10 +245,26 @@ func (d *Device) traceRule(al *Allocation, p phase) Rule {
 		}
 		return RuleOptimizerDies
 	}
-	if k := d.runAt(al.End); k >= 0 && d.runs[k].phase == phaseBackward && al.Start < d.runs[k].start && al.End < d.runs[k].end {
-		return RuleFreedInBackward
+	stackless := len(d.a.Snap.Stack(al.Stack)) == 0
+	if stackless && k >= 0 {
+		r := &d.runs[k]
+		if r.phase == phaseBackward || (r.phase == phaseForward && r.bwdStart >= 0 && al.Start >= r.bwdStart) {
+			if al.End >= r.end {
+				return RuleNoStackBackwardSurvives
+			}
+			return RuleNoStackBackwardDies
+		}
 	}
-	if len(d.a.Snap.Stack(al.Stack)) == 0 {
+	if e := d.runAt(al.End); e >= 0 {
+		r := &d.runs[e]
+		if r.phase == phaseBackward && al.Start < r.start && al.End < r.end {
+			return RuleFreedInBackward
+		}
+		if r.phase == phaseForward && r.bwdStart >= 0 && al.Start < r.bwdStart && al.End >= r.bwdStart && al.End < r.end {
+			return RuleFreedInBackward
+		}
+	}
+	if stackless {
 		return RuleNoStack
 	}
 	return RuleNoPhase

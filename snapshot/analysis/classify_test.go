@@ -131,3 +131,14 @@ func TestPreTraceLiveRules(t *testing.T) {
 		})
 	}
 }
+
+// TestRulesDescribed checks that every rule has an ID and an explanation.
+func TestRulesDescribed(t *testing.T) {
+	seen := map[string]bool{}
+	for r := Rule(0); r < numRules; r++ {
+		if r.ID() == "" || r.Text() == "" || seen[r.ID()] {
+			t.Errorf("rule %d: id %q, text %q (duplicate: %v)", r, r.ID(), r.Text(), seen[r.ID()])
+		}
+		seen[r.ID()] = true
+	}
+}
