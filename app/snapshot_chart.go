@@ -386,7 +386,16 @@ func (p *SnapshotPage) tipHTML(d *analysis.DeviceReport, j int) string {
 		si := c.bands.SiteIndex[p.hoverBand]
 		for _, s := range d.TopSites {
 			if s.SiteIndex == si && si >= 0 {
-				lines := s.Stack
+				// Python frames say the most in a small box; C++ only without.
+				var lines []string
+				for _, l := range s.Stack {
+					if strings.Contains(l, ".py:") {
+						lines = append(lines, l)
+					}
+				}
+				if len(lines) == 0 {
+					lines = s.Stack
+				}
 				if len(lines) > 8 {
 					lines = append(lines[:8:8], "…")
 				}
