@@ -389,7 +389,14 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		}
 		switch {
 		case m.id == p.fileReq || m.id == 0:
-			p.fail(ctx, fmt.Sprintf("Could not analyse %s: %s", p.fileName, m.message))
+			msg := fmt.Sprintf("Could not analyse %s: %s", p.fileName, m.message)
+			if m.id == 0 && p.fileSize > 512<<20 {
+				// WebAssembly has at most 4 GiB of memory, which a file of
+				// this size and its decoded form can exhaust.
+				msg += fmt.Sprintf(". A %s file may need more memory than a browser tab gets: run "+
+					"`oomscope snapshot %s` on the command line, or record fewer entries (max_entries).", gib(p.fileSize), p.fileName)
+			}
+			p.fail(ctx, msg)
 		case m.id == p.stReq || m.id == p.serReq:
 			p.stateErr = m.message
 		}
