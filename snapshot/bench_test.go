@@ -120,3 +120,20 @@ func BenchmarkSpeedup(b *testing.B) {
 	b.ReportMetric(float64(fast.Milliseconds())/float64(b.N), "fast-ms")
 	b.ReportMetric(float64(slow.Milliseconds())/float64(b.N), "gopickle-ms")
 }
+
+// BenchmarkDecodeStream decodes from an io.Reader with a 4 MiB window
+// (what a browser worker reading a Blob in chunks would do).
+func BenchmarkDecodeStream(b *testing.B) {
+	data := benchFile(b, 50)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := snapshot.DecodeReader(bytes.NewReader(data), int64(len(data)), snapshot.DecodeOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	reportAlloc(b, len(data), before)
+}

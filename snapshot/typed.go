@@ -143,8 +143,11 @@ func (v *vm) setItems(d val, items []val) error {
 				// for every '}' byte not yet run as EMPTY_DICT (an upper
 				// bound on the dicts left), but for no more than one entry
 				// per 64 bytes left (entries from torch take 80 or more).
-				rest := len(v.data) - v.pos
-				v.entries = make([]TraceEntry, 0, min(v.dicts-v.dictsSeen, rest/64)+16)
+				est := int64(1024) // streamed input of unknown size: grow
+				if l := v.left(); l < math.MaxInt64 {
+					est = min(int64(v.dicts-v.dictsSeen), l/64)
+				}
+				v.entries = make([]TraceEntry, 0, est+16)
 			}
 			v.entries = append(v.entries, TraceEntry{Frames: NoStack})
 			o.idx = int32(len(v.entries) - 1)

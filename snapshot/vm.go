@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"math/big"
 	"strconv"
@@ -85,9 +86,23 @@ type rng struct{ start, end int32 }
 // stored straight into arenas; lists of typed items become runs of the
 // arena, and frame lists become interned stacks.
 type vm struct {
+	// data is the input, or for streaming (src != nil) a window of it
+	// starting at byte base; pos is the read position in data.
 	data  []byte
 	pos   int
+	base  int64
 	typed bool
+	// src streams the input (nil when data holds all of it); eof is set
+	// once it is exhausted and readErr when it failed.
+	src     io.Reader
+	eof     bool
+	readErr error
+	// size is the input's size when known exactly, else -1.
+	size int64
+	// rawDone and rawTotal report progress on the caller's bytes (which
+	// differ from the pickle's when it is gzip-compressed).
+	rawDone  func() int64
+	rawTotal int64
 
 	stack []val
 	marks []int
@@ -117,11 +132,15 @@ type vm struct {
 	proto    int
 	ctx      context.Context
 	progress func(done, total int64) bool
-	every    int
-	nextStep int
+	every    int64
+	nextStep int64
 
-	// opPos is the offset of the opcode being executed, for errors.
-	opPos int
+	// op and opOff are the opcode being executed and its offset, for errors.
+	op    byte
+	opOff int64
+	// frameEnd is where the last FRAME declared its end, frameOff where
+	// that FRAME was.
+	frameEnd, frameOff int64
 	// budget bounds the values generic conversion may produce.
 	budget int
 	// dicts is the number of '}' bytes in the input; dictsSeen counts
@@ -130,11 +149,11 @@ type vm struct {
 }
 
 func newVM(data []byte, typed bool, o *DecodeOptions) *vm {
-	v := &vm{data: data, typed: typed, interned: map[string]int32{}}
+	v := &vm{data: data, typed: typed, interned: map[string]int32{}, size: int64(len(data)), rawTotal: int64(len(data))}
 	v.snap = &Snapshot{}
 	v.in = newInterner(v.snap)
 	if o != nil {
-		v.ctx, v.progress, v.every = o.Context, o.Progress, int(o.ProgressEvery)
+		v.ctx, v.progress, v.every = o.Context, o.Progress, o.ProgressEvery
 	}
 	if v.every <= 0 {
 		v.every = 1 << 20
@@ -154,8 +173,85 @@ func newVM(data []byte, typed bool, o *DecodeOptions) *vm {
 	return v
 }
 
+// streamWindow is how much of a streamed input is read at a time.
+var streamWindow = 4 << 20
+
+// newStreamVM decodes from src; size is the pickle's exact size or -1.
+func newStreamVM(src io.Reader, size int64, typed bool, o *DecodeOptions) *vm {
+	v := newVM(nil, typed, o)
+	v.src, v.size = src, size
+	v.dicts = math.MaxInt // unknown: size the entries arena from the size
+	if size > 0 {
+		v.memo = make([]val, 0, min(size/32, 1<<26))
+		v.objs = make([]obj, 0, min(size/32, 1<<26))
+	}
+	return v
+}
+
+// abs is the absolute input offset of the read position.
+func (v *vm) abs() int64 { return v.base + int64(v.pos) }
+
+// left is the number of input bytes not yet read, or MaxInt64 if unknown.
+func (v *vm) left() int64 {
+	if v.size < 0 {
+		return math.MaxInt64
+	}
+	return v.size - v.abs()
+}
+
+// fill makes at least n unread bytes available, reading from src; it
+// reports false at the end of the input (or a read error).
+func (v *vm) fill(n int) bool {
+	if len(v.data)-v.pos >= n {
+		return true
+	}
+	if v.src == nil || v.eof {
+		return false
+	}
+	if v.pos > 0 { // keep only the unread bytes
+		m := copy(v.data, v.data[v.pos:])
+		v.base += int64(v.pos)
+		v.data, v.pos = v.data[:m], 0
+	}
+	for !v.eof && (len(v.data) < n || len(v.data) < cap(v.data)/2) {
+		if len(v.data) == cap(v.data) {
+			// Grow as data arrives, never to a length the input declares.
+			nb := make([]byte, len(v.data), max(2*cap(v.data), streamWindow))
+			copy(nb, v.data)
+			v.data = nb
+		}
+		m, err := v.src.Read(v.data[len(v.data):cap(v.data)])
+		v.data = v.data[:len(v.data)+m]
+		v.budget += 16 * m
+		if err != nil {
+			v.eof = true
+			if err != io.EOF {
+				v.readErr = err
+			}
+		}
+	}
+	return len(v.data)-v.pos >= n
+}
+
+// short reports a lack of input: the read error, or truncation.
+func (v *vm) short(msg string) error {
+	if v.readErr != nil {
+		return &DecodeError{Offset: v.abs(), Kind: ErrTruncated, Msg: "reading the file failed: " + v.readErr.Error()}
+	}
+	return &DecodeError{Offset: v.opOff, Op: opNames[v.op], Kind: ErrTruncated, Msg: msg}
+}
+
+// clampLen bounds a declared length by the input left (plus one, so that
+// need reports the truncation) and by what an int can hold.
+func (v *vm) clampLen(n uint64) int {
+	if l := v.left(); l < math.MaxInt64 && n > uint64(l) {
+		return int(l) + 1
+	}
+	return int(min(n, math.MaxInt32*2))
+}
+
 func (v *vm) fail(kind error, format string, args ...any) error {
-	return &DecodeError{Offset: int64(v.opPos), Op: opNames[v.data[v.opPos]], Msg: fmt.Sprintf(format, args...), Kind: kind}
+	return &DecodeError{Offset: v.opOff, Op: opNames[v.op], Msg: fmt.Sprintf(format, args...), Kind: kind}
 }
 
 func (v *vm) corrupt(format string, args ...any) error {
@@ -164,9 +260,8 @@ func (v *vm) corrupt(format string, args ...any) error {
 
 // need returns the next n bytes, or a truncation error.
 func (v *vm) need(n int) ([]byte, error) {
-	if n < 0 || n > len(v.data)-v.pos {
-		return nil, &DecodeError{Offset: int64(v.opPos), Op: opNames[v.data[v.opPos]], Kind: ErrTruncated,
-			Msg: fmt.Sprintf("needs %d bytes but only %d are left", n, len(v.data)-v.pos)}
+	if n < 0 || (n > len(v.data)-v.pos && !v.fill(n)) {
+		return nil, v.short(fmt.Sprintf("needs %d bytes but only %d are left", n, len(v.data)-v.pos))
 	}
 	b := v.data[v.pos : v.pos+n]
 	v.pos += n
@@ -175,15 +270,16 @@ func (v *vm) need(n int) ([]byte, error) {
 
 // line returns the bytes up to the next '\n' (protocol 0 arguments).
 func (v *vm) line() ([]byte, error) {
-	for i := v.pos; i < len(v.data); i++ {
-		if v.data[i] == '\n' {
-			b := v.data[v.pos:i]
-			v.pos = i + 1
+	for i := 0; ; i++ {
+		if v.pos+i >= len(v.data) && !v.fill(i+1) {
+			return nil, v.short("the line argument has no end")
+		}
+		if v.data[v.pos+i] == '\n' {
+			b := v.data[v.pos : v.pos+i]
+			v.pos += i + 1
 			return b, nil
 		}
 	}
-	return nil, &DecodeError{Offset: int64(v.opPos), Op: opNames[v.data[v.opPos]], Kind: ErrTruncated,
-		Msg: "the line argument has no end"}
 }
 
 // push pushes x. The stack needs no bound: every opcode reads at least one
@@ -359,13 +455,15 @@ func (v *vm) memoGet(id int64) error {
 
 // run executes opcodes until STOP and returns the result.
 func (v *vm) run() (val, error) {
-	d := v.data
 	for {
-		if v.pos >= len(d) {
-			return val{}, &DecodeError{Offset: int64(v.pos), Kind: ErrTruncated,
+		if v.pos >= len(v.data) && !v.fill(1) {
+			if v.readErr != nil {
+				return val{}, v.short("")
+			}
+			return val{}, &DecodeError{Offset: v.abs(), Kind: ErrTruncated,
 				Msg: "the file ends before the pickle's STOP opcode (incomplete download or copy?)"}
 		}
-		if v.pos >= v.nextStep {
+		if v.abs() >= v.nextStep {
 			if err := v.step(); err != nil {
 				return val{}, err
 			}
@@ -373,68 +471,31 @@ func (v *vm) run() (val, error) {
 		if err := v.fast(); err != nil {
 			return val{}, err
 		}
-		if v.pos >= len(d) {
+		if v.pos >= len(v.data) {
 			continue
 		}
-		v.opPos = v.pos
-		op := d[v.pos]
+		v.opOff = v.abs()
+		op := v.data[v.pos]
+		v.op = op
 		v.pos++
 		var err error
 		switch op {
-		case opBinGet:
-			if v.pos < len(d) {
-				id := int(d[v.pos])
-				v.pos++
-				if id < len(v.memo) && v.memo[id].k != kUnset {
-					v.stack = append(v.stack, v.memo[id])
-					continue
-				}
-				err = v.memoGet(int64(id))
-			} else {
-				_, err = v.need(1)
-			}
-		case opLongBinGet:
-			if v.pos+4 <= len(d) {
-				id := int(binary.LittleEndian.Uint32(d[v.pos:]))
-				v.pos += 4
-				if id < len(v.memo) && v.memo[id].k != kUnset {
-					v.stack = append(v.stack, v.memo[id])
-					continue
-				}
-				err = v.memoGet(int64(id))
-			} else {
-				_, err = v.need(4)
+		case opBinGet, opLongBinGet, opGet:
+			var id int64
+			if id, err = v.memoID(op); err == nil {
+				err = v.memoGet(id)
 			}
 		case opMemoize:
-			if n := len(v.stack); n > 0 && (len(v.marks) == 0 || v.marks[len(v.marks)-1] < n) && v.stack[n-1].k != kMark {
-				v.memo = append(v.memo, v.stack[n-1])
-				continue
-			}
 			var t *val
 			if t, err = v.top(); err == nil {
 				err = v.memoPut(int64(len(v.memo)), *t)
 			}
 		case opBinInt1:
-			if v.pos < len(d) {
-				v.stack = append(v.stack, val{k: kInt, n: int64(d[v.pos])})
-				v.pos++
-				continue
+			var b []byte
+			if b, err = v.need(1); err == nil {
+				err = v.push(val{k: kInt, n: int64(b[0])})
 			}
-			_, err = v.need(1)
 		case opShortBinUni:
-			if v.pos < len(d) {
-				n := int(d[v.pos])
-				if v.pos+1+n <= len(d) {
-					b := d[v.pos+1 : v.pos+1+n]
-					v.pos += 1 + n
-					if i, ok := v.interned[string(b)]; ok {
-						v.stack = append(v.stack, val{k: kStr, n: int64(i)})
-						continue
-					}
-					err = v.str(b)
-					break
-				}
-			}
 			var b []byte
 			if b, err = v.need(1); err == nil {
 				if b, err = v.need(int(b[0])); err == nil {
@@ -447,6 +508,12 @@ func (v *vm) run() (val, error) {
 			}
 			v.marks = append(v.marks, len(v.stack))
 		case opStop:
+			if end := v.frameEnd - v.abs(); end > 0 && !v.fill(int(end)) {
+				// Streaming of unknown size: the last frame claims more
+				// bytes than the file has (checked at FRAME otherwise).
+				return val{}, &DecodeError{Offset: v.frameOff, Op: "FRAME", Kind: ErrTruncated,
+					Msg: fmt.Sprintf("frame ends at byte %d but the file ends before", v.frameEnd)}
+			}
 			if len(v.marks) != 0 {
 				return val{}, v.corrupt("STOP with an open MARK")
 			}
@@ -474,10 +541,12 @@ func (v *vm) run() (val, error) {
 		case opFrame:
 			var b []byte
 			if b, err = v.need(8); err == nil {
-				if n := binary.LittleEndian.Uint64(b); n > uint64(len(d)-v.pos) {
-					return val{}, &DecodeError{Offset: int64(v.opPos), Op: "FRAME", Kind: ErrTruncated,
-						Msg: fmt.Sprintf("frame of %d bytes but only %d are left", n, len(d)-v.pos)}
+				n := binary.LittleEndian.Uint64(b)
+				if n > uint64(v.left()) {
+					return val{}, &DecodeError{Offset: v.opOff, Op: "FRAME", Kind: ErrTruncated,
+						Msg: fmt.Sprintf("frame of %d bytes but only %d are left", n, v.left())}
 				}
+				v.frameEnd, v.frameOff = v.abs()+int64(min(n, math.MaxInt32)), v.opOff
 			}
 		case opNone:
 			err = v.push(val{k: kNone})
@@ -558,11 +627,7 @@ func (v *vm) run() (val, error) {
 		case opBinUnicode8:
 			var b []byte
 			if b, err = v.need(8); err == nil {
-				n := binary.LittleEndian.Uint64(b)
-				if n > uint64(len(d)) {
-					n = uint64(len(d)) + 1
-				}
-				if b, err = v.need(int(n)); err == nil {
+				if b, err = v.need(v.clampLen(binary.LittleEndian.Uint64(b))); err == nil {
 					err = v.str(b)
 				}
 			}
@@ -677,11 +742,6 @@ func (v *vm) run() (val, error) {
 					err = v.memoPut(id, *t)
 				}
 			}
-		case opGet:
-			var id int64
-			if id, err = v.memoID(op); err == nil {
-				err = v.memoGet(id)
-			}
 		case opGlobal, opStackGlobal, opReduce, opBuild, opNewObj, opNewObjEx, opInst, opObj,
 			opPersID, opBinPersID, opExt1, opExt2, opExt4:
 			return val{}, v.fail(ErrUnsafe, "refusing %s: it imports or calls Python code, which a memory snapshot never needs", opNames[op])
@@ -707,7 +767,10 @@ func (v *vm) fast() error {
 	pos := v.pos
 	stack := v.stack
 	memo := v.memo
-	limit := min(len(d), v.nextStep)
+	limit := len(d)
+	if next := v.nextStep - v.base; next < int64(limit) {
+		limit = int(max(next, 0))
+	}
 loop:
 	for pos < limit {
 		switch d[pos] {
@@ -829,7 +892,8 @@ loop:
 			}
 			v.marks = v.marks[:nm-1]
 			stack = stack[:m]
-			v.opPos, v.pos, v.stack, v.memo = pos, pos+1, stack, memo
+			v.op, v.opOff = d[pos], v.base+int64(pos)
+			v.pos, v.stack, v.memo = pos+1, stack, memo
 			var err error
 			if d[pos] == opAppends {
 				err = v.appendItems(stack[m-1], items)
@@ -850,14 +914,20 @@ loop:
 
 // step reports progress and checks for cancellation.
 func (v *vm) step() error {
-	v.nextStep = v.pos + v.every
+	v.nextStep = v.abs() + v.every
 	if v.ctx != nil {
 		if err := v.ctx.Err(); err != nil {
-			return &DecodeError{Offset: int64(v.pos), Msg: err.Error(), Kind: ErrCanceled}
+			return &DecodeError{Offset: v.abs(), Msg: err.Error(), Kind: ErrCanceled}
 		}
 	}
-	if v.progress != nil && !v.progress(int64(v.pos), int64(len(v.data))) {
-		return &DecodeError{Offset: int64(v.pos), Msg: "the progress callback asked to stop", Kind: ErrCanceled}
+	if v.progress != nil {
+		done := v.abs()
+		if v.rawDone != nil {
+			done = v.rawDone()
+		}
+		if !v.progress(done, v.rawTotal) {
+			return &DecodeError{Offset: v.abs(), Msg: "the progress callback asked to stop", Kind: ErrCanceled}
+		}
 	}
 	return nil
 }
@@ -945,10 +1015,7 @@ func (v *vm) binBytes(op byte) error {
 		}
 		n = binary.LittleEndian.Uint64(b)
 	}
-	if n > uint64(len(v.data)) {
-		n = uint64(len(v.data)) + 1
-	}
-	b, err := v.need(int(n))
+	b, err := v.need(v.clampLen(n))
 	if err != nil {
 		return err
 	}
