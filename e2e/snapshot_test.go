@@ -223,8 +223,21 @@ func TestSnapshotBadFiles(t *testing.T) {
 // BenchmarkBrowserSnapshot times drop → summary in Chromium on generated
 // 10, 50 and 200 MB snapshots (make bench-browser), and the longest gap
 // between animation frames meanwhile: the page must stay responsive
-// (under 100 ms) while the worker decodes. It prints a table.
+// (under 100 ms) while the worker decodes. It prints a table. Other sizes:
+// OOMSCOPE_BENCH_MB=10,1024 (a 1 GiB file needs about 5 GB of memory to
+// generate).
 func BenchmarkBrowserSnapshot(b *testing.B) {
+	sizes := []int64{10, 50, 200}
+	if v := os.Getenv("OOMSCOPE_BENCH_MB"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			mb, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil || mb <= 0 {
+				b.Fatalf("OOMSCOPE_BENCH_MB=%q: want sizes in MB such as 10,50,200", v)
+			}
+			sizes = append(sizes, mb)
+		}
+	}
 	type row struct {
 		mb                               int64
 		bytes, entries                   int
@@ -234,7 +247,7 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 	var rows []row
 	dir := b.TempDir()
 	s := serveSite(b, distDir(b), "", "no-store")
-	for _, mb := range []int64{10, 50, 200} {
+	for _, mb := range sizes {
 		data, truth, err := gen.Bytes(gen.Options{Seed: 42, Layers: 8, TwoStreams: true, TargetBytes: mb << 20})
 		if err != nil {
 			b.Fatal(err)
