@@ -138,16 +138,8 @@ func (v *vm) setItems(d val, items []val) error {
 		}
 		switch k {
 		case oEntry:
-			if v.entries == nil {
-				// Trace entries dominate big files: size the arena once,
-				// for every '}' byte not yet run as EMPTY_DICT (an upper
-				// bound on the dicts left), but for no more than one entry
-				// per 64 bytes left (entries from torch take 80 or more).
-				est := int64(1024) // streamed input of unknown size: grow
-				if l := v.left(); l < math.MaxInt64 {
-					est = min(int64(v.dicts-v.dictsSeen), l/64)
-				}
-				v.entries = make([]TraceEntry, 0, est+16)
+			if len(v.entries) == cap(v.entries) {
+				v.growEntries()
 			}
 			v.entries = append(v.entries, TraceEntry{Frames: NoStack})
 			o.idx = int32(len(v.entries) - 1)
@@ -210,6 +202,30 @@ func (v *vm) setItems(d val, items []val) error {
 		return v.corrupt("SETITEM on a %s, not a dict", v.typeName(d))
 	}
 	return err
+}
+
+// growEntries makes room in the entries arena. Trace entries dominate big
+// files, so instead of doubling (which allocates up to 4x what is kept)
+// the arena is sized from the bytes per entry seen so far and the bytes
+// left, plus 12%, capped by the '}' bytes not yet run as EMPTY_DICT (an
+// upper bound on the dicts left). The first 4096 entries give the
+// estimate.
+func (v *vm) growEntries() {
+	n := int64(len(v.entries))
+	if n == 0 {
+		v.entriesFrom = v.abs()
+		v.entries = make([]TraceEntry, 0, 4096)
+		return
+	}
+	more := n // doubling when nothing better is known
+	if l := v.left(); l < math.MaxInt64 {
+		per := max((v.abs()-v.entriesFrom)/n, 8)
+		more = max(l/per+l/per/8, 1024)
+	}
+	more = min(more, int64(v.dicts-v.dictsSeen)+16, math.MaxInt32-n)
+	grown := make([]TraceEntry, n, n+max(more, 16))
+	copy(grown, v.entries)
+	v.entries = grown
 }
 
 // fixBlockAddresses computes the addresses of blocks that lack one

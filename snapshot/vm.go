@@ -146,6 +146,8 @@ type vm struct {
 	// dicts is the number of '}' bytes in the input; dictsSeen counts
 	// EMPTY_DICT opcodes run so far.
 	dicts, dictsSeen int
+	// entriesFrom is where the first trace entry started.
+	entriesFrom int64
 }
 
 func newVM(data []byte, typed bool, o *DecodeOptions) *vm {
