@@ -3,6 +3,7 @@ package snapshot_test
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"testing"
@@ -136,4 +137,30 @@ func BenchmarkDecodeStream(b *testing.B) {
 	}
 	b.StopTimer()
 	reportAlloc(b, len(data), before)
+}
+
+// BenchmarkDecodeReal decodes the largest real snapshot (torch 2.6, 3.2 MB)
+// with both decoders.
+func BenchmarkDecodeReal(b *testing.B) {
+	data, err := os.ReadFile("../../shared/snapshots/pt26_cs336_ctx128_fullstep.pickle")
+	if err != nil {
+		b.Skip("real snapshot not present")
+	}
+	b.Run("fast", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for range b.N {
+			if _, err := snapshot.DecodeBytes(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("gopickle", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		for range b.N {
+			u := pickle.NewUnpickler(bytes.NewReader(data))
+			if _, err := u.Load(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
