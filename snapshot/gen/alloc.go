@@ -39,6 +39,7 @@ type segment struct {
 	stream     uint64
 	small      bool
 	expandable bool
+	pool       snapshot.PoolID
 	stack      snapshot.StackID
 	blocks     []*block // address order, tiling [addr, addr+size)
 }
@@ -55,6 +56,9 @@ type allocator struct {
 	emit       func(snapshot.TraceEntry)
 	// expSeg is the expandable large-pool segment per stream.
 	expSeg map[uint64]*segment
+	// pool is the memory pool allocations go to ((0,0) is the default;
+	// anything else is a private pool, as CUDA graphs use).
+	pool snapshot.PoolID
 }
 
 func newAllocator(device int, capacity int64, expandable bool, emit func(snapshot.TraceEntry)) *allocator {
@@ -106,7 +110,7 @@ func (a *allocator) malloc(requested int64, stream uint64, stack snapshot.StackI
 func (a *allocator) findFree(size int64, small bool, stream uint64) *block {
 	var best *block
 	for _, s := range a.segs {
-		if s.small != small || s.stream != stream {
+		if s.small != small || s.stream != stream || s.pool != a.pool {
 			continue
 		}
 		for _, b := range s.blocks {
@@ -123,12 +127,12 @@ func (a *allocator) findFree(size int64, small bool, stream uint64) *block {
 // every fully free segment (segment_free), retries, and reports errOOM.
 func (a *allocator) grow(size int64, small bool, stream uint64, stack snapshot.StackID) (*block, error) {
 	for attempt := 0; attempt < 2; attempt++ {
-		if a.expandable && !small {
+		if a.expandable && !small && a.pool == (snapshot.PoolID{}) {
 			if b := a.growExpandable(size, stream); b != nil {
 				return b, nil
 			}
 		} else if segSize := segmentSize(size); a.reserved+segSize <= a.capacity {
-			s := &segment{addr: a.nextAddr, size: segSize, stream: stream, small: small, stack: stack}
+			s := &segment{addr: a.nextAddr, size: segSize, stream: stream, small: small, stack: stack, pool: a.pool}
 			a.nextAddr += uint64(segSize) + roundLarge
 			s.blocks = []*block{{addr: s.addr, size: segSize, seg: s, stack: snapshot.EmptyStack}}
 			a.insertSeg(s)
@@ -293,7 +297,7 @@ func (a *allocator) segments() []snapshot.Segment {
 	for _, s := range a.segs {
 		seg := snapshot.Segment{
 			Device: a.device, Address: s.addr, TotalSize: s.size, Stream: s.stream,
-			SegmentType: "large", HasPoolID: true, IsExpandable: s.expandable, Frames: s.stack,
+			SegmentType: "large", PoolID: s.pool, HasPoolID: true, IsExpandable: s.expandable, Frames: s.stack,
 		}
 		if s.small {
 			seg.SegmentType = "small"

@@ -63,6 +63,10 @@ type Options struct {
 	// memory: the trace ends with cached segments released and an oom
 	// entry, and the snapshot shows the state at that moment.
 	OOM bool
+	// PrivatePool allocates layer 0's forward activations from a private
+	// memory pool (segment_pool_id (1, 0)), as a CUDA-graph-captured
+	// region does; everything else uses the default pool (0, 0).
+	PrivatePool bool
 	// PreTraceParams creates the parameters before recording starts: no
 	// trace entries, blocks with empty frames (ghost allocations).
 	PreTraceParams bool
@@ -320,6 +324,8 @@ var scenarios = map[string]Options{
 	"legacy20": {Seed: 8, Steps: 1, Format: snapshot.Format20},
 	// post210: torch 2.10 keys (compile_context, user_metadata), 2 devices.
 	"post210": {Seed: 9, Steps: 2, Format: snapshot.Format210, Devices: 2},
+	// private_pool: part of the forward in a private (CUDA graph) pool.
+	"private_pool": {Seed: 11, Steps: 2, PrivatePool: true},
 	// everything: all features at once, protocol 2 (no FRAME, BINPUT memo).
 	"everything": {Seed: 10, Steps: 3, Protocol: 2, TwoStreams: true, Expandable: true,
 		PreTraceParams: true, MaxEntries: 300, OOM: true, Devices: 2},

@@ -236,6 +236,17 @@ func checkFeatures(t *testing.T, name string, opt Options, data []byte, s *snaps
 			t.Errorf("post-2.10: no user_metadata")
 		}
 	}
+	if opt.PrivatePool {
+		private := 0
+		for _, g := range s.Segments {
+			if g.HasPoolID && g.PoolID == (snapshot.PoolID{1, 0}) {
+				private++
+			}
+		}
+		if private == 0 {
+			t.Errorf("private pool: no segment in pool (1, 0)")
+		}
+	}
 	if opt.Devices > 1 && len(truth.Devices) != opt.Devices {
 		t.Errorf("devices: %d truths", len(truth.Devices))
 	}

@@ -181,6 +181,9 @@ func (s *sim) program(oomStep int) {
 		acts := make([][]*block, o.Layers)
 		for l := range o.Layers {
 			s.meta = s.fqn(fmt.Sprintf("layers.%d", l))
+			if o.PrivatePool && l == 0 {
+				s.a.pool = snapshot.PoolID{1, 0}
+			}
 			for _, n := range []int64{tok * h * 4, tok * 3 * h * 4, tok * h * 2} {
 				b, ok := s.malloc(n, catActivation, 0, s.st.forwardAct[l])
 				if !ok {
@@ -200,6 +203,7 @@ func (s *sim) program(oomStep int) {
 				acts[l] = append(acts[l], b)
 			}
 			s.a.free(tmp, s.st.forwardTmp[l], false)
+			s.a.pool = snapshot.PoolID{}
 		}
 		s.meta = s.fqn("")
 		logits, ok := s.malloc(tok*h*4, catActivation, 0, s.st.loss)
