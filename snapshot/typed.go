@@ -214,13 +214,19 @@ func (v *vm) growEntries() {
 	n := int64(len(v.entries))
 	if n == 0 {
 		v.entriesFrom = v.abs()
-		v.entries = make([]TraceEntry, 0, 4096)
+		first := int64(4096)
+		if l := v.left(); l < math.MaxInt64 {
+			first = min(first, l/64, int64(v.dicts-v.dictsSeen))
+		}
+		v.entries = make([]TraceEntry, 0, first+16)
 		return
 	}
 	more := n // doubling when nothing better is known
 	if l := v.left(); l < math.MaxInt64 {
+		// At least half the arena again, so that a low estimate cannot
+		// make the copies quadratic.
 		per := max((v.abs()-v.entriesFrom)/n, 8)
-		more = max(l/per+l/per/8, 1024)
+		more = max(l/per+l/per/8, n/2, 1024)
 	}
 	more = min(more, int64(v.dicts-v.dictsSeen)+16, math.MaxInt32-n)
 	grown := make([]TraceEntry, n, n+max(more, 16))
