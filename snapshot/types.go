@@ -16,6 +16,22 @@
 // value in [2^63, 2^64) (a C++ -1 written as unsigned, the 9-byte LONG1 case)
 // as its two's complement, so 2^64-1 reads as -1. Anything that needs more
 // than 64 bits is an error.
+//
+// Decoding: DecodeBytes / DecodeWith (in memory, with progress and
+// cancellation) and Decode / DecodeReader (streamed through a 4 MiB window)
+// run a purpose-built pickle machine for protocols 0-5 that types dicts by
+// their keys as they are filled and stores them straight into the structs.
+// It refuses every opcode that imports or calls code (GLOBAL, REDUCE,
+// BUILD, NEWOBJ, INST, OBJ, PERSID, EXT*) and out-of-band buffers, bounds
+// every declared length by the input left, accepts gzip input, and fails
+// with an error that wraps one of ErrEmpty, ErrNotPickle, ErrTruncated,
+// ErrCorrupt, ErrUnsafe, ErrShape or ErrCanceled and names the byte offset
+// and opcode. Frame and stack IDs are numbered in order of first use
+// (segments, then traces), whatever order the file defines them in.
+//
+// Encode writes a Snapshot back as torch would pickle it (protocols 0-5,
+// torch 2.0/2.6/2.8/2.10 keys); package oomscope/snapshot/gen uses it to
+// write synthetic snapshots with known truth.
 package snapshot
 
 // Snapshot is one decoded torch.cuda.memory._snapshot() dictionary.
