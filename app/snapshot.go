@@ -175,6 +175,7 @@ func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
 		return
 	}
 	p.phase = snapReading
+	go warmUp()
 	w := p.ensureWorker(ctx)
 	// The File itself goes to the worker, which reads it in chunks: the
 	// bytes never cross the main thread.
@@ -184,6 +185,27 @@ func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
 	msg.Set("name", p.fileName)
 	msg.Set("file", file)
 	w.Call("postMessage", msg)
+}
+
+// warmUp runs the result's decoding once on a small sample while the
+// worker is busy: the browser compiles WebAssembly functions on their first
+// call, and doing that now keeps it out of the frame that shows the result.
+func warmUp() {
+	time.Sleep(30 * time.Millisecond)
+	sample := snapResult{Report: analysis.Report{Devices: []analysis.DeviceReport{{
+		Actions:   map[string]int{"alloc": 1},
+		TopSites:  []analysis.SiteBytes{{Site: analysis.Site{Label: "x.py:1 f"}, Stack: []string{"x.py:1 f"}}},
+		OOMEvents: []analysis.OOMEvent{{}}, CategoryRules: []analysis.RuleBytes{{}},
+		SiteSeries: &analysis.SiteSeries{Sites: []string{"x"}, SiteIndex: []int32{0}}, Warnings: []string{"w"},
+	}}, Explain: map[string]string{"a": "b"}}}
+	b, err := json.Marshal(sample)
+	if err != nil {
+		return
+	}
+	var back snapResult
+	if json.Unmarshal(b, &back) == nil {
+		analysis.UnpackSeries(analysis.PackSeries([]analysis.Point{{}}, back.Devices[0].SiteSeries))
+	}
 }
 
 // reset forgets the previous file.

@@ -6,7 +6,7 @@
 // static/web/snapworker.js loads it and forwards messages. The page posts
 // objects with a "type" and an "id":
 //
-//	{type: "analyze", id, name, file}     // file: the dropped File (a Blob, read here in chunks)
+//	{type: "analyze", id, name, file}     // file: the dropped File (a Blob, streamed into the decoder)
 //	{type: "analyze", id, name, buffer}   // or the file's ArrayBuffer (transferred)
 //	{type: "state", id, device, index}    // allocator state after trace entry index
 //	{type: "series", id, device, from, to, points}
@@ -24,6 +24,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"syscall/js"
 	"time"
@@ -145,36 +146,43 @@ func (w *worker) answer(typ string, id int, msg js.Value) (any, error) {
 func (w *worker) analyze(id int, msg js.Value) (any, error) {
 	w.an = nil
 	name := msg.Get("name").String()
-	var data []byte
-	switch file, buf := msg.Get("file"), msg.Get("buffer"); {
-	case file.Truthy():
-		var err error
-		if data, err = readBlob(id, file); err != nil {
-			return nil, fmt.Errorf("reading %s: %v", name, err)
-		}
-	case buf.Truthy():
-		u8 := js.Global().Get("Uint8Array").New(buf)
-		data = make([]byte, u8.Length())
-		js.CopyBytesToGo(data, u8)
-	default:
-		return nil, fmt.Errorf("no file data received")
-	}
-	if len(data) == 0 {
-		return nil, fmt.Errorf("%s is empty", name)
-	}
 	start := time.Now()
-	s, err := snapshot.DecodeWith(data, snapshot.DecodeOptions{
+	opt := snapshot.DecodeOptions{
 		ProgressEvery: 4 << 20,
 		Progress: func(done, total int64) bool {
 			post(map[string]any{"type": "progress", "id": id, "stage": "decode", "done": float64(done), "total": float64(total)})
 			return true
 		},
-	})
+	}
+	var s *snapshot.Snapshot
+	var err error
+	var head []byte // the first bytes, to describe a file that is not a pickle
+	switch file, buf := msg.Get("file"), msg.Get("buffer"); {
+	case file.Truthy():
+		if file.Get("size").Int() == 0 {
+			return nil, fmt.Errorf("%s is empty", name)
+		}
+		r := newBlobReader(file)
+		s, err = snapshot.DecodeReader(r, int64(r.size), opt)
+		r.release()
+		head = r.head
+	case buf.Truthy():
+		u8 := js.Global().Get("Uint8Array").New(buf)
+		data := make([]byte, u8.Length())
+		js.CopyBytesToGo(data, u8)
+		if len(data) == 0 {
+			return nil, fmt.Errorf("%s is empty", name)
+		}
+		s, err = snapshot.DecodeWith(data, opt)
+		head = data
+	default:
+		return nil, fmt.Errorf("no file data received")
+	}
 	if err != nil {
 		if strings.Contains(err.Error(), "not a pickle") {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%v%s", err, notPickleHint(data))
+		return nil, fmt.Errorf("%v%s", err, notPickleHint(head))
 	}
 	decoded := time.Since(start)
 	post(map[string]any{"type": "progress", "id": id, "stage": "analyse", "done": 0, "total": 1})
@@ -186,47 +194,81 @@ func (w *worker) analyze(id int, msg js.Value) (any, error) {
 	return result{Report: an.Report(), DecodeMS: decoded.Milliseconds(), AnalyseMS: (time.Since(start) - decoded).Milliseconds()}, nil
 }
 
-// readChunk is how much of the file is read at a time.
-const readChunk = 8 << 20
+// readChunk is how much of the file is read from the Blob at a time.
+const readChunk = 4 << 20
 
-// readBlob reads a Blob (the dropped File) into Go memory chunk by chunk,
-// posting progress; the page's main thread never touches the bytes.
-func readBlob(id int, file js.Value) ([]byte, error) {
-	size := file.Get("size").Int()
-	data := make([]byte, size)
-	type chunk struct {
-		buf js.Value
-		err string
-	}
-	ch := make(chan chunk, 1)
-	ok := js.FuncOf(func(this js.Value, args []js.Value) any {
-		ch <- chunk{buf: args[0]}
+// blobReader reads a Blob (the dropped File) chunk by chunk, waiting for
+// each slice's arrayBuffer() promise: with snapshot.DecodeReader only a
+// window of the file is ever in memory, and the page's main thread never
+// touches the bytes.
+type blobReader struct {
+	file      js.Value
+	off, size int
+	chunk     []byte // the last chunk read
+	rest      []byte // its unread part
+	head      []byte // the file's first bytes
+	ch        chan blobChunk
+	ok, fail  js.Func
+}
+
+type blobChunk struct {
+	buf js.Value
+	err string
+}
+
+func newBlobReader(file js.Value) *blobReader {
+	r := &blobReader{file: file, size: file.Get("size").Int(), ch: make(chan blobChunk, 1)}
+	r.ok = js.FuncOf(func(this js.Value, args []js.Value) any {
+		r.ch <- blobChunk{buf: args[0]}
 		return nil
 	})
-	defer ok.Release()
-	fail := js.FuncOf(func(this js.Value, args []js.Value) any {
+	r.fail = js.FuncOf(func(this js.Value, args []js.Value) any {
 		msg := "the browser could not read the file"
 		if len(args) > 0 && args[0].Truthy() {
 			msg = args[0].Call("toString").String()
 		}
-		ch <- chunk{err: msg}
+		r.ch <- blobChunk{err: msg}
 		return nil
 	})
-	defer fail.Release()
-	for off := 0; off < size; off += readChunk {
-		end := min(off+readChunk, size)
-		file.Call("slice", off, end).Call("arrayBuffer").Call("then", ok, fail)
-		c := <-ch
+	return r
+}
+
+// Read implements io.Reader.
+func (r *blobReader) Read(p []byte) (int, error) {
+	if len(r.rest) == 0 {
+		if r.off >= r.size {
+			return 0, io.EOF
+		}
+		end := min(r.off+readChunk, r.size)
+		r.file.Call("slice", r.off, end).Call("arrayBuffer").Call("then", r.ok, r.fail)
+		c := <-r.ch
 		if c.err != "" {
-			return nil, fmt.Errorf("%s", c.err)
+			return 0, fmt.Errorf("reading the file: %s", c.err)
 		}
-		n := js.CopyBytesToGo(data[off:end], js.Global().Get("Uint8Array").New(c.buf))
-		if n != end-off {
-			return nil, fmt.Errorf("read %d bytes at %d, want %d", n, off, end-off)
+		u8 := js.Global().Get("Uint8Array").New(c.buf)
+		n := u8.Length()
+		if n != end-r.off {
+			return 0, fmt.Errorf("reading the file: got %d bytes at %d, want %d", n, r.off, end-r.off)
 		}
-		post(map[string]any{"type": "progress", "id": id, "stage": "read", "done": float64(end), "total": float64(size)})
+		if cap(r.chunk) < n {
+			r.chunk = make([]byte, n)
+		}
+		r.chunk = r.chunk[:n]
+		js.CopyBytesToGo(r.chunk, u8)
+		if r.off == 0 {
+			r.head = append([]byte(nil), r.chunk[:min(n, 512)]...)
+		}
+		r.rest, r.off = r.chunk, end
 	}
-	return data, nil
+	n := copy(p, r.rest)
+	r.rest = r.rest[n:]
+	return n, nil
+}
+
+// release frees the promise callbacks.
+func (r *blobReader) release() {
+	r.ok.Release()
+	r.fail.Release()
 }
 
 // notPickleHint says what a file that fails to decode looks like, when it
