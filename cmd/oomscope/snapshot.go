@@ -159,25 +159,33 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// loadSnapshot reads, decodes and analyses one file ("-": stdin).
+// loadSnapshot reads, decodes and analyses one file ("-": stdin). The file
+// is decoded as it is read, so a 1 GB snapshot never sits in memory whole.
 func loadSnapshot(name string, stdin io.Reader, device, top int) (snapshotFile, error) {
-	var data []byte
-	var err error
+	r, size := stdin, int64(-1)
 	if name == "-" {
 		if stdin == nil {
 			return snapshotFile{}, fmt.Errorf("no input on stdin")
 		}
-		data, err = io.ReadAll(stdin)
 	} else {
-		data, err = os.ReadFile(name)
+		f, err := os.Open(name)
+		if err != nil {
+			return snapshotFile{}, err
+		}
+		defer f.Close()
+		st, err := f.Stat()
+		if err != nil {
+			return snapshotFile{}, err
+		}
+		if st.IsDir() {
+			return snapshotFile{}, fmt.Errorf("%s is a directory: expected a pickle written by torch.cuda.memory._dump_snapshot()", name)
+		}
+		r, size = f, st.Size()
 	}
-	if err != nil {
-		return snapshotFile{}, err
-	}
-	if len(data) == 0 {
+	if size == 0 {
 		return snapshotFile{}, fmt.Errorf("%s is empty: expected a pickle written by torch.cuda.memory._dump_snapshot()", name)
 	}
-	s, err := snapshot.DecodeBytes(data)
+	s, err := snapshot.DecodeReader(r, size, snapshot.DecodeOptions{})
 	if err != nil {
 		return snapshotFile{}, fmt.Errorf("%s is not a readable memory snapshot: %v", name, err)
 	}
