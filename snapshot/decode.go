@@ -121,31 +121,15 @@ func DecodeBytes(b []byte) (*Snapshot, error) {
 // ErrNotPickle, ErrTruncated, ErrCorrupt, ErrUnsafe, ErrShape or
 // ErrCanceled and give the byte offset where it went wrong.
 func DecodeWith(b []byte, opt DecodeOptions) (*Snapshot, error) {
-	b, err := gunzipIfNeeded(b)
-	if err != nil {
-		return nil, err
+	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+		// Decompress as the decoder goes rather than all at once.
+		return DecodeReader(bytes.NewReader(b), int64(len(b)), opt)
 	}
 	if err := sniff(b); err != nil {
 		return nil, err
 	}
 	v := newVM(b, true, &opt)
 	return v.decode(&opt, func() int64 { return int64(len(b)) })
-}
-
-// gunzipIfNeeded decompresses gzip input (magic 1f 8b).
-func gunzipIfNeeded(b []byte) ([]byte, error) {
-	if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
-		return b, nil
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(b))
-	if err != nil {
-		return nil, &DecodeError{Offset: -1, Kind: ErrCorrupt, Msg: "the file is gzip-compressed but its header is broken: " + err.Error()}
-	}
-	out, err := io.ReadAll(zr)
-	if err != nil {
-		return nil, &DecodeError{Offset: -1, Kind: ErrTruncated, Msg: "the file is gzip-compressed and does not decompress: " + err.Error()}
-	}
-	return out, nil
 }
 
 // DecodeValue decodes any pickle of plain data (dict, list, tuple, str,
