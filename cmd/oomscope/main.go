@@ -12,6 +12,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -65,6 +67,29 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "oomscope: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return exitBadInput
+}
+
+// parseInterspersed parses flags that may come before, between or after the
+// positional arguments ("triage --json log.txt" and "triage log.txt --json"),
+// which package flag alone stops at. It returns the positional arguments;
+// when ok is false the caller returns code (0 after -h, 2 on a bad flag).
+func parseInterspersed(fs *flag.FlagSet, args []string, stdout io.Writer) (positional []string, code int, ok bool) {
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fs.SetOutput(stdout)
+				fs.Usage()
+				return nil, exitOK, false
+			}
+			return nil, exitBadInput, false
+		}
+		rest = fs.Args()
+		if len(rest) == 0 {
+			return positional, exitOK, true
+		}
+		positional = append(positional, rest[0])
+		rest = rest[1:]
+	}
 }
 
 func usage(w io.Writer) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -64,22 +63,9 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"Exit codes: 0 ok, 1 peak over --budget, 2 bad usage or input.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	var files []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(stdout)
-				fs.Usage()
-				return exitOK
-			}
-			return exitBadInput
-		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		files = append(files, rest[0])
-		rest = rest[1:]
+	files, code, ok := parseInterspersed(fs, args, stdout)
+	if !ok {
+		return code
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "oomscope snapshot: "+format+"\n", a...)

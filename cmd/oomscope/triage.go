@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -33,22 +32,9 @@ func runTriage(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"Exit codes: 0 found, 1 no OOM message found, 2 bad usage or input.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	var files []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fs.SetOutput(stdout)
-				fs.Usage()
-				return exitOK
-			}
-			return exitBadInput
-		}
-		rest = fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		files = append(files, rest[0])
-		rest = rest[1:]
+	files, code, ok := parseInterspersed(fs, args, stdout)
+	if !ok {
+		return code
 	}
 	if len(files) > 1 {
 		fmt.Fprintf(stderr, "oomscope triage: want one FILE (or -), got %d: %s\n", len(files), strings.Join(files, " "))
