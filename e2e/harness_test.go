@@ -458,7 +458,12 @@ func (tb *tab) goOffline() {
 
 // watchWorkers attaches recorders to the service workers of the tab's
 // browser context, so their requests and console count too.
-func (tb *tab) watchWorkers() {
+func (tb *tab) watchWorkers() { tb.watchTargets("service_worker") }
+
+// watchTargets attaches recorders to the tab's targets of a type
+// ("service_worker", "worker" for Web Workers), so that their requests and
+// console are checked by assertClean and assertLocalOnly too.
+func (tb *tab) watchTargets(typ string) {
 	tb.t.Helper()
 	targets, err := chromedp.Targets(tb.ctx)
 	if err != nil {
@@ -466,14 +471,14 @@ func (tb *tab) watchWorkers() {
 	}
 	c := chromedp.FromContext(tb.ctx)
 	for _, ti := range targets {
-		if ti.Type != "service_worker" || ti.BrowserContextID != c.BrowserContextID {
+		if ti.Type != typ || ti.BrowserContextID != c.BrowserContextID {
 			continue
 		}
-		rec := &recorder{name: "service_worker"}
+		rec := &recorder{name: typ}
 		swCtx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID), chromedp.WithListener(rec.listen))
 		tb.t.Cleanup(cancel)
 		if err := chromedp.Do(swCtx); err != nil {
-			tb.t.Fatalf("attach to service worker: %v", err)
+			tb.t.Fatalf("attach to %s: %v", typ, err)
 		}
 		tb.sw = append(tb.sw, rec)
 	}

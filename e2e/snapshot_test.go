@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 
 	"oomscope/bytesize"
 	"oomscope/snapshot"
@@ -49,29 +48,6 @@ func expectedReport(t testing.TB, path string) (*analysis.Analysis, analysis.Dev
 		}
 	}
 	return a, r.Devices[best]
-}
-
-// watchDedicatedWorkers attaches recorders to the tab's Web Workers (the
-// snapshot worker), so their console and requests are checked too.
-func watchDedicatedWorkers(tb *tab) {
-	tb.t.Helper()
-	targets, err := chromedp.Targets(tb.ctx)
-	if err != nil {
-		tb.t.Fatal(err)
-	}
-	c := chromedp.FromContext(tb.ctx)
-	for _, ti := range targets {
-		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID {
-			continue
-		}
-		rec := &recorder{name: "worker"}
-		wctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID), chromedp.WithListener(rec.listen))
-		tb.t.Cleanup(cancel)
-		if err := chromedp.Do(wctx); err != nil {
-			tb.t.Fatalf("attach to worker: %v", err)
-		}
-		tb.sw = append(tb.sw, rec)
-	}
 }
 
 // waitSnapshot waits until the page shows a result (ready) or an error.
@@ -157,7 +133,7 @@ func TestSnapshotPage(t *testing.T) {
 	tb.setViewport(375, 800)
 	time.Sleep(300 * time.Millisecond)
 	tb.screenshot("snapshot-phone")
-	watchDedicatedWorkers(tb)
+	tb.watchTargets("worker")
 	assertLocalOnly(t, tb, s)
 	tb.assertClean()
 }
@@ -215,7 +191,7 @@ func TestSnapshotBadFiles(t *testing.T) {
 		t.Errorf("peak after recovering = %s, want %d", got, want.PeakAllocatedBytes)
 	}
 	tb.screenshot("snapshot-error-recovered")
-	watchDedicatedWorkers(tb)
+	tb.watchTargets("worker")
 	assertLocalOnly(t, tb, s)
 	tb.assertClean()
 }
