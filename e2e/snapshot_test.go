@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-
 	"oomscope/bytesize"
 	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
