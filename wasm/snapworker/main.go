@@ -22,10 +22,10 @@
 package main
 
 import (
+	"errors"
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
 	"syscall/js"
 	"time"
 
@@ -179,7 +179,7 @@ func (w *worker) analyze(id int, msg js.Value) (any, error) {
 		return nil, fmt.Errorf("no file data received")
 	}
 	if err != nil {
-		if strings.Contains(err.Error(), "not a pickle") {
+		if errors.Is(err, snapshot.ErrNotPickle) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("%v%s", err, notPickleHint(head))
