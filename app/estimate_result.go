@@ -1,6 +1,8 @@
 package app
 
 import (
+	"oomscope/bytesize"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -165,7 +167,7 @@ func (p *EstimatePage) renderTable() app.UI {
 	))
 	return app.Div().Class("table-wrap").Body(
 		app.Table().ID("est-table").Class("estimate-table").Body(
-			app.Caption().Text(fmt.Sprintf("Where the memory goes: %s, %s params (%s trainable)", rep.Model.Name, commasInt(rep.Params), commasInt(rep.TrainableParams))),
+			app.Caption().Text(fmt.Sprintf("Where the memory goes: %s, %s params (%s trainable)", rep.Model.Name, bytesize.Commas(rep.Params), bytesize.Commas(rep.TrainableParams))),
 			app.THead().Body(app.Tr().Body(
 				app.Th().Scope("col").Text("Bucket"),
 				app.Th().Scope("col").Class("num").Text("Size"),
@@ -253,17 +255,4 @@ func (p *EstimatePage) renderFixes() app.UI {
 		app.P().Class("muted").Text("Each fix applies on top of the ones above it; the totals are cumulative."),
 		app.Ol().ID("est-fixes").Body(items...),
 	)
-}
-
-// commasInt writes n with thousands separators.
-func commasInt(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

@@ -416,7 +416,7 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 				// WebAssembly has at most 4 GiB of memory, which a file of
 				// this size and its decoded form can exhaust.
 				msg += fmt.Sprintf(". A %s file may need more memory than a browser tab gets: run "+
-					"`oomscope snapshot %s` on the command line, or record fewer entries (max_entries).", gib(p.fileSize), p.fileName)
+					"`oomscope snapshot %s` on the command line, or record fewer entries (max_entries).", bytesize.FormatGiB(p.fileSize), p.fileName)
 			}
 			p.fail(ctx, msg)
 		case m.id == p.stReq || m.id == p.serReq:
@@ -535,7 +535,6 @@ func (p *SnapshotPage) onCopyMarkdown(ctx app.Context, e app.Event) {
 }
 
 // gib renders bytes as PyTorch does.
-func gib(n int64) string { return bytesize.Format(n, bytesize.Binary) }
 
 // Render draws the page.
 func (p *SnapshotPage) Render() app.UI {
@@ -584,7 +583,7 @@ func (p *SnapshotPage) renderStatus() app.UI {
 	case snapReading, snapDecoding, snapAnalysing:
 		label := map[snapPhase]string{snapReading: "Reading", snapDecoding: "Decoding", snapAnalysing: "Analysing"}[p.phase]
 		return app.Div().ID("snap-progress").Class("snap-progress").Aria("live", "polite").Body(
-			app.P().Text(fmt.Sprintf("%s %s (%s)… %.0f %%", label, p.fileName, gib(p.fileSize), 100*p.progress)),
+			app.P().Text(fmt.Sprintf("%s %s (%s)… %.0f %%", label, p.fileName, bytesize.FormatGiB(p.fileSize), 100*p.progress)),
 			app.Progress().Max(1).Attr("value", fmt.Sprintf("%.3f", p.progress)).Aria("label", label),
 		)
 	case snapFailed:

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"oomscope/bytesize"
+
 	"fmt"
 	"html"
 	"strconv"
@@ -50,7 +52,7 @@ func segmentsSVG(st *analysis.State) string {
 		y := (gap + int64(r)*(rowH+gap)) * 100
 		b = append(b, `<g><title>`...)
 		b = append(b, html.EscapeString(fmt.Sprintf("segment %s: %s (%s B), %s allocated, %s free between blocks, largest free %s, %s pool%s",
-			s.Address, gib(s.Size), commas(s.Size), gib(s.AllocatedBytes), gib(s.ExternalFreeBytes), gib(s.LargestFreeBytes), s.Pool,
+			s.Address, bytesize.FormatGiB(s.Size), bytesize.Commas(s.Size), bytesize.FormatGiB(s.AllocatedBytes), bytesize.FormatGiB(s.ExternalFreeBytes), bytesize.FormatGiB(s.LargestFreeBytes), s.Pool,
 			map[bool]string{true: ", expandable", false: ""}[s.Expandable]))...)
 		b = append(b, `</title>`...)
 		b = rect(b, "snap-seg-bg", 0, y, scale(s.Size))
@@ -69,7 +71,7 @@ func segmentsSVG(st *analysis.State) string {
 			b = append(b, `<g class="`...)
 			b = append(b, catClass(bl.Category)...)
 			b = append(b, `"><title>`...)
-			b = append(b, html.EscapeString(gib(bl.Requested)+" requested in a "+gib(bl.Size)+" block: "+st.SiteLabels[bl.Site]+
+			b = append(b, html.EscapeString(bytesize.FormatGiB(bl.Requested)+" requested in a "+bytesize.FormatGiB(bl.Size)+" block: "+st.SiteLabels[bl.Site]+
 				" ("+bl.Category+")"+pend)...)
 			b = append(b, `</title>`...)
 			b = rect(b, "snap-blk-waste", x, y, w)
@@ -125,18 +127,18 @@ func (p *SnapshotPage) renderState(d *analysis.DeviceReport) app.UI {
 	body = append(body,
 		app.P().ID("snap-state-when").Text("State at "+what+"."),
 		app.Div().Class("snap-stats").Body(
-			stat("allocated", gib(st.AllocatedBytes), fmt.Sprintf("%s live allocations", commas(int64(st.LiveAllocations)))),
-			stat("reserved", gib(st.ReservedBytes), fmt.Sprintf("%d segments", f.Segments)),
-			stat("free in reserved", gib(f.FreeBytes), "reserved − allocated"),
-			stat("rounding waste", gib(f.InternalFreeBytes), "inside live blocks"),
-			stat("between blocks", gib(f.ExternalFreeBytes), "cached, reusable"),
-			stat("largest free block", gib(f.LargestFreeBlockBytes), "biggest request served without cudaMalloc"),
+			stat("allocated", bytesize.FormatGiB(st.AllocatedBytes), fmt.Sprintf("%s live allocations", bytesize.Commas(int64(st.LiveAllocations)))),
+			stat("reserved", bytesize.FormatGiB(st.ReservedBytes), fmt.Sprintf("%d segments", f.Segments)),
+			stat("free in reserved", bytesize.FormatGiB(f.FreeBytes), "reserved − allocated"),
+			stat("rounding waste", bytesize.FormatGiB(f.InternalFreeBytes), "inside live blocks"),
+			stat("between blocks", bytesize.FormatGiB(f.ExternalFreeBytes), "cached, reusable"),
+			stat("largest free block", bytesize.FormatGiB(f.LargestFreeBlockBytes), "biggest request served without cudaMalloc"),
 		),
 		categoryBar(st.Categories),
 		app.Raw(segmentsSVG(st)),
 		app.If(st.OmittedSegments > 0, func() app.UI {
 			return app.P().Class("muted").Text(fmt.Sprintf("Showing the %d largest segments; %d smaller ones (%s) are not drawn.",
-				len(st.Segments), st.OmittedSegments, gib(st.OmittedBytes)))
+				len(st.Segments), st.OmittedSegments, bytesize.FormatGiB(st.OmittedBytes)))
 		}),
 		app.P().Class("formula").Text(f.Rule),
 	)

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"oomscope/bytesize"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,30 +12,12 @@ import (
 	"oomscope/snapshot/analysis"
 )
 
-// commas writes n with thousands separators.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
 // whenText says when a trace index happened.
 func whenText(d *analysis.DeviceReport, idx int, t int64) string {
 	if idx < 0 {
 		return "before the first trace entry: already live when recording started"
 	}
-	s := fmt.Sprintf("after entry %s of %s", commas(int64(idx)), commas(int64(d.Entries)))
+	s := fmt.Sprintf("after entry %s of %s", bytesize.Commas(int64(idx)), bytesize.Commas(int64(d.Entries)))
 	if t > 0 && d.FirstTimeUS > 0 {
 		s += fmt.Sprintf(", %.3f s into the trace", float64(t-d.FirstTimeUS)/1e6)
 	}
@@ -49,7 +33,7 @@ func (p *SnapshotPage) renderResults() app.UI {
 	var devOpts []app.UI
 	for i, dd := range p.res.Devices {
 		devOpts = append(devOpts, app.Option().Value(strconv.Itoa(i)).Selected(i == p.dev).
-			Text(fmt.Sprintf("cuda:%d (%s entries)", dd.Device, commas(int64(dd.Entries)))))
+			Text(fmt.Sprintf("cuda:%d (%s entries)", dd.Device, bytesize.Commas(int64(dd.Entries)))))
 	}
 	return app.Section().ID("snap-results").Class("snap-results").
 		DataSet("decode-ms", p.res.DecodeMS).DataSet("analyse-ms", p.res.AnalyseMS).Body(
@@ -57,7 +41,7 @@ func (p *SnapshotPage) renderResults() app.UI {
 			app.Div().Body(
 				app.H2().ID("snap-filename").Text(p.fileName),
 				app.P().Class("muted").Text(fmt.Sprintf("%s · pickle protocol %d · %s trace entries · decoded in %d ms, analysed in %d ms, in this browser",
-					gib(p.fileSize), p.res.PickleProtocol, commas(int64(d.Entries)), p.res.DecodeMS, p.res.AnalyseMS)),
+					bytesize.FormatGiB(p.fileSize), p.res.PickleProtocol, bytesize.Commas(int64(d.Entries)), p.res.DecodeMS, p.res.AnalyseMS)),
 			),
 			app.Div().Class("snap-actions").Body(
 				app.If(len(p.res.Devices) > 1, func() app.UI {
@@ -104,28 +88,28 @@ func (p *SnapshotPage) renderCards(d *analysis.DeviceReport) app.UI {
 	culprit := card("snap-culprit", "Biggest culprit at the peak", "–", "nothing was live", "")
 	if len(d.TopSites) > 0 {
 		s := d.TopSites[0]
-		culprit = card("snap-culprit", "Biggest culprit at the peak", gib(s.Bytes),
+		culprit = card("snap-culprit", "Biggest culprit at the peak", bytesize.FormatGiB(s.Bytes),
 			fmt.Sprintf("%s · %d allocation(s) · mostly %s", s.Label, s.Count, s.Category),
 			"grouped by the first user frame of each allocation's stack")
 	}
 	f := d.FragmentationAtPeak
 	oom := "none in the trace"
 	if n := len(d.OOMEvents); n > 0 {
-		oom = fmt.Sprintf("%d: the first asked for %s with %s free", n, gib(d.OOMEvents[0].RequestedBytes), gib(d.OOMEvents[0].DeviceFreeBytes))
+		oom = fmt.Sprintf("%d: the first asked for %s with %s free", n, bytesize.FormatGiB(d.OOMEvents[0].RequestedBytes), bytesize.FormatGiB(d.OOMEvents[0].DeviceFreeBytes))
 	}
-	peak := card("snap-peak", "Peak allocated", gib(d.PeakAllocatedBytes),
-		fmt.Sprintf("%s B, %s", commas(d.PeakAllocatedBytes), whenText(d, d.PeakIndex, d.PeakTimeUS)),
-		fmt.Sprintf("includes %s already live before recording started", gib(d.InitialAllocatedBytes)))
+	peak := card("snap-peak", "Peak allocated", bytesize.FormatGiB(d.PeakAllocatedBytes),
+		fmt.Sprintf("%s B, %s", bytesize.Commas(d.PeakAllocatedBytes), whenText(d, d.PeakIndex, d.PeakTimeUS)),
+		fmt.Sprintf("includes %s already live before recording started", bytesize.FormatGiB(d.InitialAllocatedBytes)))
 	return app.Div().Class("cards snap-cards").Body(
 		app.Div().DataSet("bytes", strconv.FormatInt(d.PeakAllocatedBytes, 10)).DataSet("index", d.PeakIndex).
 			DataSet("device", d.Device).ID("snap-peak-wrap").Body(peak),
-		card("snap-reserved", "Peak reserved", gib(d.PeakReservedBytes),
-			fmt.Sprintf("%s B, %s", commas(d.PeakReservedBytes), whenText(d, d.PeakReservedIndex, 0)),
-			fmt.Sprintf("at the end: %s reserved, %s allocated", gib(d.FinalReservedBytes), gib(d.FinalAllocatedBytes))),
+		card("snap-reserved", "Peak reserved", bytesize.FormatGiB(d.PeakReservedBytes),
+			fmt.Sprintf("%s B, %s", bytesize.Commas(d.PeakReservedBytes), whenText(d, d.PeakReservedIndex, 0)),
+			fmt.Sprintf("at the end: %s reserved, %s allocated", bytesize.FormatGiB(d.FinalReservedBytes), bytesize.FormatGiB(d.FinalAllocatedBytes))),
 		culprit,
-		card("snap-free", "Free inside reserved at the peak", gib(f.FreeBytes),
-			fmt.Sprintf("largest free block %s; %s rounding waste, %s between blocks", gib(f.LargestFreeBlockBytes),
-				gib(f.InternalFreeBytes), gib(f.ExternalFreeBytes)),
+		card("snap-free", "Free inside reserved at the peak", bytesize.FormatGiB(f.FreeBytes),
+			fmt.Sprintf("largest free block %s; %s rounding waste, %s between blocks", bytesize.FormatGiB(f.LargestFreeBlockBytes),
+				bytesize.FormatGiB(f.InternalFreeBytes), bytesize.FormatGiB(f.ExternalFreeBytes)),
 			"reserved − allocated"),
 		card("snap-oom-card", "Out-of-memory events", strconv.Itoa(len(d.OOMEvents)), oom, ""),
 	)
@@ -144,7 +128,7 @@ func categoryBar(c analysis.CategoryBytes) app.UI {
 			continue
 		}
 		segs = append(segs, app.Span().Class("snap-bar-seg "+catClass(cat.String())).
-			Style("width", fmt.Sprintf("%.3f%%", 100*float64(v)/float64(total))).Title("%s: %s", cat, gib(v)))
+			Style("width", fmt.Sprintf("%.3f%%", 100*float64(v)/float64(total))).Title("%s: %s", cat, bytesize.FormatGiB(v)))
 	}
 	return app.Div().Class("snap-bar").Aria("hidden", "true").Body(segs...)
 }
@@ -159,7 +143,7 @@ func (p *SnapshotPage) renderBuckets(d *analysis.DeviceReport) app.UI {
 		}
 		rows = append(rows, app.Tr().Body(
 			app.Td().Body(app.Span().Class("snap-swatch "+catClass(cat.String())), app.Text(" "+cat.String())),
-			app.Td().Class("num").Text(gib(v)),
+			app.Td().Class("num").Text(bytesize.FormatGiB(v)),
 			app.Td().Class("num").Text(fmt.Sprintf("%.1f %%", 100*float64(v)/float64(total))),
 		))
 	}
@@ -168,7 +152,7 @@ func (p *SnapshotPage) renderBuckets(d *analysis.DeviceReport) app.UI {
 			app.Span().Class("snap-swatch "+catClass(r.Category)),
 			app.Text(" "),
 			app.Code().Text(r.Rule),
-			app.Text(fmt.Sprintf(" → %s: %s in %d allocation(s). %s", r.Category, gib(r.Bytes), r.Count, r.Text)),
+			app.Text(fmt.Sprintf(" → %s: %s in %d allocation(s). %s", r.Category, bytesize.FormatGiB(r.Bytes), r.Count, r.Text)),
 		))
 	}
 	return app.Section().Class("snap-buckets").ID("snap-buckets").Body(
@@ -203,10 +187,10 @@ func (p *SnapshotPage) renderSites(d *analysis.DeviceReport) app.UI {
 			app.Td().Class("snap-site").Body(app.Details().Body(
 				app.Summary().Text(s.Label),
 				app.P().Class("muted").Text(fmt.Sprintf("%d allocation(s), mostly %s. Stack of the largest (%s), labelled by rule %s:",
-					s.Count, s.Category, gib(s.LargestBytes), s.Rule)),
+					s.Count, s.Category, bytesize.FormatGiB(s.LargestBytes), s.Rule)),
 				stackBlock(s.Stack),
 			)),
-			app.Td().Class("num").Text(gib(s.Bytes)),
+			app.Td().Class("num").Text(bytesize.FormatGiB(s.Bytes)),
 			app.Td().Class("num snap-wide").Text(strconv.Itoa(s.Count)),
 			app.Td().Class("snap-wide").Body(app.Span().Class("snap-swatch "+catClass(s.Category)), app.Text(" "+s.Category)),
 		))
@@ -231,15 +215,15 @@ func (p *SnapshotPage) renderOOMs(d *analysis.DeviceReport) app.UI {
 		idx := o.Index
 		top := ""
 		if len(o.TopSites) > 0 {
-			top = o.TopSites[0].Label + " (" + gib(o.TopSites[0].Bytes) + ")"
+			top = o.TopSites[0].Label + " (" + bytesize.FormatGiB(o.TopSites[0].Bytes) + ")"
 		}
 		rows = append(rows, app.Tr().Body(
-			app.Td().Class("num").Text(commas(int64(o.Index))),
-			app.Td().Class("num").Text(gib(o.RequestedBytes)),
-			app.Td().Class("num").Text(gib(o.DeviceFreeBytes)),
-			app.Td().Class("num").Text(gib(o.AllocatedBytes)),
-			app.Td().Class("num").Text(gib(o.ReservedBytes)),
-			app.Td().Class("num").Text(gib(o.LargestFreeBlockBytes)),
+			app.Td().Class("num").Text(bytesize.Commas(int64(o.Index))),
+			app.Td().Class("num").Text(bytesize.FormatGiB(o.RequestedBytes)),
+			app.Td().Class("num").Text(bytesize.FormatGiB(o.DeviceFreeBytes)),
+			app.Td().Class("num").Text(bytesize.FormatGiB(o.AllocatedBytes)),
+			app.Td().Class("num").Text(bytesize.FormatGiB(o.ReservedBytes)),
+			app.Td().Class("num").Text(bytesize.FormatGiB(o.LargestFreeBlockBytes)),
 			app.Td().Text(top),
 			app.Td().Body(app.Button().Class("secondary").Text("Show state").OnClick(func(ctx app.Context, e app.Event) {
 				p.requestState(ctx, idx)

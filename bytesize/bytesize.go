@@ -98,3 +98,30 @@ func Parse(s string) (int64, error) {
 	}
 	return int64(b), nil
 }
+
+// Signed renders a change in bytes with an explicit sign for growth:
+// "+1.50 GiB", "-512.00 MiB", "0 B".
+func Signed(n int64, u Unit) string {
+	if n > 0 {
+		return "+" + Format(n, u)
+	}
+	return Format(n, u)
+}
+
+// Commas writes an integer with thousands separators: 8,030,261,248. Every
+// byte count that must be read exactly (formulas, tables) uses it.
+func Commas(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	digits := strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	if len(digits) < len(s) {
+		b.WriteByte('-')
+	}
+	for i := range len(digits) {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte(digits[i])
+	}
+	return b.String()
+}

@@ -49,3 +49,17 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestCommasAndSigned(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", -1234567: "-1,234,567", 8030261248: "8,030,261,248", -100: "-100"} {
+		if got := Commas(n); got != want {
+			t.Errorf("Commas(%d) = %q, want %q", n, got, want)
+		}
+	}
+	if got := Signed(3*GiB/2, Binary); got != "+1.50 GiB" {
+		t.Errorf("Signed = %q", got)
+	}
+	if got := Signed(-512*MiB, Binary); got != "-512.00 MiB" {
+		t.Errorf("Signed = %q", got)
+	}
+}

@@ -1,6 +1,8 @@
 package estimator
 
 import (
+	"oomscope/bytesize"
+
 	"fmt"
 	"strings"
 )
@@ -32,7 +34,7 @@ func (t *tally) add(n int64, what string) {
 		return
 	}
 	t.perToken += n
-	t.parts = append(t.parts, fmt.Sprintf("%s %s", what, commas(n)))
+	t.parts = append(t.parts, fmt.Sprintf("%s %s", what, bytesize.Commas(n)))
 }
 
 // layerTally counts, per token, the tensors one decoder layer of kind k
@@ -173,14 +175,14 @@ func (p *plan) activations() Bucket {
 	if p.full() {
 		finalPer += h * e // its output, read by the trained lm_head
 	}
-	final := Term{"final norm", mul(T, finalPer), fmt.Sprintf("final norm %s B per token × %s tokens", commas(finalPer), commas(T))}
+	final := Term{"final norm", mul(T, finalPer), fmt.Sprintf("final norm %s B per token × %s tokens", bytesize.Commas(finalPer), bytesize.Commas(T))}
 	var terms []Term
 	var biggest int64
 	var biggestWords string
 	for _, k := range p.kinds {
 		t := p.layerTally(k)
 		one := sum(mul(T, t.perToken), p.eagerLayerBytes())
-		words := fmt.Sprintf("%s B per token (%s) × %s tokens", commas(t.perToken), strings.Join(t.parts, " + "), commas(T))
+		words := fmt.Sprintf("%s B per token (%s) × %s tokens", bytesize.Commas(t.perToken), strings.Join(t.parts, " + "), bytesize.Commas(T))
 		if p.eagerScores() {
 			words += fmt.Sprintf(" + eager scores b·a·s²·%d B", 4+e)
 		}
@@ -252,7 +254,7 @@ func (p *plan) inferenceActivations() Bucket {
 		mlp = e * (2*h + 2*width)
 	}
 	perToken := max(attn, mlp)
-	t := Term{"one layer", mul(T, perToken), fmt.Sprintf("max(attention %s, MLP %s) B per token: residual, normed input and the larger of q/k/v/out or gate/up/act × %s tokens", commas(attn), commas(mlp), commas(T))}
+	t := Term{"one layer", mul(T, perToken), fmt.Sprintf("max(attention %s, MLP %s) B per token: residual, normed input and the larger of q/k/v/out or gate/up/act × %s tokens", bytesize.Commas(attn), bytesize.Commas(mlp), bytesize.Commas(T))}
 	if p.r.Activations == ActivationsPaper {
 		t = Term{"one layer", fraction(mul(34, int64(p.r.Seq), int64(p.r.Batch), h), float64(e), 2), "34·s·b·h for one layer (Korthikanti et al.; layers run one at a time)"}
 	}

@@ -1,6 +1,8 @@
 package estimator
 
 import (
+	"oomscope/bytesize"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -142,7 +144,7 @@ func (p *plan) compute() *Result {
 	res.UsableBytes = fraction(p.g.CapacityBytes, 100-p.r.Headroom, 100)
 	res.UsableBytes = min(res.UsableBytes, p.g.CapacityBytes)
 	res.UsableFormula = fmt.Sprintf("%s capacity as PyTorch reports it (%s B) × (1 − %s %% headroom)",
-		p.g.Name, commas(p.g.CapacityBytes), strconv.FormatFloat(p.r.Headroom, 'f', -1, 64))
+		p.g.Name, bytesize.Commas(p.g.CapacityBytes), strconv.FormatFloat(p.r.Headroom, 'f', -1, 64))
 	res.Fits = res.TotalBytes <= res.UsableBytes
 	return res
 }
@@ -175,24 +177,6 @@ func joinFormulas(terms ...Term) string {
 		return "none"
 	}
 	return strings.Join(parts, " + ")
-}
-
-// commas writes n with thousands separators: 8,030,261,248.
-func commas(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
 }
 
 func bytesWord(n int64) string {

@@ -1,6 +1,10 @@
 package estimator
 
-import "fmt"
+import (
+	"fmt"
+
+	"oomscope/bytesize"
+)
 
 // Fixed overheads (estimator-notes §6).
 const (
@@ -39,7 +43,7 @@ func (p *plan) overhead(allocated int64) Bucket {
 	lt := p.g.cublasLtBytes()
 	terms := []Term{
 		{"cuda context", CUDAContextBytes, "CUDA context with lazy module loading (287,047,680 B measured; outside PyTorch's allocator)"},
-		{"cublas workspace", sum(CuBLASWorkspaceBytes, lt), fmt.Sprintf("cuBLAS workspace 8,519,680 B + cuBLASLt workspace %s B", commas(lt))},
+		{"cublas workspace", sum(CuBLASWorkspaceBytes, lt), fmt.Sprintf("cuBLAS workspace 8,519,680 B + cuBLASLt workspace %s B", bytesize.Commas(lt))},
 	}
 	if n := p.gpus(); n > 1 {
 		nccl, words := NCCLBytes, "one NCCL communicator on more than 2 GPUs (688 MB measured)"

@@ -1,6 +1,10 @@
 package estimator
 
-import "fmt"
+import (
+	"fmt"
+
+	"oomscope/bytesize"
+)
 
 // NF4 storage (QLoRA with double quantization): 4 bits per weight, an 8-bit
 // absmax per 64-weight block and an fp32 scale per 256 blocks.
@@ -47,21 +51,21 @@ func (p *plan) weights() Bucket {
 		q := p.linearWeights()
 		rest := params - q
 		terms = append(terms,
-			Term{"nf4 base", nf4Bytes(q), fmt.Sprintf("%s linear weights in NF4 with double quantization (4 bits + an 8-bit absmax per 64 + an fp32 scale per 16,384 ≈ 4.13 bits)", commas(q))},
-			Term{"unquantized rest", mul(rest, pb), fmt.Sprintf("%s embedding, lm_head, norm and bias params × %d B (%s)", commas(rest), pb, p.precisionWords())},
-			Term{"dequant buffer", mul(p.m.largestMatrixParams(), 2), fmt.Sprintf("the largest matrix (%s weights) dequantized to 16 bits × 2 B", commas(p.m.largestMatrixParams()))},
-			Term{"lora adapters", mul(p.loraParams(), pb), fmt.Sprintf("%s adapter params × %d B", commas(p.loraParams()), pb)})
+			Term{"nf4 base", nf4Bytes(q), fmt.Sprintf("%s linear weights in NF4 with double quantization (4 bits + an 8-bit absmax per 64 + an fp32 scale per 16,384 ≈ 4.13 bits)", bytesize.Commas(q))},
+			Term{"unquantized rest", mul(rest, pb), fmt.Sprintf("%s embedding, lm_head, norm and bias params × %d B (%s)", bytesize.Commas(rest), pb, p.precisionWords())},
+			Term{"dequant buffer", mul(p.m.largestMatrixParams(), 2), fmt.Sprintf("the largest matrix (%s weights) dequantized to 16 bits × 2 B", bytesize.Commas(p.m.largestMatrixParams()))},
+			Term{"lora adapters", mul(p.loraParams(), pb), fmt.Sprintf("%s adapter params × %d B", bytesize.Commas(p.loraParams()), pb)})
 	case p.train() && p.r.Method == MethodLoRA:
 		terms = append(terms,
-			Term{"frozen base", mul(params, pb), fmt.Sprintf("%s params × %d B (%s)", commas(params), pb, p.precisionWords())},
-			Term{"lora adapters", mul(p.loraParams(), pb), fmt.Sprintf("%s adapter params × %d B", commas(p.loraParams()), pb)})
+			Term{"frozen base", mul(params, pb), fmt.Sprintf("%s params × %d B (%s)", bytesize.Commas(params), pb, p.precisionWords())},
+			Term{"lora adapters", mul(p.loraParams(), pb), fmt.Sprintf("%s adapter params × %d B", bytesize.Commas(p.loraParams()), pb)})
 	case !p.train() && p.r.Quant != QuantNone:
 		q := p.linearWeights()
 		rest := params - q
 		db := dtypeBytes(p.r.Dtype)
-		terms = append(terms, p.quantTerm(q), Term{"unquantized rest", mul(rest, db), fmt.Sprintf("%s embedding, lm_head, norm and bias params × %d B (%s)", commas(rest), db, p.r.Dtype)})
+		terms = append(terms, p.quantTerm(q), Term{"unquantized rest", mul(rest, db), fmt.Sprintf("%s embedding, lm_head, norm and bias params × %d B (%s)", bytesize.Commas(rest), db, p.r.Dtype)})
 	default:
-		terms = append(terms, Term{"weights", mul(params, pb), fmt.Sprintf("%s params × %d B (%s)", commas(params), pb, p.precisionWords())})
+		terms = append(terms, Term{"weights", mul(params, pb), fmt.Sprintf("%s params × %d B (%s)", bytesize.Commas(params), pb, p.precisionWords())})
 	}
 	div, words := p.shardDiv(p.shardsWeights())
 	if div > 1 {
@@ -76,7 +80,7 @@ func (p *plan) weights() Bucket {
 		}
 		terms = []Term{
 			{"sharded weights", ceilDiv(whole, div), fmt.Sprintf("(%s)%s", joinFormulas(terms...), words)},
-			{"gather buffers", mul(2, gb), fmt.Sprintf("2 × the largest unit (%s params) gathered for the current and the prefetched layer", commas(largest))},
+			{"gather buffers", mul(2, gb), fmt.Sprintf("2 × the largest unit (%s params) gathered for the current and the prefetched layer", bytesize.Commas(largest))},
 		}
 		return bucket(BucketWeights, joinFormulas(terms...), terms...)
 	}
@@ -101,11 +105,11 @@ func (p *plan) quantTerm(q int64) Term {
 	}
 	switch p.r.Quant {
 	case QuantInt8:
-		return Term{"int8 linears", sum(q, scales), fmt.Sprintf("%s linear weights × 1 B + a 16-bit scale per output channel", commas(q))}
+		return Term{"int8 linears", sum(q, scales), fmt.Sprintf("%s linear weights × 1 B + a 16-bit scale per output channel", bytesize.Commas(q))}
 	case QuantInt4:
-		return Term{"int4 linears", sum(ceilDiv(q, 2), scales), fmt.Sprintf("%s linear weights × 0.5 B + a 16-bit scale and 4-bit zero per 128-weight group", commas(q))}
+		return Term{"int4 linears", sum(ceilDiv(q, 2), scales), fmt.Sprintf("%s linear weights × 0.5 B + a 16-bit scale and 4-bit zero per 128-weight group", bytesize.Commas(q))}
 	}
-	return Term{"fp8 linears", sum(q, scales), fmt.Sprintf("%s linear weights × 1 B (fp8) + an fp32 scale per matrix", commas(q))}
+	return Term{"fp8 linears", sum(q, scales), fmt.Sprintf("%s linear weights × 1 B (fp8) + an fp32 scale per matrix", bytesize.Commas(q))}
 }
 
 // gradients is the gradients bucket.
@@ -115,7 +119,7 @@ func (p *plan) gradients() Bucket {
 	}
 	pb := p.paramBytes()
 	n := p.trainableParams()
-	t := Term{"gradients", mul(n, pb), fmt.Sprintf("%s trainable params × %d B", commas(n), pb)}
+	t := Term{"gradients", mul(n, pb), fmt.Sprintf("%s trainable params × %d B", bytesize.Commas(n), pb)}
 	div, words := p.shardDiv(p.shardsGradients())
 	if div > 1 {
 		t = Term{"sharded gradients", ceilDiv(t.Bytes, div), t.Formula + words}
@@ -185,20 +189,20 @@ func (p *plan) optimizer() Bucket {
 	sb := p.stateBytes()
 	var terms []Term
 	if p.r.Master {
-		terms = append(terms, Term{"master weights", mul(n, 4), fmt.Sprintf("%s trainable params × 4 B (fp32 master copy)", commas(n))})
+		terms = append(terms, Term{"master weights", mul(n, 4), fmt.Sprintf("%s trainable params × 4 B (fp32 master copy)", bytesize.Commas(n))})
 	}
 	switch p.r.Optimizer {
 	case OptAdamW:
-		terms = append(terms, Term{"adamw states", mul(n, 2, sb), fmt.Sprintf("%s × 2 states (momentum, variance) × %d B", commas(n), sb)})
+		terms = append(terms, Term{"adamw states", mul(n, 2, sb), fmt.Sprintf("%s × 2 states (momentum, variance) × %d B", bytesize.Commas(n), sb)})
 	case OptAdamW8bit:
-		terms = append(terms, Term{"adamw-8bit states", sum(mul(n, 2), mul(8, ceilDiv(n, 256))), fmt.Sprintf("%s × 2 int8 states + an fp32 absmax per 256-value block each", commas(n))})
+		terms = append(terms, Term{"adamw-8bit states", sum(mul(n, 2), mul(8, ceilDiv(n, 256))), fmt.Sprintf("%s × 2 int8 states + an fp32 absmax per 256-value block each", bytesize.Commas(n))})
 	case OptSGDMomentum:
-		terms = append(terms, Term{"momentum", mul(n, sb), fmt.Sprintf("%s × 1 momentum state × %d B", commas(n), sb)})
+		terms = append(terms, Term{"momentum", mul(n, sb), fmt.Sprintf("%s × 1 momentum state × %d B", bytesize.Commas(n), sb)})
 	case OptLion:
-		terms = append(terms, Term{"lion momentum", mul(n, sb), fmt.Sprintf("%s × 1 momentum state × %d B", commas(n), sb)})
+		terms = append(terms, Term{"lion momentum", mul(n, sb), fmt.Sprintf("%s × 1 momentum state × %d B", bytesize.Commas(n), sb)})
 	case OptAdafactor:
 		f, how := p.factoredStates()
-		terms = append(terms, Term{"adafactor states", mul(f, sb), fmt.Sprintf("%s factored second-moment values (%s) × %d B", commas(f), how, sb)})
+		terms = append(terms, Term{"adafactor states", mul(f, sb), fmt.Sprintf("%s factored second-moment values (%s) × %d B", bytesize.Commas(f), how, sb)})
 	}
 	div, words := p.shardDiv(p.shardsOptimizer())
 	if div > 1 {

@@ -219,7 +219,7 @@ func printEstimate(w io.Writer, rep *estimator.Report) {
 	} else {
 		setup = fmt.Sprintf("infer, %s weights (quant %s), kv %s, batch %d × context %d", r.Dtype, r.Quant, r.KVDtype, r.Batch, r.Seq)
 	}
-	fmt.Fprintf(w, "Model:  %s (%s params, %s trainable)\n", m.Name, estCommas(rep.Params), estCommas(rep.TrainableParams))
+	fmt.Fprintf(w, "Model:  %s (%s params, %s trainable)\n", m.Name, bytesize.Commas(rep.Params), bytesize.Commas(rep.TrainableParams))
 	fmt.Fprintf(w, "Setup:  %s; activations %s\n", setup, r.Activations)
 	fmt.Fprintf(w, "GPU:    %s, %s as PyTorch reports it; usable with %g %% headroom: %s\n\n",
 		rep.GPU.Name, estBoth(rep.GPU.CapacityBytes), r.Headroom, estBoth(rep.UsableBytes))
@@ -285,18 +285,6 @@ func estPrecision(r estimator.Request) string {
 		return r.Dtype + " + fp32 master"
 	}
 	return r.Dtype
-}
-
-func estCommas(n int64) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // joinBoolValues lets boolean flags take their value as the next argument,

@@ -134,12 +134,12 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if br != nil {
 		if !br.OK {
 			fmt.Fprintf(stderr, "oomscope snapshot: peak allocated %s on device %d is over the budget %s by %s\n",
-				gibStr(br.PeakAllocatedBytes), br.Device, gibStr(br.BudgetBytes), gibStr(br.OverByBytes))
+				bytesize.FormatGiB(br.PeakAllocatedBytes), br.Device, bytesize.FormatGiB(br.BudgetBytes), bytesize.FormatGiB(br.OverByBytes))
 			return exitCheck
 		}
 		if !*asJSON {
-			fmt.Fprintf(stdout, "\nBudget: peak %s is within %s (%s to spare).\n", gibStr(br.PeakAllocatedBytes),
-				gibStr(br.BudgetBytes), gibStr(br.BudgetBytes-br.PeakAllocatedBytes))
+			fmt.Fprintf(stdout, "\nBudget: peak %s is within %s (%s to spare).\n", bytesize.FormatGiB(br.PeakAllocatedBytes),
+				bytesize.FormatGiB(br.BudgetBytes), bytesize.FormatGiB(br.BudgetBytes-br.PeakAllocatedBytes))
 		}
 	}
 	return exitOK
@@ -217,8 +217,6 @@ func checkBudget(r *analysis.Report, budget int64) *budgetResult {
 	return br
 }
 
-func gibStr(n int64) string { return bytesize.Format(n, bytesize.Binary) }
-
 // whenStr says when a trace index happened.
 func whenStr(idx int, t, first int64, entries int) string {
 	if idx < 0 {
@@ -238,16 +236,16 @@ func printSnapshot(w io.Writer, sf snapshotFile) {
 		fmt.Fprintf(w, "\nDevice %d: %d trace entries, %d allocations, %d stream(s)%s\n", d.Device, d.Entries, d.Allocations,
 			d.Streams, map[bool]string{true: ", expandable segments", false: ""}[d.Expandable])
 		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-		fmt.Fprintf(tw, "  Peak allocated\t%s\t(%d B) %s\n", gibStr(d.PeakAllocatedBytes), d.PeakAllocatedBytes,
+		fmt.Fprintf(tw, "  Peak allocated\t%s\t(%d B) %s\n", bytesize.FormatGiB(d.PeakAllocatedBytes), d.PeakAllocatedBytes,
 			whenStr(d.PeakIndex, d.PeakTimeUS, d.FirstTimeUS, d.Entries))
-		fmt.Fprintf(tw, "  Peak reserved\t%s\t(%d B) %s\n", gibStr(d.PeakReservedBytes), d.PeakReservedBytes,
+		fmt.Fprintf(tw, "  Peak reserved\t%s\t(%d B) %s\n", bytesize.FormatGiB(d.PeakReservedBytes), d.PeakReservedBytes,
 			whenStr(d.PeakReservedIndex, 0, 0, d.Entries))
-		fmt.Fprintf(tw, "  At the end\t%s\tallocated, %s reserved\n", gibStr(d.FinalAllocatedBytes), gibStr(d.FinalReservedBytes))
+		fmt.Fprintf(tw, "  At the end\t%s\tallocated, %s reserved\n", bytesize.FormatGiB(d.FinalAllocatedBytes), bytesize.FormatGiB(d.FinalReservedBytes))
 		fmt.Fprintf(tw, "  Before recording\t%s\tin %d allocations already live at the first entry\n",
-			gibStr(d.InitialAllocatedBytes), d.PreTraceAllocations)
+			bytesize.FormatGiB(d.InitialAllocatedBytes), d.PreTraceAllocations)
 		f := d.FragmentationAtPeak
 		fmt.Fprintf(tw, "  Free at peak\t%s\tof reserved: %s rounding inside blocks, %s between blocks, largest free block %s\n",
-			gibStr(f.FreeBytes), gibStr(f.InternalFreeBytes), gibStr(f.ExternalFreeBytes), gibStr(f.LargestFreeBlockBytes))
+			bytesize.FormatGiB(f.FreeBytes), bytesize.FormatGiB(f.InternalFreeBytes), bytesize.FormatGiB(f.ExternalFreeBytes), bytesize.FormatGiB(f.LargestFreeBlockBytes))
 		tw.Flush()
 
 		fmt.Fprintf(w, "\n  Live at the peak by category (heuristic; rule that fired in brackets):\n")
@@ -263,7 +261,7 @@ func printSnapshot(w io.Writer, sf snapshotFile) {
 					rs = append(rs, r.Rule)
 				}
 			}
-			fmt.Fprintf(tw, "    %s\t%s\t%5.1f %%\t\t[%s]\n", c, gibStr(v),
+			fmt.Fprintf(tw, "    %s\t%s\t%5.1f %%\t\t[%s]\n", c, bytesize.FormatGiB(v),
 				100*float64(v)/float64(max(d.PeakAllocatedBytes, 1)), strings.Join(rs, ", "))
 		}
 		tw.Flush()
@@ -271,7 +269,7 @@ func printSnapshot(w io.Writer, sf snapshotFile) {
 		fmt.Fprintf(w, "\n  Top allocation sites at the peak:\n")
 		tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 		for i, s := range d.TopSites {
-			fmt.Fprintf(tw, "   %2d.\t%s\t%d×\t%s\t%s\n", i+1, gibStr(s.Bytes), s.Count, s.Category, s.Label)
+			fmt.Fprintf(tw, "   %2d.\t%s\t%d×\t%s\t%s\n", i+1, bytesize.FormatGiB(s.Bytes), s.Count, s.Category, s.Label)
 		}
 		tw.Flush()
 
@@ -279,8 +277,8 @@ func printSnapshot(w io.Writer, sf snapshotFile) {
 			fmt.Fprintf(w, "\n  Out-of-memory events:\n")
 			for _, o := range d.OOMEvents {
 				fmt.Fprintf(w, "    entry %d: asked for %s with %s free on the device; %s allocated, %s reserved, largest free block %s\n",
-					o.Index, gibStr(o.RequestedBytes), gibStr(o.DeviceFreeBytes), gibStr(o.AllocatedBytes),
-					gibStr(o.ReservedBytes), gibStr(o.LargestFreeBlockBytes))
+					o.Index, bytesize.FormatGiB(o.RequestedBytes), bytesize.FormatGiB(o.DeviceFreeBytes), bytesize.FormatGiB(o.AllocatedBytes),
+					bytesize.FormatGiB(o.ReservedBytes), bytesize.FormatGiB(o.LargestFreeBlockBytes))
 			}
 		}
 		for _, wn := range d.Warnings {
@@ -298,7 +296,7 @@ func printComparison(w io.Writer, before, after snapshotFile, c analysis.Compari
 		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "  \tbefore\tafter\tchange\t\n")
 		row := func(name string, v analysis.Delta) {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t\n", name, gibStr(v.Before), gibStr(v.After), signedStr(v.Delta))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t\n", name, bytesize.FormatGiB(v.Before), bytesize.FormatGiB(v.After), bytesize.Signed(v.Delta, bytesize.Binary))
 		}
 		row("peak allocated", d.PeakAllocated)
 		row("peak reserved", d.PeakReserved)
@@ -312,16 +310,9 @@ func printComparison(w io.Writer, before, after snapshotFile, c analysis.Compari
 			fmt.Fprintf(w, "\n  Sites that changed most at the peak:\n")
 			tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 			for _, s := range d.Sites {
-				fmt.Fprintf(tw, "    %s\t%s → %s\t%s\n", signedStr(s.Bytes.Delta), gibStr(s.Bytes.Before), gibStr(s.Bytes.After), s.Site)
+				fmt.Fprintf(tw, "    %s\t%s → %s\t%s\n", bytesize.Signed(s.Bytes.Delta, bytesize.Binary), bytesize.FormatGiB(s.Bytes.Before), bytesize.FormatGiB(s.Bytes.After), s.Site)
 			}
 			tw.Flush()
 		}
 	}
-}
-
-func signedStr(n int64) string {
-	if n > 0 {
-		return "+" + gibStr(n)
-	}
-	return gibStr(n)
 }

@@ -8,7 +8,6 @@ import (
 )
 
 // gib renders bytes as PyTorch does (binary units).
-func gib(n int64) string { return bytesize.Format(n, bytesize.Binary) }
 
 // when renders a trace index and its time relative to the first entry.
 func when(idx int, t, first int64, entries int) string {
@@ -37,15 +36,15 @@ func Markdown(r *Report) string {
 func markdownDevice(b *strings.Builder, d *DeviceReport) {
 	fmt.Fprintf(b, "## CUDA memory snapshot, device %d\n\n", d.Device)
 	b.WriteString("| | |\n|---|---|\n")
-	fmt.Fprintf(b, "| Peak allocated | **%s** (%d B), %s |\n", gib(d.PeakAllocatedBytes), d.PeakAllocatedBytes,
+	fmt.Fprintf(b, "| Peak allocated | **%s** (%d B), %s |\n", bytesize.FormatGiB(d.PeakAllocatedBytes), d.PeakAllocatedBytes,
 		when(d.PeakIndex, d.PeakTimeUS, d.FirstTimeUS, d.Entries))
-	fmt.Fprintf(b, "| Peak reserved | **%s** (%d B), %s |\n", gib(d.PeakReservedBytes), d.PeakReservedBytes,
+	fmt.Fprintf(b, "| Peak reserved | **%s** (%d B), %s |\n", bytesize.FormatGiB(d.PeakReservedBytes), d.PeakReservedBytes,
 		when(d.PeakReservedIndex, 0, 0, d.Entries))
-	fmt.Fprintf(b, "| At the end | %s allocated, %s reserved |\n", gib(d.FinalAllocatedBytes), gib(d.FinalReservedBytes))
-	fmt.Fprintf(b, "| Before recording | %s in %d allocations already live |\n", gib(d.InitialAllocatedBytes), d.PreTraceAllocations)
+	fmt.Fprintf(b, "| At the end | %s allocated, %s reserved |\n", bytesize.FormatGiB(d.FinalAllocatedBytes), bytesize.FormatGiB(d.FinalReservedBytes))
+	fmt.Fprintf(b, "| Before recording | %s in %d allocations already live |\n", bytesize.FormatGiB(d.InitialAllocatedBytes), d.PreTraceAllocations)
 	f := d.FragmentationAtPeak
 	fmt.Fprintf(b, "| Free in reserved at peak | %s (rounding %s, between blocks %s; largest free block %s) |\n",
-		gib(f.FreeBytes), gib(f.InternalFreeBytes), gib(f.ExternalFreeBytes), gib(f.LargestFreeBlockBytes))
+		bytesize.FormatGiB(f.FreeBytes), bytesize.FormatGiB(f.InternalFreeBytes), bytesize.FormatGiB(f.ExternalFreeBytes), bytesize.FormatGiB(f.LargestFreeBlockBytes))
 	fmt.Fprintf(b, "| Trace | %d entries, %d allocations, %d stream(s)%s |\n\n", d.Entries, d.Allocations, d.Streams,
 		map[bool]string{true: ", expandable segments", false: ""}[d.Expandable])
 
@@ -56,14 +55,14 @@ func markdownDevice(b *strings.Builder, d *DeviceReport) {
 		if v == 0 {
 			continue
 		}
-		fmt.Fprintf(b, "| %s | %s | %.1f %% |\n", c, gib(v), 100*float64(v)/float64(max(total, 1)))
+		fmt.Fprintf(b, "| %s | %s | %.1f %% |\n", c, bytesize.FormatGiB(v), 100*float64(v)/float64(max(total, 1)))
 	}
 	b.WriteString("\n")
 
 	if len(d.TopSites) > 0 {
 		b.WriteString("### Top allocation sites at the peak\n\n| # | site | bytes | count | category |\n|---:|---|---:|---:|---|\n")
 		for i, s := range d.TopSites {
-			fmt.Fprintf(b, "| %d | `%s` | %s | %d | %s |\n", i+1, mdCell(s.Label), gib(s.Bytes), s.Count, s.Category)
+			fmt.Fprintf(b, "| %d | `%s` | %s | %d | %s |\n", i+1, mdCell(s.Label), bytesize.FormatGiB(s.Bytes), s.Count, s.Category)
 		}
 		b.WriteString("\n")
 		for i, s := range d.TopSites {
@@ -71,7 +70,7 @@ func markdownDevice(b *strings.Builder, d *DeviceReport) {
 				break
 			}
 			fmt.Fprintf(b, "<details><summary>#%d %s: stack of its largest allocation (%s)</summary>\n\n```\n",
-				i+1, mdCell(s.Label), gib(s.LargestBytes))
+				i+1, mdCell(s.Label), bytesize.FormatGiB(s.LargestBytes))
 			if len(s.Stack) == 0 {
 				b.WriteString(NoStackExplanation + "\n")
 			}
@@ -85,8 +84,8 @@ func markdownDevice(b *strings.Builder, d *DeviceReport) {
 	if len(d.OOMEvents) > 0 {
 		b.WriteString("### Out-of-memory events\n\n| entry | requested | device free | allocated | reserved | largest free block |\n|---:|---:|---:|---:|---:|---:|\n")
 		for _, o := range d.OOMEvents {
-			fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", o.Index, gib(o.RequestedBytes), gib(o.DeviceFreeBytes),
-				gib(o.AllocatedBytes), gib(o.ReservedBytes), gib(o.LargestFreeBlockBytes))
+			fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", o.Index, bytesize.FormatGiB(o.RequestedBytes), bytesize.FormatGiB(o.DeviceFreeBytes),
+				bytesize.FormatGiB(o.AllocatedBytes), bytesize.FormatGiB(o.ReservedBytes), bytesize.FormatGiB(o.LargestFreeBlockBytes))
 		}
 		b.WriteString("\n")
 	}
@@ -111,7 +110,7 @@ func MarkdownComparison(c Comparison) string {
 		fmt.Fprintf(&b, "## Snapshot comparison, device %d → device %d\n\n| | before | after | change |\n|---|---:|---:|---:|\n",
 			d.DeviceBefore, d.DeviceAfter)
 		row := func(name string, v Delta) {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, gib(v.Before), gib(v.After), signed(v.Delta))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, bytesize.FormatGiB(v.Before), bytesize.FormatGiB(v.After), bytesize.Signed(v.Delta, bytesize.Binary))
 		}
 		row("peak allocated", d.PeakAllocated)
 		row("peak reserved", d.PeakReserved)
@@ -123,18 +122,11 @@ func MarkdownComparison(c Comparison) string {
 		if len(d.Sites) > 0 {
 			b.WriteString("\n| site | before | after | change |\n|---|---:|---:|---:|\n")
 			for _, s := range d.Sites {
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", mdCell(s.Site), gib(s.Bytes.Before), gib(s.Bytes.After), signed(s.Bytes.Delta))
+				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", mdCell(s.Site), bytesize.FormatGiB(s.Bytes.Before), bytesize.FormatGiB(s.Bytes.After), bytesize.Signed(s.Bytes.Delta, bytesize.Binary))
 			}
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString("_" + c.Rule + "._\n")
 	return b.String()
-}
-
-func signed(n int64) string {
-	if n > 0 {
-		return "+" + gib(n)
-	}
-	return gib(n)
 }

@@ -1,3 +1,5 @@
+//go:build js && wasm
+
 // Command snapworker is the snapshot page's Web Worker: a small Go wasm
 // binary (GOOS=js GOARCH=wasm) that decodes and analyses a dropped
 // snapshot.pickle off the page's main thread, so the page stays responsive
