@@ -135,7 +135,7 @@ func (p *EstimatePage) modelPicker() app.UI {
 	var opts []app.UI
 	for _, m := range estimator.Models() {
 		opts = append(opts, app.Option().Value(m.ID).Selected(m.ID == cur).
-			Text(fmt.Sprintf("%s (%s)", m.Name, paramCount(m.Params()))))
+			Text(fmt.Sprintf("%s (%s)", m.Name, m.Size())))
 	}
 	opts = append(opts, app.Option().Value(estimator.ModelCustom).Selected(cur == estimator.ModelCustom).Text("Custom: paste or drop a config.json"))
 	return p.field("model", app.Select().ID(fieldID("model")).Name("model").Body(opts...).
@@ -238,12 +238,4 @@ func (p *EstimatePage) renderForm() app.UI {
 		app.Div().Class("fields estimate-fields").Body(settings...),
 		app.Div().Class("estimate-checks").Body(checks...),
 	)
-}
-
-// paramCount writes a parameter count as 8.03B or 124M.
-func paramCount(n int64) string {
-	if n >= 1e9 {
-		return fmt.Sprintf("%.2fB", float64(n)/1e9)
-	}
-	return fmt.Sprintf("%.0fM", float64(n)/1e6)
 }

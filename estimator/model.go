@@ -1,5 +1,7 @@
 package estimator
 
+import "fmt"
+
 // Model describes a decoder-only transformer by the dimensions of its Hugging
 // Face config.json. The exported dimension fields are what other packages
 // match tensors against: logits are b·s·Vocab, attention scores b·Heads·s²,
@@ -93,6 +95,16 @@ type Model struct {
 	Published string `json:"published,omitempty"`
 	// Notes record assumptions made when reading a custom config.
 	Notes []string `json:"notes,omitempty"`
+}
+
+// Size is the parameter count in the short form model names use: "8.03B"
+// from a billion up, "124M" below.
+func (m *Model) Size() string {
+	n := m.Params()
+	if n >= 1e9 {
+		return fmt.Sprintf("%.2fB", float64(n)/1e9)
+	}
+	return fmt.Sprintf("%.0fM", float64(n)/1e6)
 }
 
 // MLA reports whether the model uses multi-head latent attention.

@@ -171,17 +171,10 @@ func printModelList(w io.Writer, asJSON bool) int {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "id\tname\tparams\thidden\tlayers\theads\tkv\thead_dim\tvocab")
 	for _, m := range ms {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", m.ID, m.Name, estParams(m.Params()), m.Hidden, m.Layers, m.Heads, m.KVHeads, m.HeadDim, m.Vocab)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", m.ID, m.Name, m.Size(), m.Hidden, m.Layers, m.Heads, m.KVHeads, m.HeadDim, m.Vocab)
 	}
 	tw.Flush()
 	return exitOK
-}
-
-func estParams(n int64) string {
-	if n >= 1e9 {
-		return fmt.Sprintf("%.2fB", float64(n)/1e9)
-	}
-	return fmt.Sprintf("%.0fM", float64(n)/1e6)
 }
 
 func printGPUList(w io.Writer, asJSON bool) int {
