@@ -10,10 +10,6 @@ import (
 	"oomscope/estimator"
 )
 
-// unitKey is the page's own URL parameter (GiB or GB display); every other
-// parameter belongs to the estimator's request vocabulary.
-const unitKey = "unit"
-
 // EstimatePage is the /estimate page: a form over estimator.Request that
 // recomputes on every change and keeps the URL equal to its state.
 type EstimatePage struct {
@@ -27,7 +23,7 @@ type EstimatePage struct {
 	fieldErr map[string]string
 	err      string
 	rep      *estimator.Report
-	decimal  bool // show GB instead of GiB
+	unit     bytesize.Unit // sizes shown in GiB or GB (units.go)
 	// configName is the file a custom config.json came from, if dropped.
 	configName string
 	computed   int
@@ -40,8 +36,8 @@ func (p *EstimatePage) OnNav(ctx app.Context) {
 		ctx.Page().SetDescription(r.Description)
 	}
 	q := Query(ctx)
-	p.decimal = q.Get(unitKey) == "gb"
-	q.Del(unitKey)
+	p.unit = unitFromQuery(q)
+	q.Del(unitKey) // not part of the estimator's vocabulary
 	p.raw, p.fieldErr, p.err = map[string]string{}, map[string]string{}, ""
 	req, err := estimator.ParseQuery(q)
 	if err != nil {
@@ -82,21 +78,17 @@ func (p *EstimatePage) compute(ctx app.Context, writeURL bool) {
 // query is the page state as URL parameters: the request's non-default
 // fields and the unit.
 func (p *EstimatePage) query() url.Values {
-	q := p.req.Query()
-	if p.decimal {
-		q.Set(unitKey, "gb")
-	}
-	return q
+	return withUnit(p.req.Query(), p.unit)
 }
 
 // href links to this page with the request r and the current unit.
 func (p *EstimatePage) href(r estimator.Request) string {
 	s := r.QueryString()
-	if p.decimal {
+	if p.unit == bytesize.Decimal {
 		if s != "" {
 			s += "&"
 		}
-		s += unitKey + "=gb"
+		s += withUnit(url.Values{}, p.unit).Encode()
 	}
 	if s == "" {
 		return Href("/estimate")
@@ -127,17 +119,9 @@ func (p *EstimatePage) setRaw(ctx app.Context, key, value string) {
 }
 
 // setUnit switches between GiB and GB.
-func (p *EstimatePage) setUnit(ctx app.Context, decimal bool) {
-	p.decimal = decimal
+func (p *EstimatePage) setUnit(ctx app.Context, u bytesize.Unit) {
+	p.unit = u
 	ReplaceQuery(ctx, p.query())
-}
-
-// size formats bytes in the chosen unit.
-func (p *EstimatePage) size(n int64) string {
-	if p.decimal {
-		return bytesize.Format(n, bytesize.Decimal)
-	}
-	return bytesize.Format(n, bytesize.Binary)
 }
 
 // Render lays out the form and the results side by side (stacked on phones).

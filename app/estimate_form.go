@@ -164,7 +164,7 @@ func (p *EstimatePage) gpuPicker() app.UI {
 	var opts []app.UI
 	for _, g := range estimator.GPUs() {
 		opts = append(opts, app.Option().Value(g.ID).Selected(inCatalog && g.ID == p.req.GPU).
-			Text(fmt.Sprintf("%s · %s", g.Name, bytesize.Format(g.CapacityBytes, bytesize.Binary))))
+			Text(fmt.Sprintf("%s · %s", g.Name, bytesize.Format(g.CapacityBytes, p.unit))))
 	}
 	opts = append(opts, app.Option().Value("custom").Selected(!inCatalog).Text("Custom capacity"))
 	sel := app.Select().ID(fieldID("gpu")).Name("gpu").Body(opts...).

@@ -42,30 +42,12 @@ func (p *EstimatePage) renderResults() app.UI {
 		app.If(p.err != "", func() app.UI {
 			return app.P().ID("est-error").Class("error").Role("alert").Text(p.err)
 		}),
-		p.renderUnitToggle(),
+		unitToggle(p.unit, p.setUnit),
 		p.renderVerdict(),
 		p.renderBar(),
 		p.renderTable(),
 		p.renderAnswers(),
 		p.renderFixes(),
-	)
-}
-
-func (p *EstimatePage) renderUnitToggle() app.UI {
-	button := func(label string, decimal bool) app.UI {
-		cls := "secondary"
-		if p.decimal == decimal {
-			cls = ""
-		}
-		return app.Button().Type("button").ID("est-unit-"+strings.ToLower(label)).Class(cls).
-			Aria("pressed", p.decimal == decimal).Text(label).
-			OnClick(func(ctx app.Context, e app.Event) { p.setUnit(ctx, decimal) })
-	}
-	return app.Div().Class("estimate-unit").Role("group").Aria("label", "Units").Body(
-		app.Span().Class("muted").Text("Show sizes in "),
-		button("GiB", false),
-		button("GB", true),
-		app.Span().Class("muted").Text(" (PyTorch prints GiB; GPU vendors market GB)"),
 	)
 }
 
@@ -82,7 +64,7 @@ func (p *EstimatePage) renderVerdict() app.UI {
 	}
 	return app.Div().ID("est-verdict").Class("estimate-verdict", cls).DataSet("fits", rep.Fits).Body(
 		app.Strong().Text(head),
-		app.Text(fmt.Sprintf(": %s needed%s, %s usable on %s", p.size(rep.TotalBytes), gpus, p.size(rep.UsableBytes), g.Name)),
+		app.Text(fmt.Sprintf(": %s needed%s, %s usable on %s", bytesize.Format(rep.TotalBytes, p.unit), gpus, bytesize.Format(rep.UsableBytes, p.unit), g.Name)),
 		app.Div().Class("formula").Text("usable = "+rep.UsableFormula),
 	)
 }
@@ -103,14 +85,14 @@ func (p *EstimatePage) renderBar() app.UI {
 		}
 		label := bucketLabels[b.Name]
 		segs = append(segs, app.Div().Class("estimate-seg").Style("width", pct(b.Bytes)).Style("background", bucketColor(b.Name)).
-			Title("%s: %s", label, p.size(b.Bytes)))
+			Title("%s: %s", label, bytesize.Format(b.Bytes, p.unit)))
 		legend = append(legend, app.Li().Body(
 			app.Span().Class("estimate-swatch").Style("background", bucketColor(b.Name)),
-			app.Text(fmt.Sprintf("%s %s", label, p.size(b.Bytes))),
+			app.Text(fmt.Sprintf("%s %s", label, bytesize.Format(b.Bytes, p.unit))),
 		))
-		described = append(described, label+" "+p.size(b.Bytes))
+		described = append(described, label+" "+bytesize.Format(b.Bytes, p.unit))
 	}
-	aria := fmt.Sprintf("%s of %s capacity: %s", p.size(rep.TotalBytes), p.size(rep.GPU.CapacityBytes), strings.Join(described, ", "))
+	aria := fmt.Sprintf("%s of %s capacity: %s", bytesize.Format(rep.TotalBytes, p.unit), bytesize.Format(rep.GPU.CapacityBytes, p.unit), strings.Join(described, ", "))
 	return app.Figure().Class("estimate-figure").Body(
 		app.Div().ID("est-bar").Class("estimate-bar").Role("img").Aria("label", aria).Body(
 			append(segs,
@@ -120,7 +102,7 @@ func (p *EstimatePage) renderBar() app.UI {
 		),
 		app.Div().Class("estimate-scale muted").Body(
 			app.Span().Text("0"),
-			app.Span().Text(fmt.Sprintf("usable %s · capacity %s", p.size(rep.UsableBytes), p.size(rep.GPU.CapacityBytes))),
+			app.Span().Text(fmt.Sprintf("usable %s · capacity %s", bytesize.Format(rep.UsableBytes, p.unit), bytesize.Format(rep.GPU.CapacityBytes, p.unit))),
 		),
 		app.Ul().Class("estimate-legend").Body(legend...),
 	)
@@ -136,7 +118,7 @@ func (p *EstimatePage) renderTable() app.UI {
 			var items []app.UI
 			for _, t := range b.Terms {
 				items = append(items, app.Li().Body(
-					app.Span().Class("estimate-term-size").Text(p.size(t.Bytes)),
+					app.Span().Class("estimate-term-size").Text(bytesize.Format(t.Bytes, p.unit)),
 					app.Text(" "+t.Name+": "+t.Formula),
 				))
 			}
@@ -154,14 +136,14 @@ func (p *EstimatePage) renderTable() app.UI {
 				app.Span().Class("estimate-swatch").Style("background", bucketColor(b.Name)),
 				app.Text(bucketLabels[b.Name]),
 			),
-			app.Td().Class("num").DataSet("bytes", b.Bytes).Text(p.size(b.Bytes)),
+			app.Td().Class("num").DataSet("bytes", b.Bytes).Text(bytesize.Format(b.Bytes, p.unit)),
 			app.Td().Class("num").Text(share),
 			app.Td().Body(app.Div().Class("formula").Text(b.Formula), terms),
 		))
 	}
 	rows = append(rows, app.Tr().Class("estimate-total").DataSet("bucket", "total").Body(
 		app.Th().Scope("row").Text("Total"),
-		app.Td().Class("num").DataSet("bytes", rep.TotalBytes).Text(p.size(rep.TotalBytes)),
+		app.Td().Class("num").DataSet("bytes", rep.TotalBytes).Text(bytesize.Format(rep.TotalBytes, p.unit)),
 		app.Td().Class("num").Text("100 %"),
 		app.Td().Body(app.Div().Class("formula").Text("sum of the buckets: the estimated peak per GPU")),
 	))
@@ -194,7 +176,7 @@ func (p *EstimatePage) renderAnswers() app.UI {
 		next.GPU = g.ID
 		add("est-smallest", "Smallest GPU that fits", app.Span().Body(
 			app.A().Href(p.href(next)).Text(g.Name),
-			app.Text(" ("+p.size(g.CapacityBytes)+")"),
+			app.Text(" ("+bytesize.Format(g.CapacityBytes, p.unit)+")"),
 		))
 	} else {
 		add("est-smallest", "Smallest GPU that fits", app.Text("none in the catalog: see the fixes below"))
@@ -245,7 +227,7 @@ func (p *EstimatePage) renderFixes() app.UI {
 			),
 			app.Div().Class("formula").Text(f.Change),
 			app.Div().Body(
-				app.Text(fmt.Sprintf("saves %s → total %s · ", p.size(f.SavesBytes), p.size(f.TotalBytes))),
+				app.Text(fmt.Sprintf("saves %s → total %s · ", bytesize.Format(f.SavesBytes, p.unit), bytesize.Format(f.TotalBytes, p.unit))),
 				app.A().Href(p.href(f.Request)).Aria("label", "Apply "+f.Name+" and the fixes before it").Text("apply"),
 			),
 		))

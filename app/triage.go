@@ -18,7 +18,6 @@ import (
 const (
 	triageWhenKey    = "when"
 	triageExampleKey = "example"
-	triageUnitKey    = "unit"
 )
 
 // triageSetupKeys are the estimator vocabulary keys the tensor matcher uses.
@@ -36,7 +35,7 @@ type TriagePage struct {
 	text    string
 	when    triage.When
 	example string
-	decimal bool // show GB instead of GiB
+	unit    bytesize.Unit // sizes shown in GiB or GB (units.go)
 
 	res    triage.Result
 	sel    int
@@ -62,7 +61,7 @@ func (p *TriagePage) OnNav(ctx app.Context) {
 	}
 	q := Query(ctx)
 	p.when, _ = triage.ParseWhen(q.Get(triageWhenKey))
-	p.decimal = q.Get(triageUnitKey) == "gb"
+	p.unit = unitFromQuery(q)
 	p.setup = estimator.DefaultRequest()
 	p.setup.Model = ""
 	p.setupErr = ""
@@ -94,9 +93,7 @@ func (p *TriagePage) query() url.Values {
 	if p.example != "" {
 		q.Set(triageExampleKey, p.example)
 	}
-	if p.decimal {
-		q.Set(triageUnitKey, "gb")
-	}
+	withUnit(q, p.unit)
 	if p.setup.Model != "" {
 		for _, k := range triageSetupKeys {
 			q.Set(k, p.setup.Get(k))
@@ -180,8 +177,9 @@ func (p *TriagePage) onWhen(ctx app.Context, e app.Event) {
 	p.analyze(ctx)
 }
 
-func (p *TriagePage) onUnit(ctx app.Context, e app.Event) {
-	p.decimal = !p.decimal
+// setUnit switches between GiB and GB.
+func (p *TriagePage) setUnit(ctx app.Context, u bytesize.Unit) {
+	p.unit = u
 	ReplaceQuery(ctx, p.query())
 }
 
@@ -216,14 +214,6 @@ func (p *TriagePage) setSetup(ctx app.Context, key, value string) {
 	p.analyze(ctx)
 }
 
-// size renders bytes in the chosen unit.
-func (p *TriagePage) size(n int64) string {
-	if p.decimal {
-		return bytesize.Format(n, bytesize.Decimal)
-	}
-	return bytesize.Format(n, bytesize.Binary)
-}
-
 // Render draws the page.
 func (p *TriagePage) Render() app.UI {
 	r, _ := routeByPath("/triage")
@@ -246,10 +236,6 @@ func (p *TriagePage) renderInput() app.UI {
 	for _, w := range triage.Whens {
 		whens = append(whens, app.Option().Value(string(w.When)).Text(w.Label).Selected(w.When == p.when))
 	}
-	unit := "Show GB"
-	if p.decimal {
-		unit = "Show GiB"
-	}
 	return app.Section().Class("triage-input").Body(
 		app.Div().Class("triage-controls").Body(
 			app.Div().Class("field").Body(
@@ -261,7 +247,6 @@ func (p *TriagePage) renderInput() app.UI {
 				app.Select().ID("triage-when").OnChange(p.onWhen).Body(whens...),
 			),
 			app.Div().Class("triage-buttons").Body(
-				app.Button().ID("triage-unit").Class("secondary").Text(unit).OnClick(p.onUnit),
 				app.Button().ID("triage-clear").Class("secondary").Text("Clear").OnClick(p.onClear),
 			),
 		),
@@ -305,7 +290,10 @@ func (p *TriagePage) renderResult() app.UI {
 		}
 	}
 	return app.Section().Class("triage-result").Body(
-		app.P().ID("triage-status").Class("triage-status").Text(status),
+		app.Div().Class("triage-result-head").Body(
+			app.P().ID("triage-status").Class("triage-status").Text(status),
+			unitToggle(p.unit, p.setUnit),
+		),
 		app.If(len(tabs) > 0, func() app.UI { return app.Div().Class("triage-picks").Body(tabs...) }),
 		p.renderFinding(&p.res.Findings[p.sel]),
 	)

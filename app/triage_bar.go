@@ -5,6 +5,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
+	"oomscope/bytesize"
 	"oomscope/estimator/triage"
 )
 
@@ -19,11 +20,11 @@ func (p *TriagePage) renderBar(f *triage.Finding) app.UI {
 	var segs, legend []app.UI
 	for _, s := range b.Segments {
 		w := pct(s.Bytes)
-		tip := fmt.Sprintf("%s: %s (%s)", s.Label, p.size(s.Bytes), s.Formula)
+		tip := fmt.Sprintf("%s: %s (%s)", s.Label, bytesize.Format(s.Bytes, p.unit), s.Formula)
 		segs = append(segs, app.Div().Class("triage-seg triage-seg-"+s.Name).Style("width", "%.3f%%", w).Title("%s", tip).DataSet("seg", s.Name))
 		legend = append(legend, app.Li().Body(
 			app.Span().Class("triage-swatch triage-seg-"+s.Name),
-			app.Text(fmt.Sprintf("%s %s (%.1f %%)", s.Label, p.size(s.Bytes), w)),
+			app.Text(fmt.Sprintf("%s %s (%.1f %%)", s.Label, bytesize.Format(s.Bytes, p.unit), w)),
 		))
 	}
 	var req app.UI = app.Div()
@@ -34,9 +35,9 @@ func (p *TriagePage) renderBar(f *triage.Finding) app.UI {
 		if start+width > 100 {
 			width = 100 - start
 		}
-		label := fmt.Sprintf("request %s", p.size(b.Request))
+		label := fmt.Sprintf("request %s", bytesize.Format(b.Request, p.unit))
 		if !fits {
-			label += fmt.Sprintf(": %s more than is free", p.size(b.Shortfall))
+			label += fmt.Sprintf(": %s more than is free", bytesize.Format(b.Shortfall, p.unit))
 		}
 		cls := "triage-req"
 		if !fits {
@@ -51,7 +52,7 @@ func (p *TriagePage) renderBar(f *triage.Finding) app.UI {
 				app.Div().Class("triage-zoom-track").Body(
 					app.Div().Class(cls).Style("width", "max(%.3f%%, 2px)", 100*float64(n)/scale),
 				),
-				app.Span().Class("triage-zoom-size").Text(p.size(n)),
+				app.Span().Class("triage-zoom-size").Text(bytesize.Format(n, p.unit)),
 			)
 		}
 		req = app.Div().Class("triage-req-row").Body(
@@ -65,7 +66,7 @@ func (p *TriagePage) renderBar(f *triage.Finding) app.UI {
 	}
 	return app.Section().Class("triage-card").Body(
 		app.H2().Text("The card"),
-		app.P().Class("muted").Text(fmt.Sprintf("%s in total, as the message reports it.", p.size(b.Total))),
+		app.P().Class("muted").Text(fmt.Sprintf("%s in total, as the message reports it.", bytesize.Format(b.Total, p.unit))),
 		app.Div().ID("triage-bar").Class("triage-bar").Aria("hidden", "true").Body(segs...),
 		req,
 		app.Ul().Class("triage-legend").Body(legend...),

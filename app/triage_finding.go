@@ -6,6 +6,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
+	"oomscope/bytesize"
 	"oomscope/estimator"
 	"oomscope/estimator/triage"
 )
@@ -65,7 +66,7 @@ func (p *TriagePage) renderNumbers(f *triage.Finding) app.UI {
 	for _, fd := range f.Fields {
 		val, exact := fd.Printed, ""
 		if fd.Bytes != nil {
-			val = p.size(fd.Bytes.Int64())
+			val = bytesize.Format(fd.Bytes.Int64(), p.unit)
 			exact = fd.Bytes.String() + " B"
 		}
 		rows = append(rows, app.Tr().DataSet("key", fd.Key).Body(
@@ -77,7 +78,7 @@ func (p *TriagePage) renderNumbers(f *triage.Finding) app.UI {
 	for _, d := range f.Derived {
 		rows = append(rows, app.Tr().Class("triage-derived").DataSet("key", d.Name).Body(
 			app.Td().Text(strings.ReplaceAll(d.Name, "_", " ")+" (derived)"),
-			app.Td().Class("num").Body(app.Strong().Text(p.size(d.Bytes)), app.Br(), app.Span().Class("formula").Text(fmt.Sprint(d.Bytes)+" B")),
+			app.Td().Class("num").Body(app.Strong().Text(bytesize.Format(d.Bytes, p.unit)), app.Br(), app.Span().Class("formula").Text(fmt.Sprint(d.Bytes)+" B")),
 			app.Td().Body(app.Span().Class("formula").Text(d.Formula)),
 		))
 	}
@@ -188,14 +189,14 @@ func (p *TriagePage) renderMatcher(f *triage.Finding) app.UI {
 		var items []app.UI
 		for _, t := range m.Matches {
 			items = append(items, app.Li().Body(
-				app.Strong().Text(t.Name), app.Text(": "+p.size(t.Bytes)+" "),
+				app.Strong().Text(t.Name), app.Text(": "+bytesize.Format(t.Bytes, p.unit)+" "),
 				app.Span().Class("formula").Text(t.Formula+"; "+t.Rounding),
 			))
 		}
 		var near []app.UI
 		for _, n := range m.Nearest {
 			near = append(near, app.Li().Body(
-				app.Text(fmt.Sprintf("%s: %s, the request is %.2f× its allocation ", n.Name, p.size(n.Bytes), n.Ratio)),
+				app.Text(fmt.Sprintf("%s: %s, the request is %.2f× its allocation ", n.Name, bytesize.Format(n.Bytes, p.unit), n.Ratio)),
 				app.Span().Class("formula").Text(n.Formula),
 			))
 		}

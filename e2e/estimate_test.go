@@ -126,7 +126,7 @@ func TestEstimatePage(t *testing.T) {
 	tb.setValue("#est-seq", "4096")
 
 	// GB instead of GiB.
-	tb.click("#est-unit-gb")
+	tb.click("#unit-gb")
 	poll[bool](tb, `location.search.includes("unit=gb")`, 20*time.Second)
 	poll[bool](tb, `document.querySelector('#est-table tr[data-bucket="total"] td[data-bytes]').textContent.endsWith(" GB")`, 20*time.Second)
 	checkBuckets(t, tb, wantLoRA, bytesize.Decimal)

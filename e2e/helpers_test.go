@@ -1,0 +1,39 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// reload reloads the page as a user would and waits for the app to mount.
+func (tb *tab) reload() {
+	tb.t.Helper()
+	tb.do(chromedp.Reload())
+	tb.waitReady()
+}
+
+// scrollTo scrolls the element matching sel to the middle of the viewport,
+// so that pointer and drag events aimed at its centre reach it.
+func (tb *tab) scrollTo(sel string) {
+	tb.t.Helper()
+	if !evalJS[bool](tb, fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.scrollIntoView({block: "center"}); return true; })()`, sel)) {
+		tb.t.Fatalf("scrollTo: no element %s", sel)
+	}
+}
+
+// pressedUnit returns the label of the pressed button of the GiB / GB
+// switch ("" when none is pressed).
+func pressedUnit(tb *tab) string {
+	tb.t.Helper()
+	return evalJS[string](tb, `(() => { const b = document.querySelector('.unit-toggle button[aria-pressed="true"]'); return b ? b.textContent : ""; })()`)
+}
+
+// waitExpr waits until a JS expression is true.
+func (tb *tab) waitExpr(expr string) {
+	tb.t.Helper()
+	poll[bool](tb, expr, 20*time.Second)
+}
