@@ -47,6 +47,11 @@ type SnapshotPage struct {
 
 	res *snapResult
 	dev int // index into res.Devices
+	// unit is how sizes are shown, GiB or GB (units.go).
+	unit bytesize.Unit
+	// cmp is the comparison of this file (before) with a second one
+	// (after), with its own progress (snapshot_compare.go).
+	cmp snapCompare
 
 	// state is the allocator state at stateIndex (asked of the worker).
 	state      *analysis.State
@@ -82,6 +87,13 @@ func (p *SnapshotPage) OnNav(ctx app.Context) {
 		ctx.Page().SetDescription(r.Description)
 	}
 	p.hover = -1
+	p.unit = unitFromQuery(Query(ctx))
+}
+
+// setUnit switches the page between GiB and GB and keeps it in the URL.
+func (p *SnapshotPage) setUnit(ctx app.Context, u bytesize.Unit) {
+	p.unit = u
+	ReplaceQuery(ctx, withUnit(Query(ctx), u))
 }
 
 // OnDismount stops the worker: its memory holds the whole snapshot.
@@ -159,7 +171,7 @@ func (p *SnapshotPage) onPick(ctx app.Context, e app.Event) {
 
 // read hands the file to the worker, which reads, decodes and analyses it.
 func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
-	if p.phase == snapReading || p.phase == snapDecoding || p.phase == snapAnalysing {
+	if p.phase == snapReading || p.phase == snapDecoding || p.phase == snapAnalysing || p.cmp.busy() {
 		// The worker is busy with the previous file and cannot be
 		// interrupted: drop it with its memory.
 		p.stopWorker()
@@ -211,7 +223,7 @@ func warmUp() {
 // reset forgets the previous file.
 func (p *SnapshotPage) reset() {
 	p.errMsg, p.res, p.state, p.stateErr, p.zoom = "", nil, nil, "", nil
-	p.chart, p.markdown, p.copyNote = chartData{}, "", ""
+	p.chart, p.markdown, p.copyNote, p.cmp = chartData{}, "", "", snapCompare{}
 	p.progress, p.dev, p.hover, p.dragging = 0, 0, -1, false
 	MarkBody("data-snapshot-ready", "")
 	MarkBody("data-snapshot-summary", "")
@@ -228,10 +240,11 @@ type workerMsg struct {
 	series [][]byte
 
 	// Filled by decode.
-	result *snapResult
-	state  *analysis.State
-	zoom   *analysis.Series
-	err    error
+	result     *snapResult
+	comparison *snapComparison
+	state      *analysis.State
+	zoom       *analysis.Series
+	err        error
 }
 
 // decode parses the message's JSON and packed series. It runs outside the
@@ -259,6 +272,11 @@ func (m *workerMsg) decode() {
 			}
 		}
 		m.result = &r
+	case "compare":
+		var c snapComparison
+		if m.err = json.Unmarshal([]byte(m.json), &c); m.err == nil {
+			m.comparison = &c
+		}
 	case "state":
 		var st analysis.State
 		if m.err = json.Unmarshal([]byte(m.json), &st); m.err == nil {
@@ -354,6 +372,9 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 
 // onWorker applies a worker message; stale answers are ignored.
 func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
+	if p.onCompareMsg(ctx, m) {
+		return
+	}
 	switch m.typ {
 	case "progress":
 		if m.id != p.fileReq {
@@ -408,6 +429,7 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		if m.id == 0 {
 			// The worker itself failed or stopped (out of memory, say).
 			p.stopWorker()
+			p.cmp = snapCompare{}
 		}
 		switch {
 		case m.id == p.fileReq || m.id == 0:
@@ -416,7 +438,7 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 				// WebAssembly has at most 4 GiB of memory, which a file of
 				// this size and its decoded form can exhaust.
 				msg += fmt.Sprintf(". A %s file may need more memory than a browser tab gets: run "+
-					"`oomscope snapshot %s` on the command line, or record fewer entries (max_entries).", bytesize.FormatGiB(p.fileSize), p.fileName)
+					"`oomscope snapshot %s` on the command line, or record fewer entries (max_entries).", bytesize.Format(p.fileSize, p.unit), p.fileName)
 			}
 			p.fail(ctx, msg)
 		case m.id == p.stReq || m.id == p.serReq:
@@ -513,7 +535,7 @@ func (p *SnapshotPage) onCopyMarkdown(ctx app.Context, e app.Event) {
 	if p.res == nil {
 		return
 	}
-	p.markdown = analysis.Markdown(&p.res.Report)
+	p.markdown = p.markdownReport()
 	p.copyNote = "The report is below; select it and copy it."
 	clip := app.Window().Get("navigator").Get("clipboard")
 	if !clip.Truthy() {
@@ -533,8 +555,6 @@ func (p *SnapshotPage) onCopyMarkdown(ctx app.Context, e app.Event) {
 	})
 	clip.Call("writeText", p.markdown).Call("then", ok, bad)
 }
-
-// gib renders bytes as PyTorch does.
 
 // Render draws the page.
 func (p *SnapshotPage) Render() app.UI {
@@ -583,7 +603,7 @@ func (p *SnapshotPage) renderStatus() app.UI {
 	case snapReading, snapDecoding, snapAnalysing:
 		label := map[snapPhase]string{snapReading: "Reading", snapDecoding: "Decoding", snapAnalysing: "Analysing"}[p.phase]
 		return app.Div().ID("snap-progress").Class("snap-progress").Aria("live", "polite").Body(
-			app.P().Text(fmt.Sprintf("%s %s (%s)… %.0f %%", label, p.fileName, bytesize.FormatGiB(p.fileSize), 100*p.progress)),
+			app.P().Text(fmt.Sprintf("%s %s (%s)… %.0f %%", label, p.fileName, bytesize.Format(p.fileSize, p.unit), 100*p.progress)),
 			app.Progress().Max(1).Attr("value", fmt.Sprintf("%.3f", p.progress)).Aria("label", label),
 		)
 	case snapFailed:

@@ -275,7 +275,7 @@ func (p *SnapshotPage) renderTimeline(d *analysis.DeviceReport) app.UI {
 	overlay := []app.UI{app.Raw(c.svg)}
 	for k := 0; k <= 4; k++ {
 		v := c.maxV * int64(4-k) / 4
-		overlay = append(overlay, app.Span().Class("snap-ytick").Style("top", pct(float64(k)/4)).Text(bytesize.FormatGiB(v)))
+		overlay = append(overlay, app.Span().Class("snap-ytick").Style("top", pct(float64(k)/4)).Text(bytesize.Format(v, p.unit)))
 	}
 	if p.state != nil && p.state.Index >= c.from && p.state.Index <= c.to {
 		overlay = append(overlay, app.Div().Class("snap-sel-line").Style("left", pct(c.x(p.state.Index)/chartW)))
@@ -358,8 +358,8 @@ func (p *SnapshotPage) tipHTML(d *analysis.DeviceReport, j int) string {
 	if pt.TimeUS > 0 && d.FirstTimeUS > 0 {
 		head += fmt.Sprintf(" · %.3f s", float64(pt.TimeUS-d.FirstTimeUS)/1e6)
 	}
-	b.WriteString("<strong>" + html.EscapeString(head) + "</strong><div>allocated " + bytesize.FormatGiB(pt.Allocated) +
-		" · reserved " + bytesize.FormatGiB(pt.Reserved) + `</div><ul class="snap-tip-list">`)
+	b.WriteString("<strong>" + html.EscapeString(head) + "</strong><div>allocated " + bytesize.Format(pt.Allocated, p.unit) +
+		" · reserved " + bytesize.Format(pt.Reserved, p.unit) + `</div><ul class="snap-tip-list">`)
 	type band struct {
 		k int
 		v int64
@@ -381,7 +381,7 @@ func (p *SnapshotPage) tipHTML(d *analysis.DeviceReport, j int) string {
 			cls += " snap-tip-hot"
 		}
 		fmt.Fprintf(&b, `<li class="%s"><span class="snap-swatch snap-bg-%d"></span> %s %s</li>`, cls, bandClass(bd.k, n),
-			bytesize.FormatGiB(bd.v), html.EscapeString(c.bands.Sites[bd.k]))
+			bytesize.Format(bd.v, p.unit), html.EscapeString(c.bands.Sites[bd.k]))
 	}
 	b.WriteString("</ul>")
 	if p.hoverBand >= 0 && p.hoverBand < len(c.bands.SiteIndex) {

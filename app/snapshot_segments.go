@@ -18,7 +18,7 @@ import (
 // grey. Hovering a block shows its size, site and category. Blocks too thin
 // to see are drawn as one sliver per run. It appends with strconv: this
 // runs on the page's main thread.
-func segmentsSVG(st *analysis.State) string {
+func segmentsSVG(st *analysis.State, u bytesize.Unit) string {
 	if len(st.Segments) == 0 {
 		return `<svg class="snap-segs-svg" viewBox="0 0 1000 10" xmlns="http://www.w3.org/2000/svg" aria-hidden="true"></svg>`
 	}
@@ -52,7 +52,7 @@ func segmentsSVG(st *analysis.State) string {
 		y := (gap + int64(r)*(rowH+gap)) * 100
 		b = append(b, `<g><title>`...)
 		b = append(b, html.EscapeString(fmt.Sprintf("segment %s: %s (%s B), %s allocated, %s free between blocks, largest free %s, %s pool%s",
-			s.Address, bytesize.FormatGiB(s.Size), bytesize.Commas(s.Size), bytesize.FormatGiB(s.AllocatedBytes), bytesize.FormatGiB(s.ExternalFreeBytes), bytesize.FormatGiB(s.LargestFreeBytes), s.Pool,
+			s.Address, bytesize.Format(s.Size, u), bytesize.Commas(s.Size), bytesize.Format(s.AllocatedBytes, u), bytesize.Format(s.ExternalFreeBytes, u), bytesize.Format(s.LargestFreeBytes, u), s.Pool,
 			map[bool]string{true: ", expandable", false: ""}[s.Expandable]))...)
 		b = append(b, `</title>`...)
 		b = rect(b, "snap-seg-bg", 0, y, scale(s.Size))
@@ -71,7 +71,7 @@ func segmentsSVG(st *analysis.State) string {
 			b = append(b, `<g class="`...)
 			b = append(b, catClass(bl.Category)...)
 			b = append(b, `"><title>`...)
-			b = append(b, html.EscapeString(bytesize.FormatGiB(bl.Requested)+" requested in a "+bytesize.FormatGiB(bl.Size)+" block: "+st.SiteLabels[bl.Site]+
+			b = append(b, html.EscapeString(bytesize.Format(bl.Requested, u)+" requested in a "+bytesize.Format(bl.Size, u)+" block: "+st.SiteLabels[bl.Site]+
 				" ("+bl.Category+")"+pend)...)
 			b = append(b, `</title>`...)
 			b = rect(b, "snap-blk-waste", x, y, w)
@@ -127,18 +127,18 @@ func (p *SnapshotPage) renderState(d *analysis.DeviceReport) app.UI {
 	body = append(body,
 		app.P().ID("snap-state-when").Text("State at "+what+"."),
 		app.Div().Class("snap-stats").Body(
-			stat("allocated", bytesize.FormatGiB(st.AllocatedBytes), fmt.Sprintf("%s live allocations", bytesize.Commas(int64(st.LiveAllocations)))),
-			stat("reserved", bytesize.FormatGiB(st.ReservedBytes), fmt.Sprintf("%d segments", f.Segments)),
-			stat("free in reserved", bytesize.FormatGiB(f.FreeBytes), "reserved − allocated"),
-			stat("rounding waste", bytesize.FormatGiB(f.InternalFreeBytes), "inside live blocks"),
-			stat("between blocks", bytesize.FormatGiB(f.ExternalFreeBytes), "cached, reusable"),
-			stat("largest free block", bytesize.FormatGiB(f.LargestFreeBlockBytes), "biggest request served without cudaMalloc"),
+			stat("allocated", bytesize.Format(st.AllocatedBytes, p.unit), fmt.Sprintf("%s live allocations", bytesize.Commas(int64(st.LiveAllocations)))),
+			stat("reserved", bytesize.Format(st.ReservedBytes, p.unit), fmt.Sprintf("%d segments", f.Segments)),
+			stat("free in reserved", bytesize.Format(f.FreeBytes, p.unit), "reserved − allocated"),
+			stat("rounding waste", bytesize.Format(f.InternalFreeBytes, p.unit), "inside live blocks"),
+			stat("between blocks", bytesize.Format(f.ExternalFreeBytes, p.unit), "cached, reusable"),
+			stat("largest free block", bytesize.Format(f.LargestFreeBlockBytes, p.unit), "biggest request served without cudaMalloc"),
 		),
-		categoryBar(st.Categories),
-		app.Raw(segmentsSVG(st)),
+		categoryBar(st.Categories, p.unit),
+		app.Raw(segmentsSVG(st, p.unit)),
 		app.If(st.OmittedSegments > 0, func() app.UI {
 			return app.P().Class("muted").Text(fmt.Sprintf("Showing the %d largest segments; %d smaller ones (%s) are not drawn.",
-				len(st.Segments), st.OmittedSegments, bytesize.FormatGiB(st.OmittedBytes)))
+				len(st.Segments), st.OmittedSegments, bytesize.Format(st.OmittedBytes, p.unit)))
 		}),
 		app.P().Class("formula").Text(f.Rule),
 	)

@@ -41,7 +41,7 @@ func (p *SnapshotPage) renderResults() app.UI {
 			app.Div().Body(
 				app.H2().ID("snap-filename").Text(p.fileName),
 				app.P().Class("muted").Text(fmt.Sprintf("%s · pickle protocol %d · %s trace entries · decoded in %d ms, analysed in %d ms, in this browser",
-					bytesize.FormatGiB(p.fileSize), p.res.PickleProtocol, bytesize.Commas(int64(d.Entries)), p.res.DecodeMS, p.res.AnalyseMS)),
+					bytesize.Format(p.fileSize, p.unit), p.res.PickleProtocol, bytesize.Commas(int64(d.Entries)), p.res.DecodeMS, p.res.AnalyseMS)),
 			),
 			app.Div().Class("snap-actions").Body(
 				app.If(len(p.res.Devices) > 1, func() app.UI {
@@ -53,11 +53,13 @@ func (p *SnapshotPage) renderResults() app.UI {
 				app.Button().ID("snap-copy").Text("Copy as Markdown").OnClick(p.onCopyMarkdown),
 			),
 		),
+		unitToggle(p.unit, p.setUnit),
 		app.If(p.copyNote != "", func() app.UI { return app.P().Class("muted").ID("snap-copy-note").Text(p.copyNote) }),
 		app.If(p.markdown != "", func() app.UI {
 			return app.Textarea().ID("snap-markdown").Class("snap-markdown").ReadOnly(true).Rows(10).Text(p.markdown)
 		}),
 		p.renderCards(d),
+		p.renderCompare(),
 		app.If(p.reveal < 2, func() app.UI { return app.P().Class("muted").Text("Drawing the timeline…") }),
 		app.If(p.reveal >= 2, func() app.UI { return p.renderTimeline(d) }),
 		app.If(p.reveal >= 3, func() app.UI { return p.renderBuckets(d) }),
@@ -88,28 +90,28 @@ func (p *SnapshotPage) renderCards(d *analysis.DeviceReport) app.UI {
 	culprit := card("snap-culprit", "Biggest culprit at the peak", "–", "nothing was live", "")
 	if len(d.TopSites) > 0 {
 		s := d.TopSites[0]
-		culprit = card("snap-culprit", "Biggest culprit at the peak", bytesize.FormatGiB(s.Bytes),
+		culprit = card("snap-culprit", "Biggest culprit at the peak", bytesize.Format(s.Bytes, p.unit),
 			fmt.Sprintf("%s · %d allocation(s) · mostly %s", s.Label, s.Count, s.Category),
 			"grouped by the first user frame of each allocation's stack")
 	}
 	f := d.FragmentationAtPeak
 	oom := "none in the trace"
 	if n := len(d.OOMEvents); n > 0 {
-		oom = fmt.Sprintf("%d: the first asked for %s with %s free", n, bytesize.FormatGiB(d.OOMEvents[0].RequestedBytes), bytesize.FormatGiB(d.OOMEvents[0].DeviceFreeBytes))
+		oom = fmt.Sprintf("%d: the first asked for %s with %s free", n, bytesize.Format(d.OOMEvents[0].RequestedBytes, p.unit), bytesize.Format(d.OOMEvents[0].DeviceFreeBytes, p.unit))
 	}
-	peak := card("snap-peak", "Peak allocated", bytesize.FormatGiB(d.PeakAllocatedBytes),
+	peak := card("snap-peak", "Peak allocated", bytesize.Format(d.PeakAllocatedBytes, p.unit),
 		fmt.Sprintf("%s B, %s", bytesize.Commas(d.PeakAllocatedBytes), whenText(d, d.PeakIndex, d.PeakTimeUS)),
-		fmt.Sprintf("includes %s already live before recording started", bytesize.FormatGiB(d.InitialAllocatedBytes)))
+		fmt.Sprintf("includes %s already live before recording started", bytesize.Format(d.InitialAllocatedBytes, p.unit)))
 	return app.Div().Class("cards snap-cards").Body(
 		app.Div().DataSet("bytes", strconv.FormatInt(d.PeakAllocatedBytes, 10)).DataSet("index", d.PeakIndex).
 			DataSet("device", d.Device).ID("snap-peak-wrap").Body(peak),
-		card("snap-reserved", "Peak reserved", bytesize.FormatGiB(d.PeakReservedBytes),
+		card("snap-reserved", "Peak reserved", bytesize.Format(d.PeakReservedBytes, p.unit),
 			fmt.Sprintf("%s B, %s", bytesize.Commas(d.PeakReservedBytes), whenText(d, d.PeakReservedIndex, 0)),
-			fmt.Sprintf("at the end: %s reserved, %s allocated", bytesize.FormatGiB(d.FinalReservedBytes), bytesize.FormatGiB(d.FinalAllocatedBytes))),
+			fmt.Sprintf("at the end: %s reserved, %s allocated", bytesize.Format(d.FinalReservedBytes, p.unit), bytesize.Format(d.FinalAllocatedBytes, p.unit))),
 		culprit,
-		card("snap-free", "Free inside reserved at the peak", bytesize.FormatGiB(f.FreeBytes),
-			fmt.Sprintf("largest free block %s; %s rounding waste, %s between blocks", bytesize.FormatGiB(f.LargestFreeBlockBytes),
-				bytesize.FormatGiB(f.InternalFreeBytes), bytesize.FormatGiB(f.ExternalFreeBytes)),
+		card("snap-free", "Free inside reserved at the peak", bytesize.Format(f.FreeBytes, p.unit),
+			fmt.Sprintf("largest free block %s; %s rounding waste, %s between blocks", bytesize.Format(f.LargestFreeBlockBytes, p.unit),
+				bytesize.Format(f.InternalFreeBytes, p.unit), bytesize.Format(f.ExternalFreeBytes, p.unit)),
 			"reserved − allocated"),
 		card("snap-oom-card", "Out-of-memory events", strconv.Itoa(len(d.OOMEvents)), oom, ""),
 	)
@@ -119,7 +121,7 @@ func (p *SnapshotPage) renderCards(d *analysis.DeviceReport) app.UI {
 func catClass(c string) string { return "snap-cat-" + strings.ReplaceAll(c, "_", "-") }
 
 // categoryBar draws a split of bytes by category as one stacked bar.
-func categoryBar(c analysis.CategoryBytes) app.UI {
+func categoryBar(c analysis.CategoryBytes, u bytesize.Unit) app.UI {
 	total := c.Total()
 	var segs []app.UI
 	for _, cat := range analysis.Categories() {
@@ -128,7 +130,7 @@ func categoryBar(c analysis.CategoryBytes) app.UI {
 			continue
 		}
 		segs = append(segs, app.Span().Class("snap-bar-seg "+catClass(cat.String())).
-			Style("width", fmt.Sprintf("%.3f%%", 100*float64(v)/float64(total))).Title("%s: %s", cat, bytesize.FormatGiB(v)))
+			Style("width", fmt.Sprintf("%.3f%%", 100*float64(v)/float64(total))).Title("%s: %s", cat, bytesize.Format(v, u)))
 	}
 	return app.Div().Class("snap-bar").Aria("hidden", "true").Body(segs...)
 }
@@ -143,7 +145,7 @@ func (p *SnapshotPage) renderBuckets(d *analysis.DeviceReport) app.UI {
 		}
 		rows = append(rows, app.Tr().Body(
 			app.Td().Body(app.Span().Class("snap-swatch "+catClass(cat.String())), app.Text(" "+cat.String())),
-			app.Td().Class("num").Text(bytesize.FormatGiB(v)),
+			app.Td().Class("num").Text(bytesize.Format(v, p.unit)),
 			app.Td().Class("num").Text(fmt.Sprintf("%.1f %%", 100*float64(v)/float64(total))),
 		))
 	}
@@ -152,7 +154,7 @@ func (p *SnapshotPage) renderBuckets(d *analysis.DeviceReport) app.UI {
 			app.Span().Class("snap-swatch "+catClass(r.Category)),
 			app.Text(" "),
 			app.Code().Text(r.Rule),
-			app.Text(fmt.Sprintf(" → %s: %s in %d allocation(s). %s", r.Category, bytesize.FormatGiB(r.Bytes), r.Count, r.Text)),
+			app.Text(fmt.Sprintf(" → %s: %s in %d allocation(s). %s", r.Category, bytesize.Format(r.Bytes, p.unit), r.Count, r.Text)),
 		))
 	}
 	return app.Section().Class("snap-buckets").ID("snap-buckets").Body(
@@ -160,7 +162,7 @@ func (p *SnapshotPage) renderBuckets(d *analysis.DeviceReport) app.UI {
 		app.P().Class("muted").Text("Each allocation live at the peak is labelled by the first rule that fits its stack and "+
 			"lifetime. Stack rules look for optimizer, autograd, module-construction and forward frames; lifetime rules check "+
 			"whether it outlived its phase. They are heuristics: the rule behind every byte is listed."),
-		categoryBar(d.CategoriesAtPeak),
+		categoryBar(d.CategoriesAtPeak, p.unit),
 		app.Div().Class("table-wrap").Body(app.Table().Class("snap-cat-table").Body(
 			app.THead().Body(app.Tr().Body(app.Th().Text("category"), app.Th().Class("num").Text("bytes"),
 				app.Th().Class("num").Text("share"))),
@@ -187,10 +189,10 @@ func (p *SnapshotPage) renderSites(d *analysis.DeviceReport) app.UI {
 			app.Td().Class("snap-site").Body(app.Details().Body(
 				app.Summary().Text(s.Label),
 				app.P().Class("muted").Text(fmt.Sprintf("%d allocation(s), mostly %s. Stack of the largest (%s), labelled by rule %s:",
-					s.Count, s.Category, bytesize.FormatGiB(s.LargestBytes), s.Rule)),
+					s.Count, s.Category, bytesize.Format(s.LargestBytes, p.unit), s.Rule)),
 				stackBlock(s.Stack),
 			)),
-			app.Td().Class("num").Text(bytesize.FormatGiB(s.Bytes)),
+			app.Td().Class("num").Text(bytesize.Format(s.Bytes, p.unit)),
 			app.Td().Class("num snap-wide").Text(strconv.Itoa(s.Count)),
 			app.Td().Class("snap-wide").Body(app.Span().Class("snap-swatch "+catClass(s.Category)), app.Text(" "+s.Category)),
 		))
@@ -215,15 +217,15 @@ func (p *SnapshotPage) renderOOMs(d *analysis.DeviceReport) app.UI {
 		idx := o.Index
 		top := ""
 		if len(o.TopSites) > 0 {
-			top = o.TopSites[0].Label + " (" + bytesize.FormatGiB(o.TopSites[0].Bytes) + ")"
+			top = o.TopSites[0].Label + " (" + bytesize.Format(o.TopSites[0].Bytes, p.unit) + ")"
 		}
 		rows = append(rows, app.Tr().Body(
 			app.Td().Class("num").Text(bytesize.Commas(int64(o.Index))),
-			app.Td().Class("num").Text(bytesize.FormatGiB(o.RequestedBytes)),
-			app.Td().Class("num").Text(bytesize.FormatGiB(o.DeviceFreeBytes)),
-			app.Td().Class("num").Text(bytesize.FormatGiB(o.AllocatedBytes)),
-			app.Td().Class("num").Text(bytesize.FormatGiB(o.ReservedBytes)),
-			app.Td().Class("num").Text(bytesize.FormatGiB(o.LargestFreeBlockBytes)),
+			app.Td().Class("num").Text(bytesize.Format(o.RequestedBytes, p.unit)),
+			app.Td().Class("num").Text(bytesize.Format(o.DeviceFreeBytes, p.unit)),
+			app.Td().Class("num").Text(bytesize.Format(o.AllocatedBytes, p.unit)),
+			app.Td().Class("num").Text(bytesize.Format(o.ReservedBytes, p.unit)),
+			app.Td().Class("num").Text(bytesize.Format(o.LargestFreeBlockBytes, p.unit)),
 			app.Td().Text(top),
 			app.Td().Body(app.Button().Class("secondary").Text("Show state").OnClick(func(ctx app.Context, e app.Event) {
 				p.requestState(ctx, idx)

@@ -340,3 +340,87 @@ func TestSnapshotReplaceWhileBusy(t *testing.T) {
 	}
 	tb.assertClean()
 }
+
+// TestSnapshotCompare analyses one real snapshot, drops a second one on the
+// comparison zone, and checks the deltas the page shows against
+// analysis.Compare run here on the two files; the Markdown copy carries the
+// comparison.
+func TestSnapshotCompare(t *testing.T) {
+	beforePath := realSnapshotPath(t, "pt26_cs336_ctx128_forward.pickle")
+	afterPath := realSnapshotPath(t, "pt26_cs336_ctx128_fullstep.pickle")
+	before, _ := expectedReport(t, beforePath)
+	after, _ := expectedReport(t, afterPath)
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	tb.dropFile("#snap-drop", beforePath)
+	if !waitSnapshot(tb, 90*time.Second) {
+		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
+	}
+	tb.scrollTo("#snap-compare-drop")
+	tb.dropFile("#snap-compare-drop", afterPath)
+	v := poll[string](tb, `document.body.getAttribute("data-snapshot-compare") ? "done" : (document.body.getAttribute("data-snapshot-compare-error") ? "error" : "")`, 90*time.Second)
+	if v != "done" {
+		t.Fatalf("the comparison failed: %s", tb.text("#snap-compare-error"))
+	}
+	// The page says how many sites it asked for; Compare here uses the same.
+	maxSites, err := strconv.Atoi(evalJS[string](tb, `document.getElementById("snap-cmp").dataset.maxSites`))
+	if err != nil || maxSites <= 0 {
+		t.Fatalf("data-max-sites: %v", err)
+	}
+	want := analysis.Compare(before, after, maxSites)
+	if len(want.Devices) != 1 {
+		t.Fatalf("Compare pairs %d devices", len(want.Devices))
+	}
+	d := want.Devices[0]
+	for key, dl := range map[string]analysis.Delta{"peak_allocated": d.PeakAllocated, "peak_reserved": d.PeakReserved,
+		"final_allocated": d.FinalAllocated, "final_reserved": d.FinalReserved} {
+		got := evalJS[map[string]string](tb, fmt.Sprintf(`(() => { const r = document.querySelector('#snap-cmp-0 tr[data-key=%q]'); return r ? {...r.dataset, text: r.textContent} : {}; })()`, key))
+		if got["before"] != strconv.FormatInt(dl.Before, 10) || got["after"] != strconv.FormatInt(dl.After, 10) || got["delta"] != strconv.FormatInt(dl.Delta, 10) {
+			t.Errorf("%s: page %v, Compare %+v", key, got, dl)
+		}
+		if !strings.Contains(got["text"], bytesize.Signed(dl.Delta, bytesize.Binary)) {
+			t.Errorf("%s: row %q lacks the change %s", key, got["text"], bytesize.Signed(dl.Delta, bytesize.Binary))
+		}
+	}
+	if d.PeakAllocated.Delta <= 0 {
+		t.Errorf("a full step should peak higher than the forward pass alone: %+v", d.PeakAllocated)
+	}
+	// Categories: every one present in either file, with its change.
+	var wantCats []string
+	for _, c := range d.Categories {
+		if c.Bytes.Before != 0 || c.Bytes.After != 0 {
+			wantCats = append(wantCats, fmt.Sprintf("%s %d", c.Category, c.Bytes.Delta))
+		}
+	}
+	gotCats := evalJS[[]string](tb, `Array.from(document.querySelectorAll('#snap-cmp-0 tr[data-category]')).map(r => r.dataset.category + " " + r.dataset.delta)`)
+	if strings.Join(gotCats, "|") != strings.Join(wantCats, "|") {
+		t.Errorf("categories on the page %q, Compare %q", gotCats, wantCats)
+	}
+	// Sites, in Compare's order, with label and change.
+	var wantSites []string
+	for _, st := range d.Sites {
+		wantSites = append(wantSites, fmt.Sprintf("%s %d %s", st.Site, st.Bytes.Delta, bytesize.Signed(st.Bytes.Delta, bytesize.Binary)))
+	}
+	gotSites := evalJS[[]string](tb, `Array.from(document.querySelectorAll('#snap-cmp-0 .snap-cmp-sites tbody tr')).map(r => r.cells[0].textContent + " " + r.dataset.delta + " " + r.cells[3].textContent)`)
+	if len(wantSites) == 0 || strings.Join(gotSites, "\n") != strings.Join(wantSites, "\n") {
+		t.Errorf("sites on the page:\n%s\nCompare:\n%s", strings.Join(gotSites, "\n"), strings.Join(wantSites, "\n"))
+	}
+
+	tb.click("#snap-copy")
+	md := poll[string](tb, `(() => { const e = document.getElementById("snap-markdown"); return e ? e.value : ""; })()`, 10*time.Second)
+	if !strings.Contains(md, analysis.MarkdownComparison(want)) {
+		t.Errorf("the Markdown copy lacks the comparison:\n%s", md)
+	}
+	tb.scrollTo("#snap-compare")
+	tb.screenshot("snapshot-compare-desktop")
+	tb.setViewport(375, 800)
+	time.Sleep(300 * time.Millisecond)
+	if w := evalJS[float64](tb, `document.documentElement.scrollWidth`); w > 376 {
+		t.Errorf("page is %v px wide on a 375 px phone", w)
+	}
+	tb.screenshot("snapshot-compare-phone")
+	tb.watchTargets("worker")
+	assertLocalOnly(t, tb, s)
+	tb.assertClean()
+}

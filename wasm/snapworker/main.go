@@ -13,9 +13,10 @@
 //	{type: "state", id, device, index}    // allocator state after trace entry index
 //	{type: "series", id, device, from, to, points}
 //	{type: "alloc", id, device, alloc}    // one allocation with its stack
+//	{type: "compare", id, name, file, sites} // analyse a second file and compare the first with it
 //
 // and receives {type: "progress", id, stage, done, total} while reading and
-// decoding, then {type: "result"|"state"|"series"|"alloc", id, json} or
+// decoding, then {type: "result"|"state"|"series"|"alloc"|"compare", id, json} or
 // {type: "error", id, message}. JSON carries 64-bit values as numbers below
 // 2^53 only (addresses are hex strings). Timelines do not go through JSON,
 // which is slow to parse in the page's wasm: "result" and "series" carry
@@ -123,8 +124,11 @@ func (w *worker) handle(msg js.Value) {
 }
 
 func (w *worker) answer(typ string, id int, msg js.Value) (any, error) {
-	if typ == "analyze" {
+	switch typ {
+	case "analyze":
 		return w.analyze(id, msg)
+	case "compare":
+		return w.compare(id, msg)
 	}
 	if w.an == nil {
 		return nil, fmt.Errorf("no snapshot loaded")
@@ -145,8 +149,40 @@ func (w *worker) answer(typ string, id int, msg js.Value) (any, error) {
 }
 
 // analyze decodes the transferred file and analyses it, posting progress.
+// The analysis stays for later queries.
 func (w *worker) analyze(id int, msg js.Value) (any, error) {
 	w.an = nil
+	an, decoded, analysed, err := load(id, msg)
+	if err != nil {
+		return nil, err
+	}
+	w.an = an
+	return result{Report: an.Report(), DecodeMS: decoded.Milliseconds(), AnalyseMS: analysed.Milliseconds()}, nil
+}
+
+// compare decodes and analyses a second file, posting progress, and
+// compares the loaded analysis (before) with it (after). The second
+// analysis is dropped afterwards: queries keep going to the first file.
+func (w *worker) compare(id int, msg js.Value) (any, error) {
+	before := w.an
+	if before == nil {
+		return nil, fmt.Errorf("analyse a first snapshot before comparing")
+	}
+	sites := 0
+	if v := msg.Get("sites"); v.Type() == js.TypeNumber {
+		sites = v.Int()
+	}
+	after, decoded, analysed, err := load(id, msg)
+	if err != nil {
+		return nil, err
+	}
+	return comparison{Comparison: analysis.Compare(before, after, sites), MaxSites: sites,
+		DecodeMS: decoded.Milliseconds(), AnalyseMS: analysed.Milliseconds()}, nil
+}
+
+// load decodes the message's file (a File or an ArrayBuffer) and analyses
+// it, posting progress under id. It returns the time spent on each.
+func load(id int, msg js.Value) (an *analysis.Analysis, decoded, analysed time.Duration, err error) {
 	name := msg.Get("name").String()
 	start := time.Now()
 	opt := snapshot.DecodeOptions{
@@ -157,12 +193,11 @@ func (w *worker) analyze(id int, msg js.Value) (any, error) {
 		},
 	}
 	var s *snapshot.Snapshot
-	var err error
 	var head []byte // the first bytes, to describe a file that is not a pickle
 	switch file, buf := msg.Get("file"), msg.Get("buffer"); {
 	case file.Truthy():
 		if file.Get("size").Int() == 0 {
-			return nil, fmt.Errorf("%s is empty", name)
+			return nil, 0, 0, fmt.Errorf("%s is empty", name)
 		}
 		r := newBlobReader(file)
 		s, err = snapshot.DecodeReader(r, int64(r.size), opt)
@@ -173,27 +208,26 @@ func (w *worker) analyze(id int, msg js.Value) (any, error) {
 		data := make([]byte, u8.Length())
 		js.CopyBytesToGo(data, u8)
 		if len(data) == 0 {
-			return nil, fmt.Errorf("%s is empty", name)
+			return nil, 0, 0, fmt.Errorf("%s is empty", name)
 		}
 		s, err = snapshot.DecodeWith(data, opt)
 		head = data
 	default:
-		return nil, fmt.Errorf("no file data received")
+		return nil, 0, 0, fmt.Errorf("no file data received")
 	}
 	if err != nil {
 		if errors.Is(err, snapshot.ErrNotPickle) {
-			return nil, err
+			return nil, 0, 0, err
 		}
-		return nil, fmt.Errorf("%v%s", err, notPickleHint(head))
+		return nil, 0, 0, fmt.Errorf("%v%s", err, notPickleHint(head))
 	}
-	decoded := time.Since(start)
+	decoded = time.Since(start)
 	post(map[string]any{"type": "progress", "id": id, "stage": "analyse", "done": 0, "total": 1})
-	an := analysis.Analyze(s, analysis.Options{TimelinePoints: timelinePoints})
+	an = analysis.Analyze(s, analysis.Options{TimelinePoints: timelinePoints})
 	if len(an.Devices) == 0 {
-		return nil, fmt.Errorf("%s holds no trace and no segments: was _record_memory_history() enabled before _dump_snapshot()?", name)
+		return nil, 0, 0, fmt.Errorf("%s holds no trace and no segments: was _record_memory_history() enabled before _dump_snapshot()?", name)
 	}
-	w.an = an
-	return result{Report: an.Report(), DecodeMS: decoded.Milliseconds(), AnalyseMS: (time.Since(start) - decoded).Milliseconds()}, nil
+	return an, decoded, time.Since(start) - decoded, nil
 }
 
 // readChunk is how much of the file is read from the Blob at a time.
@@ -299,6 +333,16 @@ func notPickleHint(b []byte) string {
 type result struct {
 	*analysis.Report
 	// DecodeMS and AnalyseMS are the worker's timings.
+	DecodeMS  int64 `json:"decode_ms"`
+	AnalyseMS int64 `json:"analyse_ms"`
+}
+
+// comparison is the reply to "compare".
+type comparison struct {
+	analysis.Comparison
+	// MaxSites is the site limit asked for (0: all changed sites).
+	MaxSites int `json:"max_sites"`
+	// DecodeMS and AnalyseMS are the worker's timings for the second file.
 	DecodeMS  int64 `json:"decode_ms"`
 	AnalyseMS int64 `json:"analyse_ms"`
 }
