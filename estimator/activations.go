@@ -1,10 +1,11 @@
 package estimator
 
 import (
-	"oomscope/bytesize"
-
 	"fmt"
+	"strconv"
 	"strings"
+
+	"oomscope/bytesize"
 )
 
 // Names of linears whose input is the block's MLP output side (down
@@ -122,9 +123,10 @@ func (p *plan) layerTally(k LayerKind) tally {
 			t.add(topk*h*e, "expert inputs")
 		}
 		t.add(topk*mlp(int64(m.ExpertIntermediate), groupExpert), "expert MLPs")
-		if full {
-			t.add(topk*h*e, "expert outputs")
-		}
+		// Each expert output is multiplied by its routing weight; both need
+		// gradients (the hidden state does even when the router is frozen),
+		// so the product keeps the outputs.
+		t.add(topk*h*e, "expert outputs")
 		if m.SharedExperts > 0 {
 			t.add(mlp(int64(m.ExpertIntermediate*m.SharedExperts), groupShared), "shared expert")
 		}
@@ -201,13 +203,16 @@ func (p *plan) activations() Bucket {
 	}
 	if p.r.Ckpt == CkptFull {
 		terms = append(terms,
-			Term{"checkpointed inputs", mul(int64(p.m.Layers), T, h, e), fmt.Sprintf("%d layers × b·s tokens × h × %d B (each layer's input)", p.m.Layers, e)},
+			Term{"checkpointed inputs", mul(int64(p.m.Layers), T, h, e), fmt.Sprintf("%d layers × %s tokens × h %s × %d B (each layer's input)", p.m.Layers, bytesize.Commas(T), bytesize.Commas(h), e)},
 			Term{"recomputed layer", biggest, "one layer recomputed in backward: " + biggestWords})
 	}
 	terms = append(terms, final)
 	formula := "tally of saved tensors: " + joinFormulas(terms...)
-	if p.r.Ckpt == CkptSelective && p.r.Attn == AttnSDPA {
+	switch {
+	case p.r.Ckpt == CkptSelective && p.r.Attn == AttnSDPA:
 		formula += " (selective recomputation saves nothing more with SDPA: it already drops the s² scores)"
+	case p.r.Ckpt == CkptSelective:
+		formula += " (selective recomputation drops eager attention's s² scores)"
 	}
 	return bucket(BucketActivations, formula, terms...)
 }
@@ -216,20 +221,30 @@ func (p *plan) activations() Bucket {
 func (p *plan) paperActivations() Bucket {
 	s, b, h, L := int64(p.r.Seq), int64(p.r.Batch), int64(p.m.Hidden), int64(p.m.Layers)
 	scale := p.actBytes() // the paper's constants assume 2-byte tensors
+	dims := fmt.Sprintf("s %s, b %d, h %s", bytesize.Commas(s), b, bytesize.Commas(h))
 	var t Term
 	switch {
 	case p.r.Ckpt == CkptFull:
-		t = Term{"layer inputs", fraction(mul(2, s, b, h, L), float64(scale), 2), fmt.Sprintf("2·s·b·h per layer (full checkpointing) × %d layers", L)}
-	case p.r.Attn == AttnEager && p.r.Ckpt != CkptSelective:
-		n := sum(mul(34, s, b, h), mul(5, int64(p.m.Heads), s, s, b))
-		t = Term{"layers", fraction(mul(n, L), float64(scale), 2), fmt.Sprintf("s·b·h·(34 + 5·a·s/h) per layer (eager attention) × %d layers", L)}
+		t = Term{"layer inputs", fraction(mul(2, s, b, h, L), float64(scale), 2), fmt.Sprintf("2·s·b·h B per layer (full checkpointing; %s) × %d layers", dims, L)}
+	case p.eagerScores():
+		t = Term{"layers", fraction(mul(paperLayer(p, s, b), L), float64(scale), 2), fmt.Sprintf("s·b·h·(34 + 5·a·s/h) B per layer (eager attention; %s, a %d) × %d layers", dims, p.m.Heads, L)}
 	default:
-		t = Term{"layers", fraction(mul(34, s, b, h, L), float64(scale), 2), fmt.Sprintf("34·s·b·h per layer (SDPA: no s² term) × %d layers", L)}
+		why := "SDPA: no s² term"
+		if p.r.Attn == AttnEager {
+			why = "selective recomputation drops the 5·a·s/h term"
+		}
+		t = Term{"layers", fraction(mul(34, s, b, h, L), float64(scale), 2), fmt.Sprintf("34·s·b·h B per layer (%s; %s) × %d layers", why, dims, L)}
 	}
 	if scale == 4 {
 		t.Formula += ", doubled for fp32 activations"
 	}
 	return bucket(BucketActivations, "Korthikanti et al.: "+t.Formula, t)
+}
+
+// paperLayer is one layer of the paper's formula with eager attention, in
+// 2-byte units: s·b·h·(34 + 5·a·s/h) = 34·s·b·h + 5·a·s²·b.
+func paperLayer(p *plan, s, b int64) int64 {
+	return sum(mul(34, s, b, int64(p.m.Hidden)), mul(5, int64(p.m.Heads), s, s, b))
 }
 
 // inferenceActivations is one layer's transient working set during
@@ -256,7 +271,17 @@ func (p *plan) inferenceActivations() Bucket {
 	perToken := max(attn, mlp)
 	t := Term{"one layer", mul(T, perToken), fmt.Sprintf("max(attention %s, MLP %s) B per token: residual, normed input and the larger of q/k/v/out or gate/up/act × %s tokens", bytesize.Commas(attn), bytesize.Commas(mlp), bytesize.Commas(T))}
 	if p.r.Activations == ActivationsPaper {
-		t = Term{"one layer", fraction(mul(34, int64(p.r.Seq), int64(p.r.Batch), h), float64(e), 2), "34·s·b·h for one layer (Korthikanti et al.; layers run one at a time)"}
+		s, b := int64(p.r.Seq), int64(p.r.Batch)
+		dims := fmt.Sprintf("s %s, b %d, h %s", bytesize.Commas(s), b, bytesize.Commas(h))
+		if p.r.Attn == AttnEager {
+			t = Term{"one layer", fraction(paperLayer(p, s, b), float64(e), 2), fmt.Sprintf("s·b·h·(34 + 5·a·s/h) B for one layer (Korthikanti et al., eager attention; %s, a %d; layers run one at a time)", dims, a)}
+		} else {
+			t = Term{"one layer", fraction(mul(34, s, b, h), float64(e), 2), fmt.Sprintf("34·s·b·h B for one layer (Korthikanti et al., SDPA; %s; layers run one at a time)", dims)}
+		}
+		if e == 4 {
+			t.Formula += ", doubled for fp32 activations"
+		}
+		return bucket(BucketActivations, "", t)
 	}
 	scores := Term{}
 	if p.r.Attn == AttnEager {
@@ -273,18 +298,21 @@ func (p *plan) logits() Bucket {
 		return bucket(BucketLogits, "", t)
 	}
 	bsV := mul(p.tokens(), V)
+	e := p.actBytes()
 	var t Term
 	switch {
 	case p.r.Activations == ActivationsPaper && p.r.Logits == LogitsFP32:
 		t = Term{"logits", mul(bsV, 4), "s·b·V × 4 B (fp32 logits)"}
+	case p.r.Activations == ActivationsPaper && p.r.Logits == LogitsChunked:
+		t = Term{"logits", mul(bsV, 2), "s·b·V × 2 B (16-bit logits; chunked cross-entropy upcasts one chunk at a time)"}
 	case p.r.Activations == ActivationsPaper:
 		t = Term{"logits", mul(bsV, 2), "s·b·V × 2 B (16-bit logits)"}
 	case p.r.Logits == LogitsFP32:
-		t = Term{"logits", mul(bsV, 14), "s·b·V × 14 B: 16-bit logits (2) + fp32 log-softmax kept for backward (4) + at the start of backward its gradient and the fp32 logits gradient (4 + 4)"}
+		t = Term{"logits", mul(bsV, 12+e), fmt.Sprintf("s·b·V × %d B: logits in the activation dtype (%d) + fp32 log-softmax kept for backward (4) + at the start of backward its gradient and the fp32 logits gradient (4 + 4)", 12+e, e)}
 	case p.r.Logits == LogitsBF16:
-		t = Term{"logits", mul(bsV, 8), "s·b·V × 8 B: 16-bit logits, log-softmax, and their gradients (4 × 2 B)"}
+		t = Term{"logits", mul(bsV, 4*e), fmt.Sprintf("s·b·V × %d B: logits, log-softmax and their gradients in the activation dtype, no fp32 upcast (4 × %d B)", 4*e, e)}
 	default:
-		t = Term{"logits", fraction(bsV, 7, 2), "s·b·V × 3.5 B: 16-bit logits (2) + fp32 loss work for one of 8 chunks (12 / 8)"}
+		t = Term{"logits", fraction(bsV, float64(2*e+3), 2), fmt.Sprintf("s·b·V × %s B: logits in the activation dtype (%d) + fp32 loss work for one of 8 chunks (12 / 8)", strconv.FormatFloat(float64(e)+1.5, 'f', -1, 64), e)}
 	}
 	return bucket(BucketLogits, "", t)
 }

@@ -16,7 +16,8 @@ type Report struct {
 	// MaxSeq is the longest sequence that fits at the chosen micro-batch
 	// (0: none); it may exceed the model's context length.
 	MaxSeq int `json:"max_seq"`
-	// Fixes is the fix ladder, cheapest first, applied cumulatively.
+	// Fixes is the fix ladder, cheapest first, applied cumulatively, up to
+	// the first rung that fits; empty when the request fits as it is.
 	Fixes []Fix `json:"fixes"`
 }
 
@@ -33,6 +34,6 @@ func Analyze(r Request) (*Report, error) {
 		GPUsNeeded:  p.gpusNeeded(),
 		MaxBatch:    p.maxBatch(),
 		MaxSeq:      p.maxSeq(),
-		Fixes:       p.fixes(res.TotalBytes),
+		Fixes:       p.fixes(res),
 	}, nil
 }

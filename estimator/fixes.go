@@ -4,7 +4,8 @@ import "fmt"
 
 // Fix is one rung of the fix ladder: a change to the request, the bytes it
 // saves against the rung before, and the total after it. Fixes apply
-// cumulatively, cheapest first.
+// cumulatively, cheapest first; each saves bytes, and the last one listed is
+// the first that fits (or none fits, when even the whole ladder falls short).
 type Fix struct {
 	// Name is a short label, e.g. "activation checkpointing".
 	Name string `json:"name"`
@@ -88,14 +89,11 @@ var trainLadder = []rung{
 		return "method lora → qlora (NF4 base)"
 	}},
 	{"ZeRO-3 sharding", func(p *plan) string {
-		if p.r.Shard == ShardZero3 && p.r.GPUs > 1 {
+		// Shard over the GPUs given, or over as many as ZeRO-3 needs
+		// when that is more.
+		n := max(p.r.GPUs, p.gpusNeeded())
+		if n <= 1 || p.r.Shard == ShardZero3 && n == p.r.GPUs {
 			return ""
-		}
-		n := p.r.GPUs
-		if n == 1 {
-			if n = p.gpusNeeded(); n <= 1 {
-				return ""
-			}
 		}
 		oldN, old := p.r.GPUs, p.r.Shard
 		p.r.GPUs, p.r.Shard = n, ShardZero3
@@ -138,27 +136,37 @@ var inferLadder = []rung{
 	}},
 }
 
-// fixes applies the ladder cumulatively and reports each rung that applies.
-func (p *plan) fixes(prevTotal int64) []Fix {
+// fixes applies the ladder cumulatively to a request whose estimate is
+// start. A rung is listed only when it lowers the total, so the totals fall
+// rung by rung, and the ladder stops at the first rung that fits: it is empty
+// when the request already fits.
+func (p *plan) fixes(start *Result) []Fix {
 	ladder := trainLadder
 	if !p.train() {
 		ladder = inferLadder
 	}
 	cur := *p
-	var out []Fix
+	prevTotal, fits := start.TotalBytes, start.Fits
+	out := []Fix{} // JSON [] rather than null when nothing is needed
 	for _, rg := range ladder {
+		if fits {
+			break
+		}
 		next := cur
 		change := rg.apply(&next)
 		if change == "" {
 			continue
 		}
 		res := next.compute()
+		if res.TotalBytes >= prevTotal {
+			continue // e.g. full checkpointing after selective with eager s² scores
+		}
 		out = append(out, Fix{
 			Name: rg.name, Change: change,
 			SavesBytes: prevTotal - res.TotalBytes, TotalBytes: res.TotalBytes, Fits: res.Fits,
 			Query: next.r.QueryString(), Request: next.r,
 		})
-		prevTotal = res.TotalBytes
+		prevTotal, fits = res.TotalBytes, res.Fits
 		cur = next
 	}
 	return out

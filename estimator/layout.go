@@ -222,18 +222,6 @@ func (m *Model) ActiveParams() int64 {
 	return p
 }
 
-// largestLayerParams is the biggest single decoder layer (the unit FSDP
-// gathers), or the embedding if that is bigger.
-func (m *Model) largestLayerParams() int64 {
-	best := m.EmbeddingParams()
-	for _, k := range m.LayerKinds() {
-		if p := k.Params(); p > best {
-			best = p
-		}
-	}
-	return best
-}
-
 // largestMatrixParams is the biggest single weight matrix in the layers (the
 // dequantization temporary of QLoRA).
 func (m *Model) largestMatrixParams() int64 {

@@ -19,7 +19,8 @@ import (
 // or a capacity such as "80GiB" (the total capacity PyTorch reports).
 // Fields that do not apply to the mode are ignored: quant and kv_dtype only
 // matter for mode=infer; method, optimizer, master, autocast, accum, ckpt,
-// logits, shard and the lora fields only for mode=train.
+// logits, gpus, shard and the lora fields only for mode=train (inference
+// is sized for one GPU).
 type Request struct {
 	Model       string  `json:"model"`
 	Config      string  `json:"config,omitempty"`

@@ -73,18 +73,47 @@ func (p *plan) weights() Bucket {
 		for i := range terms {
 			whole = sum(whole, terms[i].Bytes)
 		}
-		largest := p.m.largestLayerParams()
-		gb := mul(largest, pb)
-		if p.r.Method == MethodQLoRA {
-			gb = nf4Bytes(largest)
-		}
+		unit, unitWords := p.gatherUnit()
 		terms = []Term{
 			{"sharded weights", ceilDiv(whole, div), fmt.Sprintf("(%s)%s", joinFormulas(terms...), words)},
-			{"gather buffers", mul(2, gb), fmt.Sprintf("2 × the largest unit (%s params) gathered for the current and the prefetched layer", bytesize.Commas(largest))},
+			{"gather buffers", mul(2, unit), fmt.Sprintf("2 × the largest unit (%s = %s B) gathered for the current and the prefetched layer", unitWords, bytesize.Commas(unit))},
 		}
 		return bucket(BucketWeights, joinFormulas(terms...), terms...)
 	}
 	return bucket(BucketWeights, joinFormulas(terms...), terms...)
+}
+
+// gatherUnit is the largest unit FSDP / ZeRO-3 gathers whole, in the bytes
+// it is stored in: the token embedding (never quantized) or one decoder
+// layer with its adapters, whose linear weights are NF4 under QLoRA. It
+// returns the bytes and how they were counted.
+func (p *plan) gatherUnit() (int64, string) {
+	pb := p.paramBytes()
+	emb := p.m.EmbeddingParams()
+	best := mul(emb, pb)
+	words := fmt.Sprintf("the embedding, %s params × %d B", bytesize.Commas(emb), pb)
+	rank := int64(p.r.LoraRank)
+	for _, k := range p.kinds {
+		var linear, adapters int64
+		for _, l := range k.Linears {
+			linear = sum(linear, mul(int64(l.Count), int64(l.In), int64(l.Out)))
+			if p.adapted(l) {
+				adapters = sum(adapters, mul(int64(l.Count), rank, int64(l.In)+int64(l.Out)))
+			}
+		}
+		params := sum(k.Params(), adapters)
+		b := mul(params, pb)
+		w := fmt.Sprintf("one decoder layer, %s params × %d B", bytesize.Commas(params), pb)
+		if p.train() && p.r.Method == MethodQLoRA {
+			rest := params - linear
+			b = sum(nf4Bytes(linear), mul(rest, pb))
+			w = fmt.Sprintf("one decoder layer, %s linear weights in NF4 + %s norm, bias and adapter params × %d B", bytesize.Commas(linear), bytesize.Commas(rest), pb)
+		}
+		if b > best {
+			best, words = b, w
+		}
+	}
+	return best, words
 }
 
 // quantTerm sizes the quantized linear weights for inference.
