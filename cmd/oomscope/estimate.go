@@ -255,7 +255,7 @@ func printEstimate(w io.Writer, rep *estimator.Report) {
 	}
 	fmt.Fprintln(w)
 	if len(rep.Fixes) > 0 {
-		fmt.Fprintln(w, "\nFixes, cheapest first (each on top of the ones before):")
+		fmt.Fprintln(w, "\nFixes, cheapest first (each on top of the ones before, up to the first that fits):")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for i, f := range rep.Fixes {
 			verdict := "does not fit"
@@ -265,6 +265,9 @@ func printEstimate(w io.Writer, rep *estimator.Report) {
 			fmt.Fprintf(tw, "  %d.\t%s\t%s\tsaves %s\t→ %s\t%s\n", i+1, f.Name, f.Change, bytesize.Format(f.SavesBytes, bytesize.Binary), bytesize.Format(f.TotalBytes, bytesize.Binary), verdict)
 		}
 		tw.Flush()
+	}
+	if !rep.Fits && (len(rep.Fixes) == 0 || !rep.Fixes[len(rep.Fixes)-1].Fits) {
+		fmt.Fprintln(w, "\nNo fix in the ladder makes it fit this GPU.")
 	}
 }
 
