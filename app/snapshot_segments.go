@@ -117,7 +117,7 @@ func (p *SnapshotPage) renderState(d *analysis.DeviceReport) app.UI {
 		return app.Section().Class("snap-state").ID("snap-state").Body(body...)
 	}
 	f := st.Fragmentation
-	what := "the peak"
+	what := "at the peak"
 	if st.Index != d.PeakIndex {
 		what = whenText(d, st.Index, st.TimeUS)
 		if st.Action != "" {
@@ -125,7 +125,7 @@ func (p *SnapshotPage) renderState(d *analysis.DeviceReport) app.UI {
 		}
 	}
 	body = append(body,
-		app.P().ID("snap-state-when").Text("State at "+what+"."),
+		app.P().ID("snap-state-when").Text("State "+what+"."),
 		app.Div().Class("snap-stats").Body(
 			stat("allocated", bytesize.Format(st.AllocatedBytes, p.unit), fmt.Sprintf("%s live allocations", bytesize.Commas(int64(st.LiveAllocations)))),
 			stat("reserved", bytesize.Format(st.ReservedBytes, p.unit), fmt.Sprintf("%d segments", f.Segments)),

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -146,7 +147,7 @@ func (p *TriagePage) renderLinks(f *triage.Finding) app.UI {
 			reasons = append(reasons, app.Li().Body(app.Code().Text(kv[0]+"="+kv[1]), app.Text(": "+l.Reasons[i])))
 		}
 		est = app.Div().Body(
-			app.A().ID("triage-estimate-link").Class("button").Href(Href("/estimate?"+l.Query)).Text("Open in the estimator"),
+			app.A().ID("triage-estimate-link").Class("button").Href(Href("/estimate?"+p.estimateQuery(l.Query))).Text("Open in the estimator"),
 			app.Ul().Class("triage-reasons").Body(reasons...),
 		)
 	}
@@ -156,6 +157,18 @@ func (p *TriagePage) renderLinks(f *triage.Finding) app.UI {
 		est,
 		p.renderMatcher(f),
 	)
+}
+
+// estimateQuery adds the page's unit to the estimator link's query, so
+// the estimator shows sizes as this page does.
+func (p *TriagePage) estimateQuery(q string) string {
+	if p.unit != bytesize.Decimal {
+		return q
+	}
+	if q != "" {
+		q += "&"
+	}
+	return q + withUnit(url.Values{}, p.unit).Encode()
 }
 
 // renderMatcher is the optional "which tensor was it?" form and its answer.

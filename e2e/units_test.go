@@ -109,6 +109,13 @@ func TestUnitsTriage(t *testing.T) {
 	if u := search(tb); !strings.Contains(u, "example=other") || !strings.Contains(u, "unit=gb") {
 		t.Errorf("URL after reload = %q", u)
 	}
+	// The estimator link carries the unit too.
+	if f.Estimator != nil {
+		href := evalJS[string](tb, `document.getElementById("triage-estimate-link").getAttribute("href")`)
+		if !strings.HasSuffix(href, "/estimate?"+f.Estimator.Query+"&unit=gb") {
+			t.Errorf("estimator link %q, want …/estimate?%s&unit=gb", href, f.Estimator.Query)
+		}
+	}
 	tb.setViewport(375, 800)
 	time.Sleep(300 * time.Millisecond)
 	if w := evalJS[float64](tb, `document.documentElement.scrollWidth`); w > 376 {
