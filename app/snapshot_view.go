@@ -40,8 +40,9 @@ func (p *SnapshotPage) renderResults() app.UI {
 		app.Div().Class("snap-head").Body(
 			app.Div().Body(
 				app.H2().ID("snap-filename").Text(p.fileName),
-				app.P().Class("muted").Text(fmt.Sprintf("%s · pickle protocol %d · %s trace entries · decoded in %d ms, analysed in %d ms, in this browser",
-					bytesize.Format(p.fileSize, p.unit), p.res.PickleProtocol, bytesize.Commas(int64(d.Entries)), p.res.DecodeMS, p.res.AnalyseMS)),
+				app.P().Class("muted").Text(fmt.Sprintf("%s · pickle protocol %d · %s trace %s · decoded in %d ms, analysed in %d ms, in this browser",
+					bytesize.Format(p.fileSize, p.unit), p.res.PickleProtocol, bytesize.Commas(int64(d.Entries)),
+					map[bool]string{true: "entry", false: "entries"}[d.Entries == 1], p.res.DecodeMS, p.res.AnalyseMS)),
 			),
 			app.Div().Class("snap-actions").Body(
 				app.If(len(p.res.Devices) > 1, func() app.UI {

@@ -357,6 +357,20 @@ func TestSnapshotCompare(t *testing.T) {
 	if !waitSnapshot(tb, 90*time.Second) {
 		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
 	}
+	// A file that is not a snapshot: a clear message, the first file stays.
+	notes := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notes, []byte("this is a text file, not a pickle\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb.uploadFile("#snap-compare-file", notes)
+	poll[string](tb, `document.body.getAttribute("data-snapshot-compare-error") || ""`, 30*time.Second)
+	if msg := tb.text("#snap-compare-error"); !strings.Contains(msg, "Could not compare with notes.txt") || !strings.Contains(msg, "not a pickle") {
+		t.Errorf("bad second file: message %q", msg)
+	}
+	if !strings.Contains(tb.text("#snap-filename"), "forward") || evalJS[bool](tb, `!!document.getElementById("snap-error")`) {
+		t.Errorf("a bad second file disturbed the first one's results")
+	}
+
 	tb.scrollTo("#snap-compare-drop")
 	tb.dropFile("#snap-compare-drop", afterPath)
 	v := poll[string](tb, `document.body.getAttribute("data-snapshot-compare") ? "done" : (document.body.getAttribute("data-snapshot-compare-error") ? "error" : "")`, 90*time.Second)
