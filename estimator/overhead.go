@@ -53,6 +53,6 @@ func (p *plan) overhead(allocated int64) Bucket {
 		terms = append(terms, Term{"nccl", nccl, words})
 	}
 	slackBase := sum(allocated, terms[1].Bytes)
-	terms = append(terms, Term{"allocator slack", fraction(slackBase, AllocatorSlackPercent, 100), fmt.Sprintf("%d %% of the allocated bytes (caching allocator rounding and fragmentation)", AllocatorSlackPercent)})
+	terms = append(terms, Term{"allocator slack", fraction(slackBase, AllocatorSlackPercent, 100), fmt.Sprintf("%d %% of the bytes PyTorch allocates, the buckets above and the cuBLAS workspaces (caching allocator rounding and fragmentation)", AllocatorSlackPercent)})
 	return bucket(BucketOverhead, joinFormulas(terms...), terms...)
 }

@@ -1,6 +1,9 @@
 package estimator
 
 import (
+	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -370,6 +373,115 @@ func TestRuleFixLadder(t *testing.T) {
 				t.Errorf("%q: full checkpointing listed though it adds bytes", q)
 			}
 			prev = f.TotalBytes
+		}
+	}
+}
+
+// formulaRule recomputes a term's bytes from the numbers its formula shows.
+type formulaRule struct {
+	re   *regexp.Regexp
+	calc func(n []float64, r Request, m Model) float64
+}
+
+// numbers parses the submatches ("8,030,261,248", "3.5") as numbers; an
+// empty optional group reads as 0.
+func numbers(t *testing.T, ss []string) []float64 {
+	t.Helper()
+	var out []float64
+	for _, s := range ss {
+		if s == "" {
+			out = append(out, 0)
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
+		if err != nil {
+			t.Fatalf("formula number %q: %v", s, err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+var formulaRules = []formulaRule{
+	{regexp.MustCompile(`^([\d,]+) (?:trainable |adapter )?params × (\d+) B(?: \(.*\))?$`), func(n []float64, _ Request, _ Model) float64 { return n[0] * n[1] }},
+	{regexp.MustCompile(`^([\d,]+) × 2 states \(momentum, variance\) × (\d+) B$`), func(n []float64, _ Request, _ Model) float64 { return n[0] * 2 * n[1] }},
+	{regexp.MustCompile(`^([\d,]+) factored second-moment values \(.*\) × (\d+) B$`), func(n []float64, _ Request, _ Model) float64 { return n[0] * n[1] }},
+	{regexp.MustCompile(`^([\d,]+) × 1 momentum state × (\d+) B$`), func(n []float64, _ Request, _ Model) float64 { return n[0] * n[1] }},
+	{regexp.MustCompile(`^s·b·V × ([\d.]+) B`), func(n []float64, r Request, m Model) float64 {
+		return math.Ceil(float64(r.Batch) * float64(r.Seq) * float64(m.Vocab) * n[0])
+	}},
+	{regexp.MustCompile(`^b·V × 4 B`), func(_ []float64, r Request, m Model) float64 { return float64(r.Batch) * float64(m.Vocab) * 4 }},
+	{regexp.MustCompile(`^(\d+) layers × \(([\d,]+) B per token \(.*\) × ([\d,]+) tokens(?: \+ eager scores b·a·s²·(\d+) B)?\)$`), func(n []float64, r Request, m Model) float64 {
+		return n[0] * (n[1]*n[2] + float64(r.Batch)*float64(m.Heads)*float64(r.Seq)*float64(r.Seq)*n[3])
+	}},
+	{regexp.MustCompile(`^(\d+) layers × ([\d,]+) tokens × h ([\d,]+) × (\d+) B`), func(n []float64, _ Request, _ Model) float64 { return n[0] * n[1] * n[2] * n[3] }},
+	{regexp.MustCompile(`^final norm ([\d,]+) B per token × ([\d,]+) tokens$`), func(n []float64, _ Request, _ Model) float64 { return n[0] * n[1] }},
+	{regexp.MustCompile(`^2 \(K,V\) × (\d+) layers × (\d+) kv heads × (\d+) head_dim × (\d+) B × b·s$`), func(n []float64, r Request, _ Model) float64 {
+		return n[0] * n[1] * n[2] * n[3] * 2 * float64(r.Batch) * float64(r.Seq)
+	}},
+	{regexp.MustCompile(`^2 × (\d+) layers × (\d+) kv heads × (\d+) head_dim × (\d+) B × b × min\(s, window (\d+)\)$`), func(n []float64, r Request, _ Model) float64 {
+		return n[0] * n[1] * n[2] * n[3] * 2 * float64(r.Batch) * math.Min(float64(r.Seq), n[4])
+	}},
+	{regexp.MustCompile(`^(\d+) layers × \(kv_lora_rank (\d+) \+ rope (\d+)\) × (\d+) B × b·s`), func(n []float64, r Request, _ Model) float64 {
+		return n[0] * (n[1] + n[2]) * n[3] * float64(r.Batch) * float64(r.Seq)
+	}},
+	{regexp.MustCompile(`^cuBLAS workspace ([\d,]+) B \+ cuBLASLt workspace ([\d,]+) B$`), func(n []float64, _ Request, _ Model) float64 { return n[0] + n[1] }},
+	{regexp.MustCompile(`^2 × the largest unit \(.* = ([\d,]+) B\)`), func(n []float64, _ Request, _ Model) float64 { return 2 * n[0] }},
+	{regexp.MustCompile(`^(\d+)·s·b·h B per layer \(.*s ([\d,]+), b (\d+), h ([\d,]+)\) × (\d+) layers`), func(n []float64, r Request, _ Model) float64 {
+		f := n[0] * n[1] * n[2] * n[3] * n[4]
+		if r.Dtype == DtypeFP32 && !r.Autocast {
+			f *= 2
+		}
+		return f
+	}},
+}
+
+// TestFormulaNumbers: where a term's formula states its factors, they
+// multiply out to the bytes shown beside it (the page shows both).
+func TestFormulaNumbers(t *testing.T) {
+	queries := []string{
+		"", "master=true", "dtype=fp32&attn=eager&batch=2&seq=512", "autocast=true&optimizer=sgd-momentum",
+		"optimizer=lion&method=lora&lora_targets=q_proj,v_proj", "method=qlora&ckpt=full&logits=chunked",
+		"gpus=8&shard=zero3&model=llama-3.1-70b&ckpt=full", "gpus=4&shard=zero3&method=qlora", "model=mixtral-8x7b&gpus=8&shard=zero3",
+		"activations=paper&seq=4096&master=true", "activations=paper&dtype=fp32&ckpt=full", "activations=paper&ckpt=selective&attn=eager",
+		"mode=infer&model=gemma-2-9b&batch=3&seq=9000", "mode=infer&model=deepseek-v3&kv_dtype=fp8", "mode=infer&model=gpt-oss-20b&seq=100",
+		"model=qwen3-30b-a3b&logits=bf16&dtype=fp32", "model=gemma-3-4b&method=lora&gpus=2",
+		"optimizer=adafactor", "optimizer=adafactor&method=lora",
+	}
+	matched := map[int]bool{}
+	for _, q := range queries {
+		res := estimateQuery(t, q)
+		for _, b := range res.Details {
+			for _, term := range b.Terms {
+				for i, fr := range formulaRules {
+					sm := fr.re.FindStringSubmatch(term.Formula)
+					if sm == nil {
+						continue
+					}
+					matched[i] = true
+					want := fr.calc(numbers(t, sm[1:]), res.Request, res.Model)
+					if float64(term.Bytes) != want {
+						t.Errorf("%q %s/%s: %d B, but the formula %q gives %.0f", q, b.Name, term.Name, term.Bytes, term.Formula, want)
+					}
+					break
+				}
+			}
+		}
+		// The allocator slack is AllocatorSlackPercent of what PyTorch
+		// allocates: the buckets above and the cuBLAS workspaces.
+		if slack := res.Term(BucketOverhead, "allocator slack"); slack != 0 {
+			base := res.TotalBytes - res.Buckets.Overhead + res.Term(BucketOverhead, "cublas workspace")
+			if want := (base*AllocatorSlackPercent + 99) / 100; slack != want {
+				t.Errorf("%q: allocator slack %d, want %d %% of %d = %d", q, slack, AllocatorSlackPercent, base, want)
+			}
+			if f := res.Bucket(BucketOverhead).Terms[len(res.Bucket(BucketOverhead).Terms)-1].Formula; !strings.Contains(f, "workspaces") {
+				t.Errorf("slack formula %q does not say it includes the workspaces", f)
+			}
+		}
+	}
+	for i, fr := range formulaRules {
+		if !matched[i] {
+			t.Errorf("no term matched %s: the formula wording changed", fr.re)
 		}
 	}
 }
