@@ -23,6 +23,11 @@ func propertyRequests() []Request {
 	add(func(r *Request) { r.Model, r.Activations = "mixtral-8x7b", ActivationsPaper })
 	add(func(r *Request) { r.Model, r.Mode = "gemma-2-9b", ModeInfer })
 	add(func(r *Request) { r.Model, r.Mode, r.Attn, r.Quant = "gpt-oss-20b", ModeInfer, AttnEager, QuantInt4 })
+	add(func(r *Request) { r.Activations, r.Master, r.Attn, r.Ckpt = ActivationsPaper, true, AttnEager, CkptSelective })
+	add(func(r *Request) { r.Method, r.GPUs, r.Shard, r.GPU = MethodQLoRA, 2, ShardZero3, "t4-16gb" })
+	add(func(r *Request) { r.Model, r.Method, r.GPUs, r.Shard, r.Dtype = "llama-3.2-1b", MethodLoRA, 4, ShardDDP, DtypeFP32 })
+	add(func(r *Request) { r.Model, r.Mode, r.KVDtype, r.Activations = "deepseek-v3", ModeInfer, KVFP8, ActivationsPaper })
+	add(func(r *Request) { r.Model, r.Mode, r.Quant, r.GPU = "gemma-3-27b", ModeInfer, QuantFP8, "l40s-48gb" })
 	return rs
 }
 
@@ -159,9 +164,16 @@ func TestSearches(t *testing.T) {
 				}
 			}
 		}
-		// The fix ladder: cumulative totals, savings consistent.
+		// The fix ladder: cumulative totals, savings consistent, each rung
+		// saves, and it stops at the first rung that fits.
+		if rep.Fits && len(rep.Fixes) > 0 {
+			t.Errorf("%s: fits, yet %d fixes are listed", name, len(rep.Fixes))
+		}
 		prev := rep.TotalBytes
-		for _, f := range rep.Fixes {
+		for i, f := range rep.Fixes {
+			if f.SavesBytes <= 0 || f.Fits && i != len(rep.Fixes)-1 {
+				t.Errorf("%s: fix %d %s saves %d (fits %v) in a ladder of %d", name, i, f.Name, f.SavesBytes, f.Fits, len(rep.Fixes))
+			}
 			if f.SavesBytes != prev-f.TotalBytes {
 				t.Errorf("%s: fix %s saves %d, totals say %d", name, f.Name, f.SavesBytes, prev-f.TotalBytes)
 			}
