@@ -23,10 +23,16 @@ func propertyRequests() []Request {
 	add(func(r *Request) { r.Model, r.Activations = "mixtral-8x7b", ActivationsPaper })
 	add(func(r *Request) { r.Model, r.Mode = "gemma-2-9b", ModeInfer })
 	add(func(r *Request) { r.Model, r.Mode, r.Attn, r.Quant = "gpt-oss-20b", ModeInfer, AttnEager, QuantInt4 })
-	add(func(r *Request) { r.Activations, r.Master, r.Attn, r.Ckpt = ActivationsPaper, true, AttnEager, CkptSelective })
+	add(func(r *Request) {
+		r.Activations, r.Master, r.Attn, r.Ckpt = ActivationsPaper, true, AttnEager, CkptSelective
+	})
 	add(func(r *Request) { r.Method, r.GPUs, r.Shard, r.GPU = MethodQLoRA, 2, ShardZero3, "t4-16gb" })
-	add(func(r *Request) { r.Model, r.Method, r.GPUs, r.Shard, r.Dtype = "llama-3.2-1b", MethodLoRA, 4, ShardDDP, DtypeFP32 })
-	add(func(r *Request) { r.Model, r.Mode, r.KVDtype, r.Activations = "deepseek-v3", ModeInfer, KVFP8, ActivationsPaper })
+	add(func(r *Request) {
+		r.Model, r.Method, r.GPUs, r.Shard, r.Dtype = "llama-3.2-1b", MethodLoRA, 4, ShardDDP, DtypeFP32
+	})
+	add(func(r *Request) {
+		r.Model, r.Mode, r.KVDtype, r.Activations = "deepseek-v3", ModeInfer, KVFP8, ActivationsPaper
+	})
 	add(func(r *Request) { r.Model, r.Mode, r.Quant, r.GPU = "gemma-3-27b", ModeInfer, QuantFP8, "l40s-48gb" })
 	return rs
 }
