@@ -66,8 +66,9 @@ func TestMonotonicInBatchAndSeq(t *testing.T) {
 }
 
 // TestZero3DividesModelStates: under zero3 on N GPUs weights (less the
-// gather buffers), gradients and optimizer states are the single-GPU
-// values ÷ N; activations and logits do not shrink.
+// gather buffers and QLoRA's dequantization buffer), gradients and
+// optimizer states are the single-GPU values ÷ N; activations and logits do
+// not shrink.
 func TestZero3DividesModelStates(t *testing.T) {
 	for _, method := range []string{MethodFull, MethodLoRA, MethodQLoRA} {
 		for _, master := range []bool{false, true} {
@@ -79,8 +80,13 @@ func TestZero3DividesModelStates(t *testing.T) {
 				res := mustEstimate(t, r)
 				name := fmt.Sprintf("%s master=%v N=%d", method, master, n)
 				N := int64(n)
-				if got, want := res.Term(BucketWeights, "sharded weights"), ceilDiv(one.Buckets.Weights, N); got != want {
-					t.Errorf("%s: sharded weights %d, want %d / %d = %d", name, got, one.Buckets.Weights, N, want)
+				// QLoRA's dequantization buffer is per GPU: not sharded.
+				dq := one.Term(BucketWeights, "dequant buffer")
+				if got, want := res.Term(BucketWeights, "sharded weights"), ceilDiv(one.Buckets.Weights-dq, N); got != want {
+					t.Errorf("%s: sharded weights %d, want %d / %d = %d", name, got, one.Buckets.Weights-dq, N, want)
+				}
+				if got := res.Term(BucketWeights, "dequant buffer"); got != dq {
+					t.Errorf("%s: dequant buffer %d, want %d on every GPU", name, got, dq)
 				}
 				if res.Term(BucketWeights, "gather buffers") <= 0 {
 					t.Errorf("%s: no gather buffers", name)

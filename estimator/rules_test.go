@@ -269,7 +269,15 @@ func TestRuleSharding(t *testing.T) {
 	}
 	// QLoRA under ZeRO-3: the embedding stays 16-bit, so it is the largest
 	// unit (525M × 2 B against a layer's 218M in NF4).
+	// The NF4 base, 16-bit rest and adapters are sharded; the 16-bit
+	// dequantization copy of the largest matrix is a per-GPU buffer.
 	res := estimateQuery(t, "method=qlora&gpus=4&shard=zero3")
+	nf4 := l8Linear/2 + l8Linear/64 + 4*((l8Linear+64*256-1)/(64*256))
+	adapters := l8L * 16 * ((l8H + l8H) + 2*(l8H+l8KV*l8D) + (l8H + l8H) + 3*(l8H+l8I))
+	stored := nf4 + (P-l8Linear)*2 + adapters*2
+	if want := (stored+3)/4 + 2*l8Emb*2 + l8H*l8I*2; res.Buckets.Weights != want {
+		t.Errorf("qlora zero3 weights %d, want %d", res.Buckets.Weights, want)
+	}
 	if got := res.Term(BucketWeights, "gather buffers"); got != 2*l8Emb*2 {
 		t.Errorf("qlora zero3 gather buffers %d, want %d", got, 2*l8Emb*2)
 	}

@@ -69,16 +69,23 @@ func (p *plan) weights() Bucket {
 	}
 	div, words := p.shardDiv(p.shardsWeights())
 	if div > 1 {
+		// The stored weights are sharded; the dequantization temporary is
+		// a per-GPU working buffer and is not.
 		var whole int64
-		for i := range terms {
-			whole = sum(whole, terms[i].Bytes)
+		var stored, local []Term
+		for _, t := range terms {
+			if t.Name == "dequant buffer" {
+				local = append(local, t)
+				continue
+			}
+			stored = append(stored, t)
+			whole = sum(whole, t.Bytes)
 		}
 		unit, unitWords := p.gatherUnit()
-		terms = []Term{
-			{"sharded weights", ceilDiv(whole, div), fmt.Sprintf("(%s)%s", joinFormulas(terms...), words)},
+		terms = append([]Term{
+			{"sharded weights", ceilDiv(whole, div), fmt.Sprintf("(%s)%s", joinFormulas(stored...), words)},
 			{"gather buffers", mul(2, unit), fmt.Sprintf("2 × the largest unit (%s = %s B) gathered for the current and the prefetched layer", unitWords, bytesize.Commas(unit))},
-		}
-		return bucket(BucketWeights, joinFormulas(terms...), terms...)
+		}, local...)
 	}
 	return bucket(BucketWeights, joinFormulas(terms...), terms...)
 }
