@@ -314,6 +314,7 @@ func (p *plan) logits() Bucket {
 	default:
 		t = Term{"logits", fraction(bsV, float64(2*e+3), 2), fmt.Sprintf("s·b·V × %s B: logits in the activation dtype (%d) + fp32 loss work for one of 8 chunks (12 / 8)", strconv.FormatFloat(float64(e)+1.5, 'f', -1, 64), e)}
 	}
+	t.Formula += fmt.Sprintf(", with s·b = %s tokens and V = %s", bytesize.Commas(p.tokens()), bytesize.Commas(V))
 	return bucket(BucketLogits, "", t)
 }
 

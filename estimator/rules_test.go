@@ -415,8 +415,8 @@ var formulaRules = []formulaRule{
 	{regexp.MustCompile(`^([\d,]+) × 2 states \(momentum, variance\) × (\d+) B$`), func(n []float64, _ Request, _ Model) float64 { return n[0] * 2 * n[1] }},
 	{regexp.MustCompile(`^([\d,]+) factored second-moment values \(.*\) × (\d+) B$`), func(n []float64, _ Request, _ Model) float64 { return n[0] * n[1] }},
 	{regexp.MustCompile(`^([\d,]+) × 1 momentum state × (\d+) B$`), func(n []float64, _ Request, _ Model) float64 { return n[0] * n[1] }},
-	{regexp.MustCompile(`^s·b·V × ([\d.]+) B`), func(n []float64, r Request, m Model) float64 {
-		return math.Ceil(float64(r.Batch) * float64(r.Seq) * float64(m.Vocab) * n[0])
+	{regexp.MustCompile(`^s·b·V × ([\d.]+) B.*, with s·b = ([\d,]+) tokens and V = ([\d,]+)$`), func(n []float64, _ Request, _ Model) float64 {
+		return math.Ceil(n[0] * n[1] * n[2])
 	}},
 	{regexp.MustCompile(`^b·V × 4 B`), func(_ []float64, r Request, m Model) float64 { return float64(r.Batch) * float64(m.Vocab) * 4 }},
 	{regexp.MustCompile(`^(\d+) layers × \(([\d,]+) B per token \(.*\) × ([\d,]+) tokens(?: \+ eager scores b·a·s²·(\d+) B)?\)$`), func(n []float64, r Request, m Model) float64 {
