@@ -232,9 +232,14 @@ func (p *EstimatePage) renderFixes() app.UI {
 			),
 		))
 	}
+	var enough app.UI = app.Text("")
+	if last := rep.Fixes[len(rep.Fixes)-1]; !last.Fits {
+		enough = app.P().ID("est-no-fix").Class("error").Text("No fix in the ladder makes it fit this GPU: pick a larger GPU, or shard over more GPUs (set GPUs and ZeRO-3).")
+	}
 	return app.Section().Class("estimate-fixes").Aria("label", "Fixes").Body(
 		app.H2().Text("Fixes, cheapest first"),
-		app.P().Class("muted").Text("Each fix applies on top of the ones above it; the totals are cumulative."),
+		app.P().Class("muted").Text("Each fix applies on top of the ones above it; the totals are cumulative, and the ladder stops at the first that fits."),
 		app.Ol().ID("est-fixes").Body(items...),
+		enough,
 	)
 }

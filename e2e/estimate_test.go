@@ -236,3 +236,34 @@ func TestEstimateCustomConfig(t *testing.T) {
 	tb.assertClean()
 	assertLocalOnly(t, tb, s)
 }
+
+// TestEstimateNoFixEnough: when even the last rung of the ladder does not
+// fit, the page says so; when one does, it does not.
+func TestEstimateNoFixEnough(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	for _, q := range []string{"model=llama-3.1-405b&gpu=rtx-4090-24gb", "model=llama-3.1-8b&gpu=rtx-4090-24gb"} {
+		v, _ := url.ParseQuery(q)
+		req, err := estimator.ParseQuery(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := estimator.Analyze(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Fixes) == 0 {
+			t.Fatalf("%s: the setup fits, no ladder to test", q)
+		}
+		tb.open("/estimate?" + q)
+		waitTotal(tb, rep.TotalBytes)
+		want := !rep.Fixes[len(rep.Fixes)-1].Fits
+		if got := evalJS[bool](tb, `!!document.getElementById("est-no-fix")`); got != want {
+			t.Errorf("%s: 'no fix is enough' shown = %v, want %v", q, got, want)
+		}
+		if n := evalJS[float64](tb, `document.querySelectorAll("#est-fixes li").length`); int(n) != len(rep.Fixes) {
+			t.Errorf("%s: %v rungs on the page, %d from the estimator", q, n, len(rep.Fixes))
+		}
+	}
+	tb.assertClean()
+}
