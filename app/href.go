@@ -29,10 +29,28 @@ func Query(ctx app.Context) url.Values {
 	return ctx.Page().URL().Query()
 }
 
+// EmbedKey is the URL parameter that shows a page without the site's
+// header and navigation, for an <iframe> in other documentation:
+// /estimate?model=llama-3.1-8b&embed=1.
+const EmbedKey = "embed"
+
+// Embedded reports whether the page is shown in embed mode.
+func Embedded(ctx app.Context) bool {
+	return Query(ctx).Get(EmbedKey) == "1"
+}
+
 // ReplaceQuery replaces the page's query string with v without adding a
 // history entry, so that the address bar always holds the current state.
+// Parameters of the frame rather than of the page (embed) are kept.
 func ReplaceQuery(ctx app.Context, v url.Values) {
 	u := *ctx.Page().URL()
+	if Embedded(ctx) && !v.Has(EmbedKey) {
+		c := url.Values{EmbedKey: {"1"}}
+		for k, vs := range v {
+			c[k] = vs
+		}
+		v = c
+	}
 	u.RawQuery = v.Encode()
 	if u.String() != ctx.Page().URL().String() {
 		ctx.Page().ReplaceURL(&u)

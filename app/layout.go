@@ -75,6 +75,9 @@ type chrome struct {
 
 // OnMount marks the page as ready and starts watching for new deployments.
 func (c *chrome) OnMount(ctx app.Context) {
+	if Embedded(ctx) {
+		app.Window().Get("document").Get("body").Get("classList").Call("add", "embedded")
+	}
 	MarkBody("data-wasm-ready", fmt.Sprintf("%.0f", app.Window().Get("performance").Call("now").Float()))
 	// go-app's own OnAppUpdate is not used: it also fires on the very
 	// first install, because the worker claims the page before go-app's
