@@ -9,13 +9,24 @@ import (
 
 // Href returns the link to an internal path such as "/estimate?model=x".
 // In the browser it adds the site's root prefix (GOAPP_ROOT_PREFIX, e.g.
-// "/repo" for a GitHub Pages project site); during generation go-app adds the
-// prefix itself, so the path is returned unchanged.
+// "/repo" for a GitHub Pages project site), and keeps embed=1 when the page
+// is embedded so that links followed inside an iframe stay compact; during
+// generation go-app adds the prefix itself, so the path is returned
+// unchanged.
 func Href(p string) string {
-	if app.IsClient {
-		return rootPrefix() + p
+	if !app.IsClient {
+		return p
 	}
-	return p
+	if u := app.Window().URL(); u != nil && u.Query().Get(EmbedKey) == "1" {
+		sep := "?"
+		if strings.Contains(p, "?") {
+			sep = "&"
+		}
+		if !strings.Contains(p, EmbedKey+"=") {
+			p += sep + EmbedKey + "=1"
+		}
+	}
+	return rootPrefix() + p
 }
 
 // rootPrefix is the site's path prefix without a trailing slash ("" at the

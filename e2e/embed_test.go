@@ -75,6 +75,16 @@ func TestEmbed(t *testing.T) {
 	if !strings.Contains(search, "embed=1") {
 		t.Errorf("the embedded page lost embed=1 from its URL: %s", search)
 	}
+	// Links followed inside the frame keep embed mode: the fix ladder's
+	// "apply" and the navigation to another tool.
+	href := inFrame(`(() => { const a = document.querySelector("#est-fixes a"); if (!a) return ""; a.click(); return a.getAttribute("href"); })()`)
+	inFrame(fmt.Sprintf(`location.pathname + location.search === %q && document.body.getAttribute("data-wasm-ready") ? "ok" : ""`, href))
+	if got := inFrame(`location.search`); !strings.Contains(got, "embed=1") {
+		t.Errorf("applying a fix inside the frame lost embed=1: %s", got)
+	}
+	if got := inFrame(`document.body.classList.contains("embedded") ? "yes" : "no"`); got != "yes" {
+		t.Errorf("after applying a fix the frame left embed mode")
+	}
 	tb.screenshot("embed-docs-page")
 	tb.assertClean()
 	_, reqs := tb.rec.snapshot()
