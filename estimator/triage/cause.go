@@ -40,9 +40,12 @@ const (
 	// freeSlack: free ≥ 1.05 × request means the numbers cannot explain the
 	// failure.
 	freeSlack = 1.05
-	// freeHeadroom: free must also exceed the request by one 2 MiB page,
-	// the driver's allocation granularity.
-	freeHeadroom = 2 * mib
+	// drivePage is the driver's allocation granularity: cudaMalloc takes
+	// whole 2 MiB pages, so a 1.12 MiB request needs 2 MiB of free memory.
+	drivePage = 2 * mib
+	// freeHeadroom: free must also exceed the page-rounded request by one
+	// more page before the numbers are said not to explain the failure.
+	freeHeadroom = drivePage
 	// tinyRequest is the allocator's large-pool block (20 MiB): requests this
 	// small fail only on an already full card.
 	tinyRequest = 20 * mib
@@ -87,11 +90,11 @@ func (d *diag) set(c Cause, rule, why string, evidence ...Number) {
 func diagnose(f *Finding) {
 	d := &diag{f: f}
 	switch {
-	case f.Kind == "mps":
-		d.mps()
 	case f.Kind == "mps" && strings.HasPrefix(f.Variant, "Invalid buffer size"):
 		d.set(CauseCapacity, "a single Metal buffer larger than the device's maxBufferLength cannot be created",
 			"one buffer of "+f.TriedBytes.Human()+" exceeds what Metal allows in a single allocation: split the tensor (smaller batch or resolution, chunked computation)")
+	case f.Kind == "mps":
+		d.mps()
 	case f.Backend == "cpu":
 		d.cpu()
 	case f.Kind == "vllm":
@@ -250,10 +253,10 @@ func (d *diag) alloc() {
 		d.set(CauseNonPyTorch, "this process holds much more than PyTorch reserved: non-PyTorch memory ≥ request and ≥ max(2 GiB, 10 % of total)",
 			fmt.Sprintf("this process has %s in use but PyTorch reserved only %s: %s is held by the CUDA context, NCCL, cuBLAS/cuDNN workspaces or another library in the process, ≥ the %s request", hb(p), hb(rt), hb(np), hb(t)),
 			num("non_pytorch", np, "this process − reserved"), T)
-	case hasT && hasFree && free >= freeSlack*t && free-t >= freeHeadroom:
-		d.set(CauseUnknown, "free ≥ 1.05 × request (and at least one 2 MiB page more): the printed numbers cannot explain the failure",
+	case hasT && hasFree && free >= freeSlack*t && free >= pageRound(t)+freeHeadroom:
+		d.set(CauseUnknown, "free ≥ 1.05 × request and ≥ the request rounded up to whole 2 MiB driver pages plus one page: the printed numbers cannot explain the failure",
 			fmt.Sprintf("%s is reported free, more than the %s request: free is sampled after the allocator's cleanup, so a transient peak, a per-process cap, a driver limit (e.g. Intel's ~4 GiB single-allocation limit, Windows/ROCm runtime) or a failure outside PyTorch is more likely than a full card", hb(free), hb(t)),
-			num("free", free, "printed free"), T)
+			num("free", free, "printed free"), T, num("request_in_pages", pageRound(t), "request rounded up to whole 2 MiB driver pages"))
 	case hasT && t <= tinyRequest && !hasA && !hasRT && !hasP:
 		d.set(CauseLastStraw, "request ≤ 20 MiB and the message does not say what holds the card: this allocation is only the last straw",
 			fmt.Sprintf("only %s was requested (≤ one 20 MiB allocator block): the card was already full and whatever filled it is the culprit; the message does not say who holds the memory", hb(t)),
@@ -328,6 +331,9 @@ func (d *diag) capacity(t float64, hasT bool, tot float64, hasTot bool, free flo
 	d.set(CauseCapacity, "no other rule fired: the card is full and this process's own tensors fill it; the workload does not fit as configured",
 		strings.Join(parts, "; "), ev...)
 }
+
+// pageRound rounds a request up to whole driver pages (drivePage).
+func pageRound(t float64) float64 { return math.Ceil(t/drivePage) * drivePage }
 
 func orInf(x float64, ok bool) float64 {
 	if ok {

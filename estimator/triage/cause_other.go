@@ -121,10 +121,6 @@ func (d *diag) xla() {
 		d.set(CauseFragmentation, "XLA's total fragmentation ≥ request",
 			fmt.Sprintf("BufferAssignment reports %s of fragmentation, ≥ the %s request", hb(fr), hb(t)),
 			num("fragmentation", fr, "printed"), num("tried", t, "printed"))
-	case strings.HasPrefix(f.Variant, "Resource exhausted (2019"):
-		d.set(CauseFragmentation, "2019-era XLA wording: those jaxlib builds allocated on demand instead of preallocating, and their OOMs were traced to fragmentation",
-			fmt.Sprintf("a %s buffer failed under the 2019 on-demand allocator; its maintainers traced these failures to fragmentation and restored up-front preallocation (XLA_PYTHON_CLIENT_PREALLOCATE)", hb(t)),
-			num("tried", t, "printed"))
 	case hasT && t >= bogusFactor*largestCard:
 		d.set(CauseBogusSize, "request ≥ 10 × 288 GB: a shape or size bug", fmt.Sprintf("the %s buffer is larger than any accelerator", hb(t)), num("tried", t, "printed"))
 	default:
@@ -150,6 +146,14 @@ func (d *diag) tf() {
 			fmt.Sprintf("TensorFlow tried to reserve %s for its BFC pool at start-up and the driver refused: another process holds the GPU, or two TF processes share it", hb(t)), num("tried", t, "printed"))
 		return
 	}
+	if f.Kind == "tf" && onHost(f) {
+		why := "TensorFlow's host allocator could not place a tensor: the machine's RAM (or a container limit) is exhausted"
+		if hasT {
+			why = fmt.Sprintf("the tensor %v of type %s needs %s on the CPU device (allocator %q): host RAM or a container memory limit is exhausted, or the op was placed on the CPU by mistake", f.TensorShape, f.DType, hb(t), f.Allocator)
+		}
+		d.set(CauseCPURAM, "the tensor was to live on the CPU device (/device:CPU:N, allocator cpu): host memory ran out, not the GPU", why, num("tried", t, "printed"))
+		return
+	}
 	why := "TensorFlow could not place a tensor"
 	if hasT {
 		why = fmt.Sprintf("the tensor %v of type %s needs %s and did not fit: the model or the batch is too big for the GPU, or another process holds part of it (TensorFlow prints no device figures to tell)", f.TensorShape, f.DType, hb(t))
@@ -158,4 +162,10 @@ func (d *diag) tf() {
 		why = fmt.Sprintf("the BFC allocator (%s) could not find %s: the model and batch do not fit", f.Allocator, hb(t))
 	}
 	d.set(CauseCapacity, "TensorFlow's allocator could not place a tensor of this size: the model and batch do not fit", why, num("tried", t, "printed"))
+}
+
+// onHost reports whether a TensorFlow message names a CPU device or the cpu
+// allocator.
+func onHost(f *Finding) bool {
+	return strings.Contains(f.tfDevice, "device:CPU:") || strings.EqualFold(f.Allocator, "cpu")
 }

@@ -107,6 +107,11 @@ type Finding struct {
 	// Fields lists every number read, in message order, with the phrase it
 	// came from; a page shows these as the table of numbers.
 	Fields []Field `json:"fields"`
+
+	// tfDevice is the TensorFlow device a tensor was to be placed on
+	// ("/job:localhost/replica:0/task:0/device:CPU:0"), kept for the cause
+	// rules; the JSON device key stays for devices the corpus records.
+	tfDevice string
 }
 
 // Process is one "Process N has X memory in use" sentence.

@@ -68,6 +68,9 @@ func parseMPSBuffer(p *parser, h head) (Finding, bool) {
 	f := Finding{Kind: "mps", Backend: "mps", Variant: "Invalid buffer size (one buffer above maxBufferLength)"}
 	m := newMsg(p, h, &f)
 	f.TriedBytes = m.size("tried_bytes", "Invalid buffer size", h.sub, 1)
+	if f.TriedBytes == nil {
+		return Finding{}, false // a size too long to be one
+	}
 	return m.done()
 }
 

@@ -148,6 +148,7 @@ func parseTF(p *parser, h head) (Finding, bool) {
 		m.addField(Field{Key: "tried_bytes", Label: "Tensor size", Printed: b.Human(), Bytes: &b,
 			Rule: "product of shape [" + dims + "] × " + strconv.FormatUint(size, 10) + " B per " + f.DType}, h.sub)
 	}
+	f.tfDevice, f.Allocator = m.group(h.sub, 3), m.group(h.sub, 4)
 	if dev := m.group(h.sub, 3) + " " + m.group(h.sub, 4); strings.TrimSpace(dev) != "" {
 		if g := reTFGPU.FindStringSubmatch(dev); g != nil {
 			if v, err := strconv.Atoi(g[1]); err == nil && v < 1<<20 {
