@@ -34,7 +34,8 @@ var (
 	reAllowed     = rx(`SIZE\s+allowed\s*;`)
 	reReserved1x  = rx(`SIZE\s+reserved\s+in\s+total\s+by\s+PyTorch\)?`)
 	reCached1x    = rx(`SIZE\s+cached\s*\)?`)
-	reHint        = regexp.MustCompile(`^\.?\s*If\s+reserved\s+(?:but\s+unallocated\s+)?memory\s+is\s+(?:large|>>\s*allocated\s+memory)\s+try\s+setting\s+(\S+?)\s+to\s+avoid\s+fragmentation\.?(?:\s+See\s+documentation\s+for\s+Memory\s+Management(?:\s+and\s+PYTORCH_\w+|\s*\(\s*https?://[^\s)]*\)?)?)?`)
+	reHint        = regexp.MustCompile(`^\.?\s*If\s+reserved\s+(?:but\s+unallocated\s+)?memory\s+is\s+(?:large|(?:>>|&gt;&gt;)\s*allocated\s+memory)\s+try\s+setting\s+(\S+?)\s+to\s+avoid\s+fragmentation\.?(?:\s+See\s+documentation\s+for\s+Memory\s+Management(?:\s+and\s+PYTORCH_\w+|\s*\(\s*https?://[^\s)]*\)?)?)?`)
+	reOldHint     = regexp.MustCompile(`(?:>>|&gt;&gt;)\s*allocated\s+memory`)
 	reConfVar     = regexp.MustCompile(`\b(PYTORCH_(?:[A-Z]+_)?ALLOC_CONF)\b`)
 	reEmptyCache  = regexp.MustCompile(`^\.?\s*Please\s+use\s+` + "`" + `?empty_cache` + "`" + `?\s+to\s+release\s+all\s+unoccupied\s+cached\s+memory\.?`)
 	reSecondTried = regexp.MustCompile(`Tried\s+to\s+allocate`)
@@ -180,7 +181,7 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 	case strings.Contains(hintText, "expandable_segments"):
 		variants = append(variants, "expandable_segments hint (2.2+)")
 		f.PyTorchVersion = "2.2-2.8"
-	case strings.Contains(hintText, ">> allocated memory"):
+	case reOldHint.MatchString(hintText):
 		variants = append(variants, "max_split_size_mb hint (1.10-2.0)")
 		f.PyTorchVersion = "1.10-2.0"
 	case strings.Contains(hintText, "max_split_size_mb"):

@@ -293,6 +293,43 @@ var formatCases = []formatCase{
 		kind: "cuda-1x", cause: CauseCapacity,
 		want: map[string]string{"tried_bytes": "67108864", "free_bytes": "0"},
 	},
+	{
+		name: "no-break spaces from a web page and an HTML-escaped >> in the hint",
+		text: "CUDA out of memory. Tried to allocate 20.00\u00a0MiB (GPU\u00a00; 4.00\u202fGiB total capacity; 3.27 GiB already allocated; 0 bytes free; 3.38 GiB reserved in total by PyTorch) If reserved memory is &gt;&gt; allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF",
+		kind: "cuda-1x", cause: CauseCapacity,
+		// 20 MiB = 20971520; 4.00 GiB = 4294967296; 3.27 GiB = 3511135764.48 → 3511135764.
+		want: map[string]string{"tried_bytes": "20971520", "gpu_index": "0", "total_bytes": "4294967296", "already_allocated_bytes": "3511135764",
+			"pytorch_version": `"1.10-2.0"`},
+	},
+	{
+		name: "request under one driver page: free must hold whole 2 MiB pages",
+		// 1.50 MiB rounds up to one 2 MiB page; 3.50 MiB free < 2 + 2 MiB.
+		text: "RuntimeError: CUDA out of memory. Tried to allocate 1.50 MiB (GPU 0; 10.92 GiB total capacity; 9.90 GiB already allocated; 3.50 MiB free; 600.00 MiB cached)",
+		kind: "cuda-1x", cause: CauseCapacity,
+		want: map[string]string{"tried_bytes": "1572864", "free_bytes": "3670016", "reserved_unallocated_bytes": "629145600"},
+	},
+	{
+		name: "free holds the page-rounded request and one page more",
+		// 1.50 MiB → 2 MiB of pages; 4.50 MiB free ≥ 2 + 2 MiB and ≥ 1.05 × 1.50 MiB.
+		text: "RuntimeError: CUDA out of memory. Tried to allocate 1.50 MiB (GPU 0; 10.92 GiB total capacity; 9.90 GiB already allocated; 4.50 MiB free; 600.00 MiB cached)",
+		kind: "cuda-1x", cause: CauseUnknown,
+		want: map[string]string{"free_bytes": "4718592"},
+	},
+	{
+		name: "TensorFlow tensor on the CPU device is host RAM",
+		text: "ResourceExhaustedError: OOM when allocating tensor with shape[1024,1024,64] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator mklcpu",
+		kind: "tf", cause: CauseCPURAM,
+		// 1024·1024·64·4 B.
+		want:   map[string]string{"tried_bytes": "268435456", "allocator": `"mklcpu"`},
+		absent: []string{"gpu_index"},
+	},
+	{
+		name: "MPS buffer above maxBufferLength",
+		text: "RuntimeError: Invalid buffer size: 36.00 GB",
+		kind: "mps", cause: CauseCapacity,
+		want: map[string]string{"tried_bytes": "38654705664",
+			"rule": `"a single Metal buffer larger than the device's maxBufferLength cannot be created"`},
+	},
 }
 
 func TestFormats(t *testing.T) {

@@ -43,7 +43,11 @@ func FuzzTriage(f *testing.F) {
 	for _, tc := range formatCases {
 		f.Add(tc.text)
 	}
-	if data, err := os.ReadFile(examplesPath); err == nil {
+	for _, path := range []string{examplesPath, realPath} {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
 		for _, line := range strings.Split(string(data), "\n") {
 			var ex example
 			if json.Unmarshal([]byte(line), &ex) == nil {

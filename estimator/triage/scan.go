@@ -128,7 +128,7 @@ func findHeads(text string) []head {
 // scan finds and parses every message in text, at most limit of them; it
 // reports whether it stopped at the limit.
 func scan(original string, limit int) ([]Finding, bool) {
-	text := maskLinePrefixes(original)
+	text := maskLinePrefixes(blankWideSpaces(original))
 	heads := findHeads(text)
 	var strong []int
 	for _, h := range heads {
@@ -230,6 +230,22 @@ func maskLinePrefixes(text string) string {
 		return text
 	}
 	return string(b)
+}
+
+// wideSpaces are the Unicode spaces that web pages and chat tools put in
+// copied text (no-break, figure, thin, narrow no-break, ideographic); each is
+// blanked to as many ASCII spaces as it has bytes, so offsets stay intact.
+var wideSpaces = []string{"\u00a0", "\u2007", "\u2009", "\u202f", "\u3000"}
+
+// blankWideSpaces returns text with every wide space turned into ASCII
+// spaces of the same byte length.
+func blankWideSpaces(text string) string {
+	for _, ws := range wideSpaces {
+		if strings.Contains(text, ws) {
+			text = strings.ReplaceAll(text, ws, strings.Repeat(" ", len(ws)))
+		}
+	}
+	return text
 }
 
 // sourceLine matches a line of code that raises the message, as tracebacks
