@@ -249,6 +249,11 @@ func (d *diag) alloc() {
 			fmt.Sprintf("%s of the %s card is neither free nor held by this process (%s − %s free − %s %s), ≥ the %s request and ≥ %s: another process (or another allocator in this process) holds it; the message lists no processes, so this is inferred",
 				hb(outside), hb(tot), hb(tot), hb(free), hb(mine), mineName, hb(t), hb(math.Max(outsideMinGiB*gib, outsideMinShare*tot))),
 			num("outside", outside, "total − free − "+mineName), T)
+	case !hasT && hasOutside && len(f.OtherProcesses) == 0 && outside >= math.Max(outsideMinGiB*gib, outsideMinShare*tot):
+		d.set(CauseOtherProcess, "no request and no process list: total − free − this process ≥ max(1.5 GiB, 30 % of total), so memory is held outside this process (inferred)",
+			fmt.Sprintf("%s of the %s card is neither free nor held by this process (%s − %s free − %s %s), ≥ %s: another process (or another allocator in this process) holds it; the message names neither the request nor the processes, so this is inferred",
+				hb(outside), hb(tot), hb(tot), hb(free), hb(mine), mineName, hb(math.Max(outsideMinGiB*gib, outsideMinShare*tot))),
+			num("outside", outside, "total − free − "+mineName))
 	case hasT && hasNP && np >= t && np >= math.Max(nonPyTorchMinGiB*gib, nonPyTorchMinShare*orZero(tot, hasTot)):
 		d.set(CauseNonPyTorch, "this process holds much more than PyTorch reserved: non-PyTorch memory ≥ request and ≥ max(2 GiB, 10 % of total)",
 			fmt.Sprintf("this process has %s in use but PyTorch reserved only %s: %s is held by the CUDA context, NCCL, cuBLAS/cuDNN workspaces or another library in the process, ≥ the %s request", hb(p), hb(rt), hb(np), hb(t)),
