@@ -39,6 +39,7 @@ var (
 	reConfVar     = regexp.MustCompile(`\b(PYTORCH_(?:[A-Z]+_)?ALLOC_CONF)\b`)
 	reEmptyCache  = regexp.MustCompile(`^\.?\s*Please\s+use\s+` + "`" + `?empty_cache` + "`" + `?\s+to\s+release\s+all\s+unoccupied\s+cached\s+memory\.?`)
 	reSecondTried = regexp.MustCompile(`Tried\s+to\s+allocate`)
+	reFullStop    = regexp.MustCompile(`^\.`)
 	reBlankLine   = regexp.MustCompile(`\n[ \t\r]*\n`)
 	reHeadOnlyEnd = regexp.MustCompile(`^(?:\.|[ \t]*(?:\r?\n|$))`)
 )
@@ -149,6 +150,9 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 	if sub := m.find(reUnalloc2x); sub != nil {
 		is2x = true
 		f.ReservedUnallocatedBytes = m.size("reserved_unallocated_bytes", "Reserved by PyTorch but unallocated", sub, 1)
+		if m.end == sub[1] {
+			m.extend(reFullStop) // the sentence's period belongs to the message
+		}
 	}
 
 	// 1.x parenthesised wording: the fields lie inside "(GPU N; … )".

@@ -324,6 +324,16 @@ var formatCases = []formatCase{
 		absent: []string{"gpu_index"},
 	},
 	{
+		name: "terminal colour codes, with and without their ESC byte",
+		text: "\x1b[0;31mOutOfMemoryError\x1b[0m: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 7.79 GiB of which 15.25 MiB is free. Including non-PyTorch memory, this process has 7.76 GiB memory in use. Of the allocated memory 7.50 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.\n[1;36m(VllmWorker rank=0 pid=7)[0;0m INFO next line",
+		kind: "cuda-2x", cause: CauseCapacity,
+		// 7.79 GiB = 8364448808.96 → 8364448809; 15.25 MiB = 15990784; the message
+		// starts at OutOfMemoryError (after the 7-byte colour code) and ends at
+		// "unallocated." (byte 328).
+		want: map[string]string{"tried_bytes": "20971520", "total_bytes": "8364448809", "free_bytes": "15990784",
+			"start": "7", "end": "328"},
+	},
+	{
 		name: "MPS buffer above maxBufferLength",
 		text: "RuntimeError: Invalid buffer size: 36.00 GB",
 		kind: "mps", cause: CauseCapacity,

@@ -128,7 +128,7 @@ func findHeads(text string) []head {
 // scan finds and parses every message in text, at most limit of them; it
 // reports whether it stopped at the limit.
 func scan(original string, limit int) ([]Finding, bool) {
-	text := maskLinePrefixes(blankWideSpaces(original))
+	text := maskLinePrefixes(blankTerminalColors(blankWideSpaces(original)))
 	heads := findHeads(text)
 	var strong []int
 	for _, h := range heads {
@@ -246,6 +246,26 @@ func blankWideSpaces(text string) string {
 		}
 	}
 	return text
+}
+
+// terminalColor matches an ANSI colour code (SGR), with its ESC byte or with
+// the ESC lost in copying ("[1;36m(VllmWorker rank=0 pid=7)[0;0m").
+var terminalColor = regexp.MustCompile(`\x1b?\[[0-9]{1,3}(?:;[0-9]{1,3}){0,4}m`)
+
+// blankTerminalColors returns text with every colour code blanked to
+// spaces, keeping offsets, so a coloured traceback reads like a plain one.
+func blankTerminalColors(text string) string {
+	locs := terminalColor.FindAllStringIndex(text, -1)
+	if locs == nil {
+		return text
+	}
+	b := []byte(text)
+	for _, l := range locs {
+		for i := l[0]; i < l[1]; i++ {
+			b[i] = ' '
+		}
+	}
+	return string(b)
 }
 
 // sourceLine matches a line of code that raises the message, as tracebacks
