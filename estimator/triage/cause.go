@@ -216,6 +216,19 @@ func (d *diag) alloc() {
 		f.Derived = append(f.Derived, num("outside_this_process", outside, formula))
 	}
 
+	// Intel's XPU wordings print no free figure (IPEX's parenthesis never
+	// had one; torch 2.8 dropped "of which … is free"), and the allocator
+	// itself only estimates free as total − reserved: use that estimate.
+	freeEstimated := false
+	if f.Backend == "xpu" && !hasFree && hasTot && mineName != "" {
+		free, hasFree, freeEstimated = tot-mine, true, true
+		f.Derived = append(f.Derived, num("free_estimate", free, fmt.Sprintf("the XPU message prints no free figure: total − %s = %s − %s (an upper bound)", mineName, hb(tot), hb(mine))))
+	}
+	freeName := "reported free"
+	if freeEstimated {
+		freeName = "estimated free (total − " + mineName + ")"
+	}
+
 	T := num("tried", t, "printed request")
 	switch {
 	case f.Kind == "cuda-1eb":
@@ -260,7 +273,7 @@ func (d *diag) alloc() {
 			num("non_pytorch", np, "this process − reserved"), T)
 	case hasT && hasFree && free >= freeSlack*t && free >= pageRound(t)+freeHeadroom:
 		d.set(CauseUnknown, "free ≥ 1.05 × request and ≥ the request rounded up to whole 2 MiB driver pages plus one page: the printed numbers cannot explain the failure",
-			fmt.Sprintf("%s is reported free, more than the %s request: free is sampled after the allocator's cleanup, so a transient peak, a per-process cap, a driver limit (e.g. Intel's ~4 GiB single-allocation limit, Windows/ROCm runtime) or a failure outside PyTorch is more likely than a full card", hb(free), hb(t)),
+			fmt.Sprintf("%s is %s, more than the %s request: free is sampled after the allocator's cleanup, so a transient peak, a per-process cap, a driver limit (e.g. Intel's ~4 GiB single-allocation limit, Windows/ROCm runtime) or a failure outside PyTorch is more likely than a full card", hb(free), freeName, hb(t)),
 			num("free", free, "printed free"), T, num("request_in_pages", pageRound(t), "request rounded up to whole 2 MiB driver pages"))
 	case hasT && t <= tinyRequest && !hasA && !hasRT && !hasP:
 		d.set(CauseLastStraw, "request ≤ 20 MiB and the message does not say what holds the card: this allocation is only the last straw",

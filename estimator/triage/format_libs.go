@@ -15,7 +15,7 @@ var (
 	reLegacyRT  = regexp.MustCompile(`cuda\s+runtime\s+err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s+of\s+memory(?:\s+at\s+[^\s]+)?`)
 
 	cublasHead = regexp.MustCompile("(failed\\s+to\\s+create\\s+cublas\\s+handle\\s*:\\s*)?(?:CUDA\\s+error\\s*:\\s*)?CUBLAS_STATUS_(ALLOC_FAILED|NOT_INITIALIZED)(?:\\s+when\\s+calling\\s+`([^`\\n]{1,200})`)?")
-	cudnnHead  = regexp.MustCompile(`Could\s+not\s+create\s+cudnn\s+handle\s*:\s*(CUDNN_STATUS_\w+)|(?:cuDNN\s+(?:Frontend\s+)?error\s*:\s*)?(CUDNN_STATUS_(?:ALLOC_FAILED|NOT_INITIALIZED))|(Unable\s+to\s+find\s+a\s+valid\s+cuDNN\s+algorithm\s+to\s+run\s+convolution)`)
+	cudnnHead  = regexp.MustCompile(`Could\s+not\s+create\s+cudnn\s+handle\s*:\s*(CUDNN_STATUS_\w+)|(?:cuDNN\s+(?:Frontend\s+)?error\s*:\s*)?(CUDNN_STATUS_(?:ALLOC_FAILED|NOT_INITIALIZED))|(Unable\s+to\s+find\s+a\s+valid\s+cuDNN\s+algorithm\s+to\s+run\s+convolution|no\s+valid\s+convolution\s+algorithms\s+available\s+in\s+CuDNN)`)
 
 	ncclWarnHead = regexp.MustCompile(`NCCL\s+WARN\b[^\n]{0,200}?(?:out\s+of\s+memory|OUT_OF_MEMORY|Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc))`)
 	ncclErrHead  = regexp.MustCompile(`NCCL\s+error\s+in\s*:\s*\S+|NCCL\s+Error\s+\d+\s*:`)

@@ -16,7 +16,7 @@ var formats = []*format{
 	{name: "plain", keywords: []string{"of memory"}, head: plainHead, parse: parsePlain},
 	{name: "legacy", keywords: []string{"of memory"}, head: legacyHead, parse: parseLegacy},
 	{name: "cublas", keywords: []string{"cublas_status_"}, head: cublasHead, parse: parseCublas},
-	{name: "cudnn", keywords: []string{"cudnn_status_", "cudnn algorithm"}, head: cudnnHead, parse: parseCudnn},
+	{name: "cudnn", keywords: []string{"cudnn_status_", "cudnn algorithm", "algorithms available in cudnn"}, head: cudnnHead, parse: parseCudnn},
 	// NCCL WARN lines are weak so that one failure's consecutive lines merge.
 	{name: "nccl-warn", keywords: []string{"nccl warn"}, head: ncclWarnHead, weak: true, parse: parseNCCLWarn},
 	{name: "nccl-error", keywords: []string{"nccl error"}, head: ncclErrHead, parse: parseNCCLError},
