@@ -276,7 +276,7 @@ func (d *diag) alloc() {
 			fmt.Sprintf("%s is %s, more than the %s request: free is sampled after the allocator's cleanup, so a transient peak, a per-process cap, a driver limit (e.g. Intel's ~4 GiB single-allocation limit, Windows/ROCm runtime) or a failure outside PyTorch is more likely than a full card", hb(free), freeName, hb(t)),
 			num("free", free, "printed free"), T, num("request_in_pages", pageRound(t), "request rounded up to whole 2 MiB driver pages"))
 	case hasT && t <= tinyRequest && !hasA && !hasRT && !hasP:
-		d.set(CauseLastStraw, "request ≤ 20 MiB and the message does not say what holds the card: this allocation is only the last straw",
+		d.set(CauseCapacity, "request ≤ 20 MiB and the message does not say what holds the card: the card was already full, and this allocation is only the last straw",
 			fmt.Sprintf("only %s was requested (≤ one 20 MiB allocator block): the card was already full and whatever filled it is the culprit; the message does not say who holds the memory", hb(t)),
 			T)
 	case hasT || hasA || hasTot:

@@ -155,7 +155,10 @@ type Number struct {
 // Cause names why an allocation failed.
 type Cause string
 
-// The causes Triage assigns.
+// The causes Triage assigns. CauseLastStraw is kept for callers that name
+// it, but the rules of oom-formats.md §9 file a tiny request on a card whose
+// holders the message does not name under capacity (its why says "last
+// straw", and its fixes are the last-straw ones).
 const (
 	CauseFragmentation Cause = "fragmentation"
 	CauseCapacity      Cause = "capacity"

@@ -250,6 +250,11 @@ func causeFixes(f *Finding) (lead, rest []string) {
 		}
 		t, okT := val(f.TriedBytes)
 		tot, okTot := val(f.TotalBytes)
+		if okT && t <= tinyRequest && f.AllocatedBytes == nil && f.AlreadyAllocatedBytes == nil && f.ReservedTotalBytes == nil && f.ProcessInUseBytes == nil {
+			// A tiny request and no figure of what fills the card: find
+			// what does before shrinking anything (the last-straw fixes).
+			return causeFixes(&Finding{Cause: CauseLastStraw})
+		}
 		if okT && okTot && t > tot {
 			return []string{"inspect-shape"}, []string{"micro-batch", "sdpa", "chunked-loss", "checkpointing"}
 		}

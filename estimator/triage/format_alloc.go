@@ -11,13 +11,15 @@ import (
 // sentence wording (2.1+), plus fragments of the parenthesised fields.
 
 var (
-	allocHead     = regexp.MustCompile(`(CUDA|HIP|XPU|NPU|MLU|MUSA|GCU|DCU|CNRT|HPU|MTIA|PrivateUse1)\s+out\s+of\s+memory\b|(Current\s+platform\s+can\s+NOT\s+allocate\s+memory\s+block)`)
-	triedHead     = rx(`Tried\s+to\s+allocate\s+(?:SIZE|more\s+than\s+1\s*EB)`)
-	fragmentHead  = rx(`SIZE\s+(?:total\s+capacity|already\s+allocated|current\s+active|allowed|reserved\s+in\s+total\s+by\s+PyTorch|cached)\s*[;)]`)
-	reTried       = rx(`Tried\s+to\s+allocate\s+SIZE`)
-	reTried1EB    = regexp.MustCompile(`Tried\s+to\s+allocate\s+more\s+than\s+1\s*EB(?:\s+memory)?\.?`)
-	reIPEX4GB     = regexp.MustCompile(`Current\s+platform\s+can\s+NOT\s+allocate\s+memory\s+block\s+with\s+size\s+larger\s+than\s+4\s*GB!?`)
-	reGPU2x       = rx(`GPU\s*(\d+)\s+has\s+a\s+total\s+capac(i?)ty\s+of\s+SIZE`)
+	allocHead    = regexp.MustCompile(`(CUDA|HIP|XPU|NPU|MLU|MUSA|GCU|DCU|CNRT|HPU|MTIA|PrivateUse1)\s+out\s+of\s+memory\b|(Current\s+platform\s+can\s+NOT\s+allocate\s+memory\s+block)`)
+	triedHead    = rx(`Tried\s+to\s+allocate\s+(?:SIZE|more\s+than\s+1\s*EB)`)
+	fragmentHead = rx(`SIZE\s+(?:total\s+capacity|already\s+allocated|current\s+active|allowed|reserved\s+in\s+total\s+by\s+PyTorch|cached)\s*[;)]`)
+	reTried      = rx(`Tried\s+to\s+allocate\s+SIZE`)
+	reTried1EB   = regexp.MustCompile(`Tried\s+to\s+allocate\s+more\s+than\s+1\s*EB(?:\s+memory)?\.?`)
+	reIPEX4GB    = regexp.MustCompile(`Current\s+platform\s+can\s+NOT\s+allocate\s+memory\s+block\s+with\s+size\s+larger\s+than\s+4\s*GB!?`)
+	// The device index may be missing: 2.3.x printed c10::DeviceIndex (int8)
+	// as a character, so device 2 came out as byte 0x02 ("GPU  has").
+	reGPU2x       = rx(`GPU[\s\x00-\x1f]*(\d+)?[\s\x00-\x1f]*has\s+a\s+total\s+capac(i?)ty\s+of\s+SIZE`)
 	reGPUOnly2x   = regexp.MustCompile(`^\.?\s*GPU\s*(\d+)\b`)
 	reTrunc23     = regexp.MustCompile(`^\.\s*GPU(?:\s*$|[^ \w]|\s*\n)`)
 	reOfWhich     = rx(`of\s+which\s+SIZE\s+is\s+free`)
@@ -106,6 +108,9 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 	if sub := m.find(reGPU2x); sub != nil {
 		is2x = true
 		f.GPUIndex = m.index(sub, 1)
+		if f.GPUIndex == nil {
+			variants = append(variants, "device index printed as a character (2.3.x bug)")
+		}
 		f.TotalBytes = m.size("total_bytes", "Total capacity", sub, 3)
 		if m.group(sub, 2) == "" {
 			variants = append(variants, "capacty typo (2.1)")
@@ -195,6 +200,8 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 		variants = append(variants, "IPEX 4GB single-allocation limit")
 	}
 	switch {
+	case slices.Contains(variants, "device index printed as a character (2.3.x bug)"):
+		f.PyTorchVersion = "2.3"
 	case slices.Contains(variants, "capacty typo (2.1)"):
 		f.PyTorchVersion = "2.1"
 	case slices.Contains(variants, "private pools (2.4+)") && f.PyTorchVersion != "2.9+":
