@@ -128,7 +128,11 @@ func (d *diag) xla() {
 		if hasT {
 			why = fmt.Sprintf("a single %s buffer did not fit: the computation (batch, sequence or input size) is too big for the device as configured", hb(t))
 		}
-		d.set(CauseCapacity, "XLA could not place a buffer: the program does not fit", why, num("tried", t, "printed"))
+		var ev []Number
+		if hasT {
+			ev = append(ev, num("tried", t, "printed"))
+		}
+		d.set(CauseCapacity, "XLA could not place a buffer: the program does not fit", why, ev...)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 // error, the THC-era error, and cuBLAS/cuDNN/NCCL allocation failures.
 
 var (
-	plainHead   = regexp.MustCompile(`(CUDA|HIP)\s+error\s*:\s*out\s+of\s+memory`)
+	plainHead   = regexp.MustCompile(`(CUDA|HIP)\s+(driver\s+)?error\s*:\s*out\s+of\s+memory`)
 	rePlainTail = regexp.MustCompile("^[ \\t]*\\r?\\n?[ \\t]*(?:CUDA\\s+kernel\\s+errors\\s+might\\s+be\\s+asynchronously\\s+reported[^\\n]*|For\\s+debugging\\s+consider\\s+passing\\s+[A-Z_]+_LAUNCH_BLOCKING=1\\.?|Compile\\s+with\\s+`TORCH_USE_[A-Z_]+_DSA`[^\\n]*|Search\\s+for\\s+`\\w+'[^\\n]*|For\\s+more\\s+detailed\\s+error\\s+information[^\\n]*)")
 	legacyHead  = regexp.MustCompile(`cuda\s+runtime\s+err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s+of\s+memory(?:\s+at\s+[^\s]+)?|THCudaCheck\s+FAIL\s+file=\S+\s+line=\d+\s+error=2\s*:\s*out\s+of\s+memory`)
 	reLegacyRT  = regexp.MustCompile(`cuda\s+runtime\s+err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s+of\s+memory(?:\s+at\s+[^\s]+)?`)
@@ -35,6 +35,8 @@ func parsePlain(p *parser, h head) (Finding, bool) {
 	}
 	tail := p.text[h.end:m.end]
 	switch {
+	case strings.Contains(p.text[h.start:h.end], "driver"):
+		f.Variant = "CUDA driver API (cuMem*, e.g. expandable segments)"
 	case strings.Contains(tail, "Search for"):
 		f.Variant = "Search for cudaErrorMemoryAllocation (2.5+)"
 	case strings.Contains(tail, "TORCH_USE_CUDA_DSA"):

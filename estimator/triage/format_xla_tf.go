@@ -14,7 +14,7 @@ const xlaSize = `(\d+(?:\.\d+)?)(B|KiB|MiB|GiB|TiB)`
 var (
 	xlaHead     = regexp.MustCompile(`(?:(RESOURCE_EXHAUSTED|Resource\s+exhausted)\s*:\s*)?Out\s+of\s+memory\s+(?:while\s+trying\s+to\s+allocate|allocating)\s+(\d[\d,]*)\s*bytes\.?(?:\s*\(allocated\s+so\s+far\s*:\s*(\d[\d,]*)\s*bytes\)\.?)?`)
 	xlaPJRTHead = regexp.MustCompile(`(?:RESOURCE_EXHAUSTED\s*:\s*)?Failed\s+to\s+allocate\s+request\s+for\s+` + xlaSize + `\s*\((\d+)B\)\s+on\s+device\s+ordinal\s+(\d+)`)
-	xlaTPUHead  = regexp.MustCompile(`(?:XLA:TPU\s+compile\s+permanent\s+error\.\s*)?Ran\s+out\s+of\s+memory\s+in\s+memory\s+space\s+(\w+)\s*\.?\s*Used\s+(\d+(?:\.\d+)?)([KMGT])\s+of\s+(\d+(?:\.\d+)?)([KMGT])\s+\w+\.?(?:\s*Exceeded\s+\w+\s+capacity\s+by\s+(\d+(?:\.\d+)?)([KMGT])\.?)?`)
+	xlaTPUHead  = regexp.MustCompile(`(?:XLA:TPU\s+compile\s+permanent\s+error\.\s*)?Ran\s+out\s+of\s+memory\s+in\s+memory\s+space\s+(\w+)\s*\.?(?:\s*Used\s+(\d+(?:\.\d+)?)([KMGT])\s+of\s+(\d+(?:\.\d+)?)([KMGT])\s+\w+\.?(?:\s*Exceeded\s+\w+\s+capacity\s+by\s+(\d+(?:\.\d+)?)([KMGT])\.?)?)?`)
 	reXLAStats  = regexp.MustCompile(`BufferAssignment\s+stats\s*:`)
 	reXLAStat   = regexp.MustCompile(`^\s*(parameter|constant|maybe_live_out|preallocated\s+temp|total)\s+(allocation|fragmentation)\s*:\s*` + xlaSize + `(?:\s*\([\d.]+%\))?`)
 

@@ -345,6 +345,13 @@ var formatCases = []formatCase{
 		absent: []string{"free_bytes"},
 	},
 	{
+		name: "CUDA driver API out of memory (expandable segments map pages with cuMem*)",
+		text: "RuntimeError: CUDA driver error: out of memory",
+		kind: "cuda-error-plain", cause: CauseUnknown,
+		want:   map[string]string{"variant": `"CUDA driver API (cuMem*, e.g. expandable segments)"`, "start": "0", "end": "46"},
+		absent: []string{"tried_bytes"},
+	},
+	{
 		name: "MPS buffer above maxBufferLength",
 		text: "RuntimeError: Invalid buffer size: 36.00 GB",
 		kind: "mps", cause: CauseCapacity,
