@@ -257,13 +257,13 @@ func (d *diag) alloc() {
 		d.set(CauseOtherProcess, "other processes on this GPU hold at least the request",
 			fmt.Sprintf("%d other process(es) hold %s on this GPU, ≥ the %s request: freeing them (or using another GPU) gets past this step", countOthers(f, selfPID), hb(others), hb(t)),
 			num("other_processes", others, "sum of Process N figures"), T)
-	case hasT && hasOutside && len(f.OtherProcesses) == 0 && outside >= t && outside >= math.Max(outsideMinGiB*gib, outsideMinShare*tot):
-		d.set(CauseOtherProcess, "no process list: total − free − this process ≥ request and ≥ max(1.5 GiB, 30 % of total), so memory is held outside this process (inferred)",
-			fmt.Sprintf("%s of the %s card is neither free nor held by this process (%s − %s free − %s %s), ≥ the %s request and ≥ %s: another process (or another allocator in this process) holds it; the message lists no processes, so this is inferred",
+	case hasT && hasOutside && !hasOthers && outside >= t && outside >= math.Max(outsideMinGiB*gib, outsideMinShare*tot):
+		d.set(CauseOtherProcess, "no other process listed: total − free − this process ≥ request and ≥ max(1.5 GiB, 30 % of total), so memory is held outside this process (inferred)",
+			fmt.Sprintf("%s of the %s card is neither free nor held by this process (%s − %s free − %s %s), ≥ the %s request and ≥ %s: another process (or another allocator in this process) holds it; the message lists no other process, so this is inferred",
 				hb(outside), hb(tot), hb(tot), hb(free), hb(mine), mineName, hb(t), hb(math.Max(outsideMinGiB*gib, outsideMinShare*tot))),
 			num("outside", outside, "total − free − "+mineName), T)
-	case !hasT && hasOutside && len(f.OtherProcesses) == 0 && outside >= math.Max(outsideMinGiB*gib, outsideMinShare*tot):
-		d.set(CauseOtherProcess, "no request and no process list: total − free − this process ≥ max(1.5 GiB, 30 % of total), so memory is held outside this process (inferred)",
+	case !hasT && hasOutside && !hasOthers && outside >= math.Max(outsideMinGiB*gib, outsideMinShare*tot):
+		d.set(CauseOtherProcess, "no request and no other process listed: total − free − this process ≥ max(1.5 GiB, 30 % of total), so memory is held outside this process (inferred)",
 			fmt.Sprintf("%s of the %s card is neither free nor held by this process (%s − %s free − %s %s), ≥ %s: another process (or another allocator in this process) holds it; the message names neither the request nor the processes, so this is inferred",
 				hb(outside), hb(tot), hb(tot), hb(free), hb(mine), mineName, hb(math.Max(outsideMinGiB*gib, outsideMinShare*tot))),
 			num("outside", outside, "total − free − "+mineName))

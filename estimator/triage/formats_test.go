@@ -352,6 +352,15 @@ var formatCases = []formatCase{
 		absent: []string{"tried_bytes"},
 	},
 	{
+		name: "container: the only Process line is this process, and most of the card is held elsewhere",
+		// Process 7 (20.50 GiB) ≈ reserved 19.00 + 0.20 GiB + 1.30 GiB of context: this
+		// process. 79.15 − 0.50 − 20.50 = 58.15 GiB is neither free nor ours,
+		// ≥ the 2 GiB request and ≥ 30 % of the card: another process (inferred).
+		text: "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 512.00 MiB is free. Process 7 has 20.50 GiB memory in use. Of the allocated memory 19.00 GiB is allocated by PyTorch, and 204.80 MiB is reserved by PyTorch but unallocated.",
+		kind: "cuda-2x", cause: CauseOtherProcess,
+		want: map[string]string{"tried_bytes": "2147483648", "other_processes": `[{"pid":7,"bytes":22011707392}]`},
+	},
+	{
 		name: "MPS buffer above maxBufferLength",
 		text: "RuntimeError: Invalid buffer size: 36.00 GB",
 		kind: "mps", cause: CauseCapacity,
