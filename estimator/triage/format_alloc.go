@@ -289,7 +289,14 @@ func parseFragment(p *parser, h head) (Finding, bool) {
 	for lo > p.consumed && lo > h.start-200 && p.text[lo-1] != '\n' {
 		lo--
 	}
-	if nl := strings.IndexByte(p.text[h.start:m.hi], '\n'); nl >= 0 {
+	// The fields run to the closing parenthesis, which a wrapped line may
+	// put on a later line; without one, to the end of the line.
+	if i := reBlankLine.FindStringIndex(p.text[h.start:m.hi]); i != nil {
+		m.hi = h.start + i[0]
+	}
+	if c := strings.IndexByte(p.text[h.start:m.hi], ')'); c >= 0 {
+		m.hi = h.start + c + 1
+	} else if nl := strings.IndexByte(p.text[h.start:m.hi], '\n'); nl >= 0 {
 		m.hi = h.start + nl
 	}
 	m.lo = lo

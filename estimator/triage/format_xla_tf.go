@@ -23,7 +23,7 @@ var (
 	reTFGPU     = regexp.MustCompile(`(?:device:GPU:|GPU_)(\d+)`)
 	tfEagerHead = regexp.MustCompile(`(?:ResourceExhaustedError|Resource\s+exhausted|RESOURCE_EXHAUSTED)\s*:\s*failed\s+to\s+allocate\s+memory(?:\s*\[Op:(\w+)\])?`)
 	tfBFCHead   = regexp.MustCompile(`Allocator\s+\((\w+)\)\s+ran\s+out\s+of\s+memory\s+trying\s+to\s+allocate\s+` + xlaSize + `(?:\s*\(rounded\s+to\s+(\d+)\))?`)
-	reTFNotOOM  = regexp.MustCompile(`^[^\n]{0,200}?The\s+caller\s+indicates\s+that\s+this\s+is\s+not\s+a\s+failure`)
+	reTFNotOOM  = regexp.MustCompile(`^(?:\s+with\s+freed_by_count=\d+)?\.?\s+The\s+caller\s+indicates\s+that\s+this\s+is\s+not\s+a\s+failure`)
 	tfDevHead   = regexp.MustCompile(`failed\s+to\s+allocate\s+([\d.]+)([KMG])\s*\((\d+)\s+bytes\)\s+from\s+device\s*:\s*CUDA_ERROR_OUT_OF_MEMORY(?:\s*:\s*out\s+of\s+memory)?`)
 )
 

@@ -68,14 +68,7 @@ func keywordWindows(lower string, keywords []string, hits map[string][]int) []sp
 	for _, kw := range keywords {
 		at, ok := hits[kw]
 		if !ok {
-			for off := 0; ; {
-				i := strings.Index(lower[off:], kw)
-				if i < 0 {
-					break
-				}
-				at = append(at, off+i)
-				off += i + len(kw)
-			}
+			at = keywordHits(lower, kw)
 			hits[kw] = at
 		}
 		for _, i := range at {
@@ -96,6 +89,38 @@ func keywordWindows(lower string, keywords []string, hits map[string][]int) []sp
 		out = append(out, w)
 	}
 	return out
+}
+
+// keywordHits returns the offsets where kw occurs in lower, its spaces
+// matching any run of whitespace: a message hard-wrapped or indented by a
+// terminal ("out of\n            memory") still shows its keywords.
+func keywordHits(lower, kw string) []int {
+	first, rest, _ := strings.Cut(kw, " ")
+	var at []int
+	for off := 0; ; {
+		i := strings.Index(lower[off:], first)
+		if i < 0 {
+			return at
+		}
+		i += off
+		off = i + len(first)
+		if rest == "" || followsSpaced(lower[off:], rest) {
+			at = append(at, i)
+		}
+	}
+}
+
+// followsSpaced reports whether s starts with whitespace and then the words
+// of rest, each separated from the next by whitespace.
+func followsSpaced(s, rest string) bool {
+	for _, w := range strings.Split(rest, " ") {
+		n := len(s) - len(strings.TrimLeft(s, " \t\r\n"))
+		if n == 0 || !strings.HasPrefix(s[n:], w) {
+			return false
+		}
+		s = s[n+len(w):]
+	}
+	return true
 }
 
 // findHeads returns every head of every format, sorted by position (strong
