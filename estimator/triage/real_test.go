@@ -1,6 +1,8 @@
 package triage
 
 import (
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -27,5 +29,36 @@ func TestRealMessages(t *testing.T) {
 		t.Run(strings.TrimPrefix(ex.Source, "https://github.com/"), func(t *testing.T) {
 			checkExample(t, ex, keys)
 		})
+	}
+}
+
+// TestRealMessagesConcatenated pastes every message of realPath into one
+// log (their surrounding tracebacks and prose included), separated by a
+// blank line, an unrelated log line or a bare newline: each must still be
+// found on its own with its own numbers and cause.
+func TestRealMessagesConcatenated(t *testing.T) {
+	exs := loadJSONL(t, realPath)
+	var texts []string
+	for _, ex := range exs {
+		texts = append(texts, ex.Text)
+	}
+	for _, sep := range []string{"\n\n", "\nINFO step 12 done\n", "\n"} {
+		res := Triage(strings.Join(texts, sep), Options{})
+		if len(res.Findings) != len(exs) {
+			t.Errorf("separator %q: %d messages, want %d", sep, len(res.Findings), len(exs))
+			continue
+		}
+		for i, ex := range exs {
+			raw, err := json.Marshal(res.Findings[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := decodeNumbers(t, raw).(map[string]any)
+			for k, want := range ex.Expect {
+				if w := decodeNumbers(t, want); k != "why" && !reflect.DeepEqual(got[k], w) {
+					t.Errorf("separator %q, %s: %s = %v, want %v", sep, ex.Source, k, got[k], w)
+				}
+			}
+		}
 	}
 }
