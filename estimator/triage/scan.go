@@ -113,12 +113,16 @@ func keywordHits(lower, kw string) []int {
 // followsSpaced reports whether s starts with whitespace and then the words
 // of rest, each separated from the next by whitespace.
 func followsSpaced(s, rest string) bool {
-	for _, w := range strings.Split(rest, " ") {
-		n := len(s) - len(strings.TrimLeft(s, " \t\r\n"))
+	for rest != "" {
+		w, more, _ := strings.Cut(rest, " ")
+		n := 0
+		for n < len(s) && (s[n] == ' ' || s[n] == '\t' || s[n] == '\r' || s[n] == '\n') {
+			n++
+		}
 		if n == 0 || !strings.HasPrefix(s[n:], w) {
 			return false
 		}
-		s = s[n+len(w):]
+		s, rest = s[n+len(w):], more
 	}
 	return true
 }
@@ -273,24 +277,65 @@ func blankWideSpaces(text string) string {
 	return text
 }
 
-// terminalColor matches an ANSI colour code (SGR), with its ESC byte or with
-// the ESC lost in copying ("[1;36m(VllmWorker rank=0 pid=7)[0;0m").
-var terminalColor = regexp.MustCompile(`\x1b?\[[0-9]{1,3}(?:;[0-9]{1,3}){0,4}m`)
-
-// blankTerminalColors returns text with every colour code blanked to
-// spaces, keeping offsets, so a coloured traceback reads like a plain one.
+// blankTerminalColors returns text with every ANSI colour code (SGR) blanked
+// to spaces, keeping offsets, so a coloured traceback reads like a plain
+// one. A code is "[" digits (";" digits)* "m", with its ESC byte before it or
+// with the ESC lost in copying ("[1;36m(VllmWorker rank=0 pid=7)[0;0m").
 func blankTerminalColors(text string) string {
-	locs := terminalColor.FindAllStringIndex(text, -1)
-	if locs == nil {
+	var b []byte
+	for off := 0; ; {
+		i := strings.IndexByte(text[off:], '[')
+		if i < 0 {
+			break
+		}
+		i += off
+		off = i + 1
+		n := sgrLen(text[i:])
+		if n == 0 {
+			continue
+		}
+		lo := i
+		if lo > 0 && text[lo-1] == 0x1b {
+			lo--
+		}
+		if b == nil {
+			b = []byte(text)
+		}
+		for j := lo; j < i+n; j++ {
+			b[j] = ' '
+		}
+		off = i + n
+	}
+	if b == nil {
 		return text
 	}
-	b := []byte(text)
-	for _, l := range locs {
-		for i := l[0]; i < l[1]; i++ {
-			b[i] = ' '
+	return string(b)
+}
+
+// sgrLen returns the length of the colour code "[" 1–3 digits (";" 1–3
+// digits){0,4} "m" at the start of s, or 0.
+func sgrLen(s string) int {
+	i, groups := 1, 0
+	for groups < 5 {
+		d := 0
+		for i < len(s) && d < 3 && '0' <= s[i] && s[i] <= '9' {
+			i++
+			d++
+		}
+		if d == 0 {
+			return 0
+		}
+		groups++
+		switch {
+		case i < len(s) && s[i] == 'm':
+			return i + 1
+		case i < len(s) && s[i] == ';':
+			i++
+		default:
+			return 0
 		}
 	}
-	return string(b)
+	return 0
 }
 
 // sourceLine matches a line of code that raises the message, as tracebacks
