@@ -59,7 +59,7 @@ func Layout(active string, body ...app.UI) app.UI {
 			app.P().Body(
 				app.Span().Text("Version "),
 				app.Code().ID("site-version").Text(ver),
-				app.Text(fmt.Sprintf(" · works offline once loaded · ")),
+				app.Text(" · works offline once loaded · "),
 				app.A().Href(Href("/guides")).Text("Guides"),
 			),
 		),

@@ -178,7 +178,3 @@ func joinFormulas(terms ...Term) string {
 	}
 	return strings.Join(parts, " + ")
 }
-
-func bytesWord(n int64) string {
-	return strconv.FormatInt(n, 10) + " B"
-}

@@ -203,7 +203,7 @@ func printGPUList(w io.Writer, asJSON bool) int {
 func printEstimate(w io.Writer, rep *estimator.Report) {
 	r := rep.Request
 	m := rep.Model
-	setup := fmt.Sprintf("%s, batch %d × seq %d", r.Mode, r.Batch, r.Seq)
+	var setup string
 	if r.Mode == estimator.ModeTrain {
 		setup = fmt.Sprintf("train %s, %s, %s, batch %d × seq %d, ckpt %s, attn %s, logits %s", r.Method, estPrecision(r), r.Optimizer, r.Batch, r.Seq, r.Ckpt, r.Attn, r.Logits)
 		if r.GPUs > 1 {

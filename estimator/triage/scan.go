@@ -218,9 +218,6 @@ func extendPrefix(text string, start, floor int) int {
 	return start
 }
 
-// body returns the text the current message's fields are searched in.
-func (p *parser) body(h head) string { return p.text[h.start:p.bound] }
-
 // linePrefix matches what logs and quoting put before each line of a
 // message: markdown quotes, torchrun's "[rank7]: " and "[default0]:",
 // mpirun's "[1,0]<stderr>:", vLLM's and Ray's "(VllmWorker rank=1 pid=254) ".
