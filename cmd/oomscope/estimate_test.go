@@ -3,35 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"oomscope/estimator"
 )
-
-var updateEstimate = flag.Bool("update-estimate", false, "rewrite the estimate golden files in testdata/estimate")
-
-// estimateGolden compares got with testdata/estimate/name, or rewrites it.
-func estimateGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "estimate", name)
-	if *updateEstimate {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/oomscope -run Estimate -update-estimate)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; got:\n%s", name, got)
-	}
-}
 
 func TestEstimateGolden(t *testing.T) {
 	tests := []struct {
@@ -61,7 +38,7 @@ func TestEstimateGolden(t *testing.T) {
 			if errb.Len() != 0 {
 				t.Errorf("stderr: %s", errb.String())
 			}
-			estimateGolden(t, tt.name, out.Bytes())
+			golden(t, "estimate", tt.name, out.Bytes())
 		})
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,8 +11,6 @@ import (
 
 	"oomscope/snapshot/gen"
 )
-
-var updateSnapshot = flag.Bool("update-snapshot", false, "rewrite testdata/snapshot golden files")
 
 // realSnapshot returns the path of a real snapshot in ../shared/snapshots,
 // skipping the test when it is absent.
@@ -40,7 +37,7 @@ func runCLI(args []string, stdin []byte) (int, string, string) {
 }
 
 // TestSnapshotGolden compares whole outputs with testdata/snapshot; rerun
-// with -update-snapshot after an intended change and review the diff.
+// with -update after an intended change and review the diff.
 func TestSnapshotGolden(t *testing.T) {
 	tests := []struct {
 		golden string
@@ -64,19 +61,7 @@ func TestSnapshotGolden(t *testing.T) {
 			if code != exitOK {
 				t.Fatalf("exit %d, stderr %q", code, errs)
 			}
-			path := filepath.Join("testdata", "snapshot", tt.golden)
-			if *updateSnapshot {
-				if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update-snapshot)", err)
-			}
-			if out != string(want) {
-				t.Errorf("output differs from %s:\n%s", path, out)
-			}
+			golden(t, "snapshot", tt.golden, []byte(out))
 		})
 	}
 }

@@ -3,33 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
-
-var updateTriage = flag.Bool("update-triage", false, "rewrite the triage golden files in testdata/triage")
-
-// triageGolden compares got with testdata/triage/name, rewriting it with
-// -update-triage.
-func triageGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "triage", name)
-	if *updateTriage {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/oomscope -run Triage -update-triage)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run with -update-triage to accept):\n%s", path, got)
-	}
-}
 
 func TestTriageGolden(t *testing.T) {
 	tests := []struct {
@@ -49,7 +26,7 @@ func TestTriageGolden(t *testing.T) {
 			if code := run(append([]string{"triage"}, tt.args...), nil, &out, &errb); code != exitOK {
 				t.Fatalf("exit %d, stderr %q", code, errb.String())
 			}
-			triageGolden(t, tt.golden, out.Bytes())
+			golden(t, "triage", tt.golden, out.Bytes())
 		})
 	}
 }
