@@ -217,18 +217,6 @@ func checkBudget(r *analysis.Report, budget int64) *budgetResult {
 	return br
 }
 
-// whenStr says when a trace index happened.
-func whenStr(idx int, t, first int64, entries int) string {
-	if idx < 0 {
-		return "before the first trace entry (already live when recording started)"
-	}
-	s := fmt.Sprintf("after entry %d of %d", idx, entries)
-	if t > 0 && first > 0 {
-		s += fmt.Sprintf(", %.3f s into the trace", float64(t-first)/1e6)
-	}
-	return s
-}
-
 // printSnapshot writes the human-readable summary of one file.
 func printSnapshot(w io.Writer, sf snapshotFile) {
 	fmt.Fprintf(w, "%s (pickle protocol %d)\n", sf.name, sf.rep.PickleProtocol)
@@ -237,9 +225,9 @@ func printSnapshot(w io.Writer, sf snapshotFile) {
 			d.Streams, map[bool]string{true: ", expandable segments", false: ""}[d.Expandable])
 		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 		fmt.Fprintf(tw, "  Peak allocated\t%s\t(%d B) %s\n", bytesize.FormatGiB(d.PeakAllocatedBytes), d.PeakAllocatedBytes,
-			whenStr(d.PeakIndex, d.PeakTimeUS, d.FirstTimeUS, d.Entries))
+			analysis.When(d.PeakIndex, d.PeakTimeUS, d.FirstTimeUS, d.Entries))
 		fmt.Fprintf(tw, "  Peak reserved\t%s\t(%d B) %s\n", bytesize.FormatGiB(d.PeakReservedBytes), d.PeakReservedBytes,
-			whenStr(d.PeakReservedIndex, 0, 0, d.Entries))
+			analysis.When(d.PeakReservedIndex, 0, 0, d.Entries))
 		fmt.Fprintf(tw, "  At the end\t%s\tallocated, %s reserved\n", bytesize.FormatGiB(d.FinalAllocatedBytes), bytesize.FormatGiB(d.FinalReservedBytes))
 		fmt.Fprintf(tw, "  Before recording\t%s\tin %d allocations already live at the first entry\n",
 			bytesize.FormatGiB(d.InitialAllocatedBytes), d.PreTraceAllocations)

@@ -7,10 +7,10 @@ import (
 	"oomscope/bytesize"
 )
 
-// gib renders bytes as PyTorch does (binary units).
-
-// when renders a trace index and its time relative to the first entry.
-func when(idx int, t, first int64, entries int) string {
+// When says when trace entry idx happened, with its time relative to the
+// first entry (t and first in µs, 0 when unknown); idx < 0 means before the
+// trace began.
+func When(idx int, t, first int64, entries int) string {
 	if idx < 0 {
 		return "before the first trace entry (already live when recording started)"
 	}
@@ -37,9 +37,9 @@ func markdownDevice(b *strings.Builder, d *DeviceReport) {
 	fmt.Fprintf(b, "## CUDA memory snapshot, device %d\n\n", d.Device)
 	b.WriteString("| | |\n|---|---|\n")
 	fmt.Fprintf(b, "| Peak allocated | **%s** (%d B), %s |\n", bytesize.FormatGiB(d.PeakAllocatedBytes), d.PeakAllocatedBytes,
-		when(d.PeakIndex, d.PeakTimeUS, d.FirstTimeUS, d.Entries))
+		When(d.PeakIndex, d.PeakTimeUS, d.FirstTimeUS, d.Entries))
 	fmt.Fprintf(b, "| Peak reserved | **%s** (%d B), %s |\n", bytesize.FormatGiB(d.PeakReservedBytes), d.PeakReservedBytes,
-		when(d.PeakReservedIndex, 0, 0, d.Entries))
+		When(d.PeakReservedIndex, 0, 0, d.Entries))
 	fmt.Fprintf(b, "| At the end | %s allocated, %s reserved |\n", bytesize.FormatGiB(d.FinalAllocatedBytes), bytesize.FormatGiB(d.FinalReservedBytes))
 	fmt.Fprintf(b, "| Before recording | %s in %d allocations already live |\n", bytesize.FormatGiB(d.InitialAllocatedBytes), d.PreTraceAllocations)
 	f := d.FragmentationAtPeak
