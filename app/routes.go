@@ -1,6 +1,8 @@
 package app
 
 import (
+	"sync"
+
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
 	"oomscope/content"
@@ -16,8 +18,12 @@ type Route struct {
 }
 
 // Routes lists every page of the site, in navigation order. The generator
-// prerenders each of them, and the service worker precaches them.
-func Routes() []Route {
+// prerenders each of them, and the service worker precaches them. The list
+// is built once (the layout reads it on every render); callers must not
+// modify it.
+var Routes = sync.OnceValue(routes)
+
+func routes() []Route {
 	rs := []Route{
 		{"/", "OOMScope", "Find out why your GPU runs out of memory, and the cheapest fix. Everything runs in your browser.", false, func() app.Composer { return &Home{} }},
 		{"/estimate", "Estimate", "Estimate GPU memory for a model and a training or inference setup, bucket by bucket.", true, func() app.Composer { return &EstimatePage{} }},

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Sources holds the guides' Markdown, named "<order>-<slug>.md".
@@ -31,8 +32,11 @@ type Guide struct {
 	HTML    string // rendered body, without the title heading
 }
 
-// Guides returns every guide in reading order.
-func Guides() []Guide {
+// Guides returns every guide in reading order. The list is read from the
+// embedded files once; callers must not modify it.
+var Guides = sync.OnceValue(readGuides)
+
+func readGuides() []Guide {
 	entries, _ := Sources.ReadDir("guides")
 	var gs []Guide
 	for _, e := range entries {
