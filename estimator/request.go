@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 )
 
@@ -111,12 +110,9 @@ const (
 	MaxLoraRank = 1 << 13
 )
 
-// Keys lists the request vocabulary in its stable order.
-var Keys = []string{
-	"model", "config", "gpu", "mode", "method", "dtype", "master", "autocast", "optimizer",
-	"batch", "seq", "accum", "ckpt", "attn", "logits", "gpus", "shard", "lora_rank",
-	"lora_targets", "quant", "kv_dtype", "headroom", "activations",
-}
+// Keys lists the request vocabulary in its stable order: the order of the
+// Request fields.
+var Keys = fieldKeys()
 
 // Choices lists the allowed values of every enumerated key, for forms,
 // flag help and error messages.
@@ -164,8 +160,10 @@ func (r Request) Validate() error {
 			errs = append(errs, err.Error())
 		}
 	}
-	for _, k := range []string{"mode", "method", "dtype", "optimizer", "ckpt", "attn", "logits", "shard", "quant", "kv_dtype", "activations"} {
-		add(oneOf(k, r.get(k)))
+	for _, k := range Keys {
+		if Choices[k] != nil {
+			add(oneOf(k, r.Get(k)))
+		}
 	}
 	if strings.TrimSpace(r.Model) == "" {
 		add(fmt.Errorf("model: empty (use a catalog id such as llama-3.1-8b, or custom with a config)"))
@@ -179,16 +177,14 @@ func (r Request) Validate() error {
 	if strings.TrimSpace(r.GPU) == "" {
 		add(fmt.Errorf("gpu: empty (use a catalog id such as h100-sxm-80gb or a capacity such as 80GiB)"))
 	}
-	rangeCheck := func(key string, v, lo, hi int) {
-		if v < lo || v > hi {
-			add(fmt.Errorf("%s: %d is out of range (%d to %d)", key, v, lo, hi))
+	for _, f := range fields {
+		if f.num == nil {
+			continue
+		}
+		if v := *f.num(&r); v < 1 || v > f.max {
+			add(fmt.Errorf("%s: %d is out of range (1 to %d)", f.key, v, f.max))
 		}
 	}
-	rangeCheck("batch", r.Batch, 1, MaxBatch)
-	rangeCheck("seq", r.Seq, 1, MaxSeq)
-	rangeCheck("accum", r.Accum, 1, MaxAccum)
-	rangeCheck("gpus", r.GPUs, 1, MaxGPUs)
-	rangeCheck("lora_rank", r.LoraRank, 1, MaxLoraRank)
 	if math.IsNaN(r.Headroom) || r.Headroom < 0 || r.Headroom >= 100 {
 		add(fmt.Errorf("headroom: %v is out of range (a percentage from 0 to below 100)", r.Headroom))
 	}
@@ -208,144 +204,6 @@ func (r Request) Validate() error {
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-// get returns the query-string form of one field.
-func (r Request) get(key string) string {
-	switch key {
-	case "model":
-		return r.Model
-	case "config":
-		return r.Config
-	case "gpu":
-		return r.GPU
-	case "mode":
-		return r.Mode
-	case "method":
-		return r.Method
-	case "dtype":
-		return r.Dtype
-	case "master":
-		return strconv.FormatBool(r.Master)
-	case "autocast":
-		return strconv.FormatBool(r.Autocast)
-	case "optimizer":
-		return r.Optimizer
-	case "batch":
-		return strconv.Itoa(r.Batch)
-	case "seq":
-		return strconv.Itoa(r.Seq)
-	case "accum":
-		return strconv.Itoa(r.Accum)
-	case "ckpt":
-		return r.Ckpt
-	case "attn":
-		return r.Attn
-	case "logits":
-		return r.Logits
-	case "gpus":
-		return strconv.Itoa(r.GPUs)
-	case "shard":
-		return r.Shard
-	case "lora_rank":
-		return strconv.Itoa(r.LoraRank)
-	case "lora_targets":
-		return r.LoraTargets
-	case "quant":
-		return r.Quant
-	case "kv_dtype":
-		return r.KVDtype
-	case "headroom":
-		return strconv.FormatFloat(r.Headroom, 'f', -1, 64)
-	case "activations":
-		return r.Activations
-	}
-	return ""
-}
-
-// Get returns the string form of the field named by a vocabulary key (as it
-// appears in a URL query), or "" for an unknown key.
-func (r Request) Get(key string) string { return r.get(key) }
-
-// Set parses value into the field named by key, as ParseQuery does for one
-// query parameter. The error names the key and the bad value.
-func (r *Request) Set(key, value string) error {
-	v := strings.TrimSpace(value)
-	atoi := func(dst *int) error {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("%s: %q is not a whole number", key, value)
-		}
-		*dst = n
-		return nil
-	}
-	boolean := func(dst *bool) error {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("%s: %q is not true or false", key, value)
-		}
-		*dst = b
-		return nil
-	}
-	lower := strings.ToLower(v)
-	switch key {
-	case "model":
-		r.Model = lower
-	case "config":
-		r.Config = value
-	case "gpu":
-		r.GPU = v
-		if _, ok := LookupGPU(v); ok {
-			r.GPU = lower
-		}
-	case "mode":
-		r.Mode = lower
-	case "method":
-		r.Method = lower
-	case "dtype":
-		r.Dtype = lower
-	case "master":
-		return boolean(&r.Master)
-	case "autocast":
-		return boolean(&r.Autocast)
-	case "optimizer":
-		r.Optimizer = lower
-	case "batch":
-		return atoi(&r.Batch)
-	case "seq":
-		return atoi(&r.Seq)
-	case "accum":
-		return atoi(&r.Accum)
-	case "ckpt":
-		r.Ckpt = lower
-	case "attn":
-		r.Attn = lower
-	case "logits":
-		r.Logits = lower
-	case "gpus":
-		return atoi(&r.GPUs)
-	case "shard":
-		r.Shard = lower
-	case "lora_rank":
-		return atoi(&r.LoraRank)
-	case "lora_targets":
-		r.LoraTargets = strings.ReplaceAll(lower, " ", "")
-	case "quant":
-		r.Quant = lower
-	case "kv_dtype":
-		r.KVDtype = lower
-	case "headroom":
-		f, err := strconv.ParseFloat(strings.TrimSuffix(v, "%"), 64)
-		if err != nil {
-			return fmt.Errorf("headroom: %q is not a percentage", value)
-		}
-		r.Headroom = f
-	case "activations":
-		r.Activations = lower
-	default:
-		return fmt.Errorf("unknown parameter %q (known: %s)", key, strings.Join(Keys, ", "))
 	}
 	return nil
 }
@@ -386,21 +244,12 @@ func sortedKeys(q url.Values) []string {
 	}
 	var rest []string
 	for k := range q {
-		if !isKey(k) {
+		if fieldOf(k) == nil {
 			rest = append(rest, k)
 		}
 	}
 	sort.Strings(rest)
 	return append(ks, rest...)
-}
-
-func isKey(k string) bool {
-	for _, x := range Keys {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 // Query returns the request as URL values holding only the fields that
@@ -422,8 +271,8 @@ func (r Request) Pairs() [][2]string {
 	d := DefaultRequest()
 	var out [][2]string
 	for _, k := range Keys {
-		v := r.get(k)
-		if v == d.get(k) {
+		v := r.Get(k)
+		if v == d.Get(k) {
 			continue
 		}
 		if k == "model" && r.Model == ModelCustom && r.Config != "" {

@@ -128,3 +128,30 @@ func TestEveryKeyRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// TestFieldsNameTheirFields sets each key in turn and checks that exactly
+// the Request field whose json tag is that key changed.
+func TestFieldsNameTheirFields(t *testing.T) {
+	values := map[string]string{"master": "true", "autocast": "true", "headroom": "33", "gpu": "T4-16GB"}
+	typ := reflect.TypeOf(Request{})
+	for _, k := range Keys {
+		v, ok := values[k]
+		if !ok {
+			v = "12345"
+		}
+		before := DefaultRequest()
+		after := before
+		if err := after.Set(k, v); err != nil {
+			t.Errorf("Set(%q, %q): %v", k, v, err)
+			continue
+		}
+		bv, av := reflect.ValueOf(before), reflect.ValueOf(after)
+		for i := 0; i < typ.NumField(); i++ {
+			tag := strings.Split(typ.Field(i).Tag.Get("json"), ",")[0]
+			changed := !reflect.DeepEqual(bv.Field(i).Interface(), av.Field(i).Interface())
+			if changed != (tag == k) {
+				t.Errorf("Set(%q, %q) changed %s: %v", k, v, typ.Field(i).Name, changed)
+			}
+		}
+	}
+}
