@@ -192,41 +192,9 @@ func (v *vm) finish(top val) (*Snapshot, error) {
 }
 
 func (v *vm) segList(where string, x val) ([]Segment, error) {
-	if x.k == kObj {
-		o := &v.objs[x.n]
-		switch o.kind {
-		case oSegments:
-			r := v.ranges[o.idx]
-			return v.segs[r.start:r.end:r.end], nil
-		case oListFresh:
-			return []Segment{}, nil
-		case oGenList, oTuple:
-			items := v.gens[o.idx].items
-			if err := v.spend(len(items)); err != nil {
-				return nil, err
-			}
-			out := make([]Segment, 0, len(items))
-			for _, it := range items {
-				s := Segment{Frames: NoStack}
-				if it.k == kObj && v.objs[it.n].kind == oSegment {
-					s = v.segs[v.objs[it.n].idx]
-				} else if it.k == kObj && v.objs[it.n].kind == oGenDict {
-					g := v.gens[v.objs[it.n].idx]
-					for i := 0; i+1 < len(g.items); i += 2 {
-						if err := v.setSegment(&s, g.items[i], g.items[i+1]); err != nil {
-							return nil, err
-						}
-					}
-					fixBlockAddresses(&s)
-				} else if !(it.k == kObj && v.objs[it.n].kind == oDictFresh) {
-					return nil, v.shapeErr("snapshot", where, "a list of segment dicts", it)
-				}
-				out = append(out, s)
-			}
-			return out, nil
-		}
-	}
-	return nil, v.shapeErr("snapshot", where, "a list", x)
+	return typedList(v, x, v.segs, listShape[Segment]{kind: oSegments,
+		zero: Segment{Frames: NoStack}, set: (*vm).setSegment, done: fixBlockAddresses,
+		where: "snapshot", key: where, wantItems: "a list of segment dicts", wantList: "a list"})
 }
 
 func (v *vm) traceLists(where string, x val) ([][]TraceEntry, error) {
@@ -246,40 +214,9 @@ func (v *vm) traceLists(where string, x val) ([][]TraceEntry, error) {
 }
 
 func (v *vm) traceList(where string, x val) ([]TraceEntry, error) {
-	if x.k == kObj {
-		o := &v.objs[x.n]
-		switch o.kind {
-		case oEntries:
-			r := v.ranges[o.idx]
-			return v.entries[r.start:r.end:r.end], nil
-		case oListFresh:
-			return []TraceEntry{}, nil
-		case oGenList, oTuple:
-			items := v.gens[o.idx].items
-			if err := v.spend(len(items)); err != nil {
-				return nil, err
-			}
-			out := make([]TraceEntry, 0, len(items))
-			for _, it := range items {
-				e := TraceEntry{Frames: NoStack}
-				if it.k == kObj && v.objs[it.n].kind == oEntry {
-					e = v.entries[v.objs[it.n].idx]
-				} else if it.k == kObj && v.objs[it.n].kind == oGenDict {
-					g := v.gens[v.objs[it.n].idx]
-					for i := 0; i+1 < len(g.items); i += 2 {
-						if err := v.setEntry(&e, g.items[i], g.items[i+1]); err != nil {
-							return nil, err
-						}
-					}
-				} else if !(it.k == kObj && v.objs[it.n].kind == oDictFresh) {
-					return nil, v.shapeErr("snapshot", where, "lists of trace-entry dicts", it)
-				}
-				out = append(out, e)
-			}
-			return out, nil
-		}
-	}
-	return nil, v.shapeErr("snapshot", where, "a list of lists", x)
+	return typedList(v, x, v.entries, listShape[TraceEntry]{kind: oEntries,
+		zero: TraceEntry{Frames: NoStack}, set: (*vm).setEntry,
+		where: "snapshot", key: where, wantItems: "lists of trace-entry dicts", wantList: "a list of lists"})
 }
 
 // valueShape reports a generic value of the wrong type.

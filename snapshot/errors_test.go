@@ -74,6 +74,11 @@ func TestDecodeErrors(t *testing.T) {
 		{"segments not a list", pk("}\x8c\x08segmentsK\x01s"), ErrShape, "expected a list"},
 		{"total_size a str", pk("}\x8c\x08segments](}(\x8c\x0atotal_size\x8c\x01xues"), ErrShape, `"total_size": expected an int, got str`},
 		{"address too big", pk("}\x8c\x08segments](}(\x8c\x0atotal_size\x8a\x0a\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01ues"), ErrShape, "does not fit in 64 bits"},
+		{"segment an int", pk("}\x8c\x08segments]K\x01as"), ErrShape, `"segments": expected a list of segment dicts, got int`},
+		{"segment a list", pk("}\x8c\x08segments]]as"), ErrShape, `"segments": expected a list of segment dicts, got list`},
+		{"blocks an int", pk("}\x8c\x08segments](}\x8c\x06blocksK\x01sas"), ErrShape, `"blocks": expected a list, got int`},
+		{"generic segment total_size a str", pk("}\x8c\x08segments]}\x8c\x01xK\x01s\x8c\x0atotal_size\x8c\x01ysas"), ErrShape, `"total_size": expected an int, got str`},
+		{"trace entry an int", pk("}(\x8c\x08segments]\x8c\x0ddevice_traces](]K\x01aeu"), ErrShape, `"device_traces": expected lists of trace-entry dicts, got int`},
 		{"entry size a list", pk("}(\x8c\x08segments]\x8c\x0ddevice_traces](](}(\x8c\x06action\x8c\x05alloc\x8c\x04size]uaeaeu"), ErrShape, `"size": expected an int, got list`},
 	}
 	for _, tt := range tests {

@@ -723,40 +723,9 @@ func (v *vm) extra(d *Dict, k, x val) error {
 }
 
 func (v *vm) histories(where, key string, x val) ([]HistoryEntry, error) {
-	if x.k == kObj {
-		o := &v.objs[x.n]
-		switch o.kind {
-		case oHists:
-			r := v.ranges[o.idx]
-			return v.hists[r.start:r.end:r.end], nil
-		case oListFresh:
-			return []HistoryEntry{}, nil
-		case oGenList, oTuple:
-			items := v.gens[o.idx].items
-			if err := v.spend(len(items)); err != nil {
-				return nil, err
-			}
-			out := make([]HistoryEntry, 0, len(items))
-			for _, it := range items {
-				h := HistoryEntry{Frames: NoStack}
-				if it.k == kObj && v.objs[it.n].kind == oHist {
-					h = v.hists[v.objs[it.n].idx]
-				} else if it.k == kObj && v.objs[it.n].kind == oGenDict {
-					g := v.gens[v.objs[it.n].idx]
-					for i := 0; i+1 < len(g.items); i += 2 {
-						if err := v.setHist(&h, g.items[i], g.items[i+1]); err != nil {
-							return nil, err
-						}
-					}
-				} else if !(it.k == kObj && v.objs[it.n].kind == oDictFresh) {
-					return nil, v.shapeErr(where, key, "a list of dicts", it)
-				}
-				out = append(out, h)
-			}
-			return out, nil
-		}
-	}
-	return nil, v.shapeErr(where, key, "a list", x)
+	return typedList(v, x, v.hists, listShape[HistoryEntry]{kind: oHists,
+		zero: HistoryEntry{Frames: NoStack}, set: (*vm).setHist,
+		where: where, key: key, wantItems: "a list of dicts", wantList: "a list"})
 }
 
 func (v *vm) setHist(h *HistoryEntry, k, x val) error {
@@ -821,38 +790,72 @@ func (v *vm) setSegment(s *Segment, k, x val) error {
 }
 
 func (v *vm) blockList(where, key string, x val) ([]Block, error) {
-	if x.k == kObj {
-		o := &v.objs[x.n]
-		switch o.kind {
-		case oBlocks:
-			r := v.ranges[o.idx]
-			return v.blocks[r.start:r.end:r.end], nil
-		case oListFresh:
-			return []Block{}, nil
-		case oGenList, oTuple:
-			items := v.gens[o.idx].items
-			if err := v.spend(len(items)); err != nil {
-				return nil, err
-			}
-			out := make([]Block, 0, len(items))
-			for _, it := range items {
-				b := Block{Frames: NoStack, AddressComputed: true}
-				if it.k == kObj && v.objs[it.n].kind == oBlock {
-					b = v.blocks[v.objs[it.n].idx]
-				} else if it.k == kObj && v.objs[it.n].kind == oGenDict {
-					g := v.gens[v.objs[it.n].idx]
-					for i := 0; i+1 < len(g.items); i += 2 {
-						if err := v.setBlock(&b, g.items[i], g.items[i+1]); err != nil {
-							return nil, err
-						}
-					}
-				} else if !(it.k == kObj && v.objs[it.n].kind == oDictFresh) {
-					return nil, v.shapeErr(where, key, "a list of dicts", it)
-				}
-				out = append(out, b)
-			}
-			return out, nil
-		}
+	return typedList(v, x, v.blocks, listShape[Block]{kind: oBlocks,
+		zero: Block{Frames: NoStack, AddressComputed: true}, set: (*vm).setBlock,
+		where: where, key: key, wantItems: "a list of dicts", wantList: "a list"})
+}
+
+// listShape says how typedList reads one kind of snapshot list.
+type listShape[T any] struct {
+	kind      okind                         // the typed-list kind: oEntries, oBlocks, oSegments or oHists
+	zero      T                             // the item an empty dict gives
+	set       func(*vm, *T, val, val) error // sets one key of an item
+	done      func(*T)                      // if not nil, finishes an item set key by key
+	where     string                        // for shape errors: the object holding the list
+	key       string                        // for shape errors: the key naming the list
+	wantItems string                        // for shape errors: what the items should be
+	wantList  string                        // for shape errors: what the list should be
+}
+
+// typedList returns the items of a list of snapshot dicts. A typed list
+// (s.kind) is a slice of the arena its items were decoded into; an empty
+// list gives an empty slice; a generic list or tuple (the items did not
+// arrive in order, or some were not typed) is converted item by item,
+// copying typed items from the arena and setting generic dicts key by key.
+func typedList[T any](v *vm, x val, arena []T, s listShape[T]) ([]T, error) {
+	if x.k != kObj {
+		return nil, v.shapeErr(s.where, s.key, s.wantList, x)
 	}
-	return nil, v.shapeErr(where, key, "a list", x)
+	o := &v.objs[x.n]
+	switch o.kind {
+	case s.kind:
+		r := v.ranges[o.idx]
+		return arena[r.start:r.end:r.end], nil
+	case oListFresh:
+		return []T{}, nil
+	case oGenList, oTuple:
+	default:
+		return nil, v.shapeErr(s.where, s.key, s.wantList, x)
+	}
+	items := v.gens[o.idx].items
+	if err := v.spend(len(items)); err != nil {
+		return nil, err
+	}
+	one := oEntry + (s.kind - oEntries)
+	out := make([]T, 0, len(items))
+	for _, it := range items {
+		if it.k != kObj {
+			return nil, v.shapeErr(s.where, s.key, s.wantItems, it)
+		}
+		t := s.zero
+		switch io := v.objs[it.n]; io.kind {
+		case one:
+			t = arena[io.idx]
+		case oGenDict:
+			g := v.gens[io.idx]
+			for i := 0; i+1 < len(g.items); i += 2 {
+				if err := s.set(v, &t, g.items[i], g.items[i+1]); err != nil {
+					return nil, err
+				}
+			}
+			if s.done != nil {
+				s.done(&t)
+			}
+		case oDictFresh:
+		default:
+			return nil, v.shapeErr(s.where, s.key, s.wantItems, it)
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
