@@ -30,6 +30,33 @@ type rung struct {
 	apply func(p *plan) string
 }
 
+// swap is a rung that sets the field named by key to the value to: from
+// any other value, or, when from is not "", only from that value. Its change
+// reads "key old → to".
+func swap(name, key, from, to string) rung {
+	return rung{name, func(p *plan) string {
+		old := p.r.Get(key)
+		if old == to || from != "" && old != from || p.r.Set(key, to) != nil {
+			return ""
+		}
+		return key + " " + old + " → " + to
+	}}
+}
+
+// noting adds a detail of the changed request, in parentheses, to what the
+// rung says it changed.
+func (rg rung) noting(detail func(r *Request) string) rung {
+	apply := rg.apply
+	rg.apply = func(p *plan) string {
+		change := apply(p)
+		if change != "" {
+			change += " (" + detail(&p.r) + ")"
+		}
+		return change
+	}
+	return rg
+}
+
 // trainLadder is the training fix ladder, ordered by cost to the user: a
 // flag first, numerics next, then a different method, then more hardware.
 var trainLadder = []rung{
@@ -51,43 +78,13 @@ var trainLadder = []rung{
 		}
 		return fmt.Sprintf("fp32 → %s autocast (fp32 weights, 16-bit activations)", p.r.Dtype)
 	}},
-	{"activation checkpointing", func(p *plan) string {
-		if p.r.Ckpt == CkptFull {
-			return ""
-		}
-		old := p.r.Ckpt
-		p.r.Ckpt = CkptFull
-		return fmt.Sprintf("ckpt %s → full", old)
-	}},
-	{"chunked cross-entropy", func(p *plan) string {
-		if p.r.Logits == LogitsChunked {
-			return ""
-		}
-		old := p.r.Logits
-		p.r.Logits = LogitsChunked
-		return fmt.Sprintf("logits %s → chunked", old)
-	}},
-	{"8-bit optimizer", func(p *plan) string {
-		if p.r.Optimizer != OptAdamW {
-			return ""
-		}
-		p.r.Optimizer = OptAdamW8bit
-		return "optimizer adamw → adamw-8bit"
-	}},
-	{"LoRA", func(p *plan) string {
-		if p.r.Method != MethodFull {
-			return ""
-		}
-		p.r.Method = MethodLoRA
-		return fmt.Sprintf("method full → lora (rank %d, %s)", p.r.LoraRank, p.r.LoraTargets)
-	}},
-	{"QLoRA", func(p *plan) string {
-		if p.r.Method != MethodLoRA {
-			return ""
-		}
-		p.r.Method = MethodQLoRA
-		return "method lora → qlora (NF4 base)"
-	}},
+	swap("activation checkpointing", "ckpt", "", CkptFull),
+	swap("chunked cross-entropy", "logits", "", LogitsChunked),
+	swap("8-bit optimizer", "optimizer", OptAdamW, OptAdamW8bit),
+	swap("LoRA", "method", MethodFull, MethodLoRA).noting(func(r *Request) string {
+		return fmt.Sprintf("rank %d, %s", r.LoraRank, r.LoraTargets)
+	}),
+	swap("QLoRA", "method", MethodLoRA, MethodQLoRA).noting(func(*Request) string { return "NF4 base" }),
 	{"ZeRO-3 sharding", func(p *plan) string {
 		// Shard over the GPUs given, or over as many as ZeRO-3 needs
 		// when that is more.
@@ -103,37 +100,10 @@ var trainLadder = []rung{
 
 // inferLadder is the inference fix ladder.
 var inferLadder = []rung{
-	{"smaller batch", func(p *plan) string {
-		if p.r.Batch == 1 {
-			return ""
-		}
-		old := p.r.Batch
-		p.r.Batch = 1
-		return fmt.Sprintf("batch %d → 1", old)
-	}},
-	{"fp8 KV cache", func(p *plan) string {
-		if p.r.KVDtype == KVFP8 {
-			return ""
-		}
-		old := p.r.KVDtype
-		p.r.KVDtype = KVFP8
-		return fmt.Sprintf("kv_dtype %s → fp8", old)
-	}},
-	{"8-bit weights", func(p *plan) string {
-		if p.r.Quant != QuantNone {
-			return ""
-		}
-		p.r.Quant = QuantInt8
-		return "quant none → int8"
-	}},
-	{"4-bit weights", func(p *plan) string {
-		if p.r.Quant == QuantInt4 {
-			return ""
-		}
-		old := p.r.Quant
-		p.r.Quant = QuantInt4
-		return fmt.Sprintf("quant %s → int4", old)
-	}},
+	swap("smaller batch", "batch", "", "1"),
+	swap("fp8 KV cache", "kv_dtype", "", KVFP8),
+	swap("8-bit weights", "quant", QuantNone, QuantInt8),
+	swap("4-bit weights", "quant", "", QuantInt4),
 }
 
 // fixes applies the ladder cumulatively to a request whose estimate is
