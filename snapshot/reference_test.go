@@ -140,21 +140,9 @@ func (c *refConverter) list(path string, v any) ([]any, error) {
 }
 
 func (c *refConverter) segments(path string, v any) ([]Segment, error) {
-	items, err := c.list(path, v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Segment, 0, len(items))
-	for i, it := range items {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		d, ok := it.(*types.Dict)
-		if !ok {
-			return nil, fmt.Errorf("%s: expected a dict, got %s", p, refTypeName(it))
-		}
+	return refDicts(c, path, v, func(p string, d *types.Dict) (Segment, error) {
 		s := Segment{Frames: NoStack}
-		for _, e := range dictItems(d) {
-			k, _ := e.Key.(string)
-			fp := p + "." + k
+		err := eachKey(p, d, func(k, fp string, e types.DictEntry) (err error) {
 			switch k {
 			case "device":
 				var n int64
@@ -182,14 +170,12 @@ func (c *refConverter) segments(path string, v any) ([]Segment, error) {
 			case "frames":
 				s.Frames, err = c.stack(fp, e.Value)
 			case "blocks":
-				s.Blocks, err = c.blocks(p+".blocks", e.Value)
+				s.Blocks, err = c.blocks(fp, e.Value)
 			default:
 				err = extraSet(&s.Extra, e.Key, e.Value)
 			}
-			if err != nil {
-				return nil, err
-			}
-		}
+			return err
+		})
 		next := s.Address
 		for i := range s.Blocks {
 			if b := &s.Blocks[i]; b.AddressComputed {
@@ -197,32 +183,18 @@ func (c *refConverter) segments(path string, v any) ([]Segment, error) {
 			}
 			next = s.Blocks[i].Address + uint64(s.Blocks[i].Size)
 		}
-		out = append(out, s)
-	}
-	return out, nil
+		return s, err
+	})
 }
 
 func (c *refConverter) blocks(path string, v any) ([]Block, error) {
-	items, err := c.list(path, v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Block, 0, len(items))
-	for i, it := range items {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		d, ok := it.(*types.Dict)
-		if !ok {
-			return nil, fmt.Errorf("%s: expected a dict, got %s", p, refTypeName(it))
-		}
-		b := Block{Frames: NoStack}
-		hasAddr := false
-		for _, e := range dictItems(d) {
-			k, _ := e.Key.(string)
-			fp := p + "." + k
+	return refDicts(c, path, v, func(p string, d *types.Dict) (Block, error) {
+		b := Block{Frames: NoStack, AddressComputed: true}
+		err := eachKey(p, d, func(k, fp string, e types.DictEntry) (err error) {
 			switch k {
 			case "address":
 				b.Address, err = refUint(fp, e.Value)
-				hasAddr = true
+				b.AddressComputed = false
 			case "size":
 				b.Size, err = refInt(fp, e.Value)
 			case "requested_size":
@@ -238,32 +210,16 @@ func (c *refConverter) blocks(path string, v any) ([]Block, error) {
 			default:
 				err = extraSet(&b.Extra, e.Key, e.Value)
 			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		b.AddressComputed = !hasAddr
-		out = append(out, b)
-	}
-	return out, nil
+			return err
+		})
+		return b, err
+	})
 }
 
 func (c *refConverter) history(path string, v any) ([]HistoryEntry, error) {
-	items, err := c.list(path, v)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]HistoryEntry, 0, len(items))
-	for i, it := range items {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		d, ok := it.(*types.Dict)
-		if !ok {
-			return nil, fmt.Errorf("%s: expected a dict, got %s", p, refTypeName(it))
-		}
+	return refDicts(c, path, v, func(p string, d *types.Dict) (HistoryEntry, error) {
 		h := HistoryEntry{Frames: NoStack}
-		for _, e := range dictItems(d) {
-			k, _ := e.Key.(string)
-			fp := p + "." + k
+		err := eachKey(p, d, func(k, fp string, e types.DictEntry) (err error) {
 			switch k {
 			case "addr":
 				h.Addr, err = refUint(fp, e.Value)
@@ -274,13 +230,46 @@ func (c *refConverter) history(path string, v any) ([]HistoryEntry, error) {
 			case "cpp_frames":
 				h.CPPFrames, err = refStr(fp, e.Value)
 			}
-			if err != nil {
-				return nil, err
-			}
+			return err
+		})
+		return h, err
+	})
+}
+
+// refDicts converts a list (or tuple) of dicts at path with one, which
+// gets each dict and its path.
+func refDicts[T any](c *refConverter, path string, v any, one func(p string, d *types.Dict) (T, error)) ([]T, error) {
+	items, err := c.list(path, v)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(items))
+	for i, it := range items {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		d, ok := it.(*types.Dict)
+		if !ok {
+			return nil, fmt.Errorf("%s: expected a dict, got %s", p, refTypeName(it))
 		}
-		out = append(out, h)
+		x, err := one(p, d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
 	}
 	return out, nil
+}
+
+// eachKey calls set with each item of the dict d at path (later duplicate
+// keys replacing earlier ones), its string key ("" if none) and its path,
+// stopping at the first error.
+func eachKey(path string, d *types.Dict, set func(k, fp string, e types.DictEntry) error) error {
+	for _, e := range dictItems(d) {
+		k, _ := e.Key.(string)
+		if err := set(k, path+"."+k, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *refConverter) traces(path string, v any) ([][]TraceEntry, error) {
@@ -291,28 +280,16 @@ func (c *refConverter) traces(path string, v any) ([][]TraceEntry, error) {
 	out := make([][]TraceEntry, 0, len(devs))
 	for d, dv := range devs {
 		dp := fmt.Sprintf("%s[%d]", path, d)
-		items, err := c.list(dp, dv)
+		tr, err := refDicts(c, dp, dv, c.entry)
 		if err != nil {
 			return nil, err
-		}
-		tr := make([]TraceEntry, 0, len(items))
-		for i, it := range items {
-			e, err := c.entry(fmt.Sprintf("%s[%d]", dp, i), it)
-			if err != nil {
-				return nil, err
-			}
-			tr = append(tr, e)
 		}
 		out = append(out, tr)
 	}
 	return out, nil
 }
 
-func (c *refConverter) entry(p string, v any) (TraceEntry, error) {
-	d, ok := v.(*types.Dict)
-	if !ok {
-		return TraceEntry{}, fmt.Errorf("%s: expected a dict, got %s", p, refTypeName(v))
-	}
+func (c *refConverter) entry(p string, d *types.Dict) (TraceEntry, error) {
 	t := TraceEntry{Frames: NoStack}
 	extra := func() *EntryExtra {
 		if t.Extra == nil {
@@ -320,10 +297,7 @@ func (c *refConverter) entry(p string, v any) (TraceEntry, error) {
 		}
 		return t.Extra
 	}
-	var err error
-	for _, e := range dictItems(d) {
-		k, _ := e.Key.(string)
-		fp := p + "." + k
+	err := eachKey(p, d, func(k, fp string, e types.DictEntry) (err error) {
 		switch k {
 		case "action":
 			var s string
@@ -380,11 +354,9 @@ func (c *refConverter) entry(p string, v any) (TraceEntry, error) {
 		default:
 			err = extraSet(&extra().Other, e.Key, e.Value)
 		}
-		if err != nil {
-			return t, err
-		}
-	}
-	return t, nil
+		return err
+	})
+	return t, err
 }
 
 func (c *refConverter) settings(path string, v any) (*AllocatorSettings, error) {
@@ -524,10 +496,7 @@ func (c *refConverter) frame(path string, v any) (FrameID, error) {
 		return id, nil
 	}
 	var f Frame
-	var err error
-	for _, e := range dictItems(d) {
-		k, _ := e.Key.(string)
-		fp := path + "." + k
+	err := eachKey(path, d, func(k, fp string, e types.DictEntry) (err error) {
 		switch k {
 		case "name":
 			f.Name, err = refStr(fp, e.Value)
@@ -544,9 +513,10 @@ func (c *refConverter) frame(path string, v any) (FrameID, error) {
 		case "fx_original_trace":
 			f.FXOriginalTrace, err = refStr(fp, e.Value)
 		}
-		if err != nil {
-			return 0, err
-		}
+		return err
+	})
+	if err != nil {
+		return 0, err
 	}
 	id := c.in.frame(f)
 	c.frames[d] = id
