@@ -18,18 +18,24 @@ func largestFitting(limit int, fits func(int) bool) int {
 	for lo < limit {
 		next := min(lo*2, limit)
 		if !fits(next) {
-			hi := next // does not fit
-			for hi-lo > 1 {
-				mid := lo + (hi-lo)/2
-				if fits(mid) {
-					lo = mid
-				} else {
-					hi = mid
-				}
-			}
-			return lo
+			return boundary(lo, next, fits)
 		}
 		lo = next
+	}
+	return lo
+}
+
+// boundary returns the largest n in [lo, hi) with ok(n), given that ok(lo)
+// holds, ok(hi) does not (neither is asked) and ok is monotonic in between
+// (true up to some n, false after). It bisects: O(log(hi-lo)) calls.
+func boundary(lo, hi int, ok func(int) bool) int {
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if ok(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
 	}
 	return lo
 }
@@ -84,14 +90,7 @@ func (p *plan) gpusNeeded() int {
 	if !fits(MaxGPUs) {
 		return 0
 	}
-	lo, hi := linear, MaxGPUs // lo does not fit, hi fits
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if fits(mid) {
-			hi = mid
-		} else {
-			lo = mid
-		}
-	}
-	return hi
+	// linear does not fit, MaxGPUs does: the answer is one more than the
+	// most GPUs that do not fit.
+	return boundary(linear, MaxGPUs, func(n int) bool { return !fits(n) }) + 1
 }
