@@ -125,7 +125,7 @@ func Estimate(r Request) (*Result, error) {
 
 // compute fills every bucket. It cannot fail: newPlan validated everything.
 func (p *plan) compute() *Result {
-	res := &Result{Request: p.r, Model: p.m, GPU: p.g, Params: p.m.Params(), TrainableParams: p.trainableParams()}
+	res := &Result{Request: p.r, Model: p.m, GPU: p.g, Params: p.params, TrainableParams: p.trainableParams()}
 	weights := p.weights()
 	grads := p.gradients()
 	opt := p.optimizer()

@@ -189,9 +189,11 @@ func (m *Model) LMHeadParams() int64 {
 }
 
 // LayerParams counts every decoder layer.
-func (m *Model) LayerParams() int64 {
+func (m *Model) LayerParams() int64 { return layerParams(m.LayerKinds()) }
+
+func layerParams(kinds []LayerKind) int64 {
 	var p int64
-	for _, k := range m.LayerKinds() {
+	for _, k := range kinds {
 		p += int64(k.Count) * k.Params()
 	}
 	return p
@@ -199,18 +201,22 @@ func (m *Model) LayerParams() int64 {
 
 // Params is the total parameter count: embeddings, decoder layers, final
 // norm, untied lm_head and any vision tower.
-func (m *Model) Params() int64 {
-	return m.EmbeddingParams() + m.LayerParams() + m.normParams() + m.LMHeadParams() + m.VisionParams
+func (m *Model) Params() int64 { return m.paramsWith(m.LayerKinds()) }
+
+// paramsWith is Params given the model's LayerKinds.
+func (m *Model) paramsWith(kinds []LayerKind) int64 {
+	return m.EmbeddingParams() + layerParams(kinds) + m.normParams() + m.LMHeadParams() + m.VisionParams
 }
 
 // ActiveParams counts the parameters used per token: for MoE models only
 // ExpertsPerToken routed experts count. Equal to Params for dense models.
 func (m *Model) ActiveParams() int64 {
+	kinds := m.LayerKinds()
+	p := m.paramsWith(kinds)
 	if !m.MoE() {
-		return m.Params()
+		return p
 	}
-	p := m.Params()
-	for _, k := range m.LayerKinds() {
+	for _, k := range kinds {
 		for _, l := range k.Linears {
 			if l.Group == groupExpert {
 				unused := l
@@ -224,9 +230,9 @@ func (m *Model) ActiveParams() int64 {
 
 // largestMatrixParams is the biggest single weight matrix in the layers (the
 // dequantization temporary of QLoRA).
-func (m *Model) largestMatrixParams() int64 {
+func largestMatrixParams(kinds []LayerKind) int64 {
 	var best int64
-	for _, k := range m.LayerKinds() {
+	for _, k := range kinds {
 		for _, l := range k.Linears {
 			if p := int64(l.In) * int64(l.Out); p > best {
 				best = p

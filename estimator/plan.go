@@ -14,6 +14,10 @@ type plan struct {
 	m     Model
 	g     GPU
 	kinds []LayerKind
+	// params and largestMatrix are m.Params() and its largest weight
+	// matrix, counted once: the searches compute a plan many times and
+	// change neither the model nor its layers.
+	params, largestMatrix int64
 	// targets is the LoRA target set: nil for all-linear, or names.
 	targets     map[string]bool
 	targetsAttn bool
@@ -40,7 +44,8 @@ func newPlan(r Request) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{r: r, m: m, g: g, kinds: m.LayerKinds()}
+	kinds := m.LayerKinds()
+	p := &plan{r: r, m: m, g: g, kinds: kinds, params: m.paramsWith(kinds), largestMatrix: largestMatrixParams(kinds)}
 	if err := p.resolveTargets(); err != nil {
 		return nil, err
 	}
@@ -193,7 +198,7 @@ func (p *plan) trainableParams() int64 {
 	case !p.train():
 		return 0
 	case p.full():
-		return p.m.Params()
+		return p.params
 	}
 	return p.loraParams()
 }

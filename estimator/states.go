@@ -44,7 +44,7 @@ func (p *plan) shardsOptimizer() bool {
 // weights is the weights bucket.
 func (p *plan) weights() Bucket {
 	pb := p.paramBytes()
-	params := p.m.Params()
+	params := p.params
 	var terms []Term
 	switch {
 	case p.train() && p.r.Method == MethodQLoRA:
@@ -53,7 +53,7 @@ func (p *plan) weights() Bucket {
 		terms = append(terms,
 			Term{"nf4 base", nf4Bytes(q), fmt.Sprintf("%s linear weights in NF4 with double quantization (4 bits + an 8-bit absmax per 64 + an fp32 scale per 16,384 ≈ 4.13 bits)", bytesize.Commas(q))},
 			Term{"unquantized rest", mul(rest, pb), fmt.Sprintf("%s embedding, lm_head, norm and bias params × %d B (%s)", bytesize.Commas(rest), pb, p.precisionWords())},
-			Term{"dequant buffer", mul(p.m.largestMatrixParams(), 2), fmt.Sprintf("the largest matrix (%s weights) dequantized to 16 bits × 2 B", bytesize.Commas(p.m.largestMatrixParams()))},
+			Term{"dequant buffer", mul(p.largestMatrix, 2), fmt.Sprintf("the largest matrix (%s weights) dequantized to 16 bits × 2 B", bytesize.Commas(p.largestMatrix))},
 			Term{"lora adapters", mul(p.loraParams(), pb), fmt.Sprintf("%s adapter params × %d B", bytesize.Commas(p.loraParams()), pb)})
 	case p.train() && p.r.Method == MethodLoRA:
 		terms = append(terms,
