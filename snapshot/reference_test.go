@@ -359,91 +359,27 @@ func (c *refConverter) entry(p string, d *types.Dict) (TraceEntry, error) {
 	return t, err
 }
 
+// settings and annotations map the generic form of their value to the
+// typed one with convert.go's settingsFrom and annotationsFrom, as the
+// fast decoder does: these two keys are decoded by the vm into generic
+// Values first, so generic() (gopickle's tree to a Value) is the
+// independent decoding the differential test compares against the vm's
+// value(). TestSettingsFrom and TestAnnotationsFrom check the mapping
+// itself against hand-written expectations.
 func (c *refConverter) settings(path string, v any) (*AllocatorSettings, error) {
-	d, ok := v.(*types.Dict)
-	if !ok {
-		return nil, fmt.Errorf("%s: expected a dict, got %s", path, refTypeName(v))
-	}
-	s := &AllocatorSettings{}
-	var err error
-	for _, e := range dictItems(d) {
-		k, _ := e.Key.(string)
-		fp := path + "." + k
-		switch k {
-		case "PYTORCH_CUDA_ALLOC_CONF":
-			s.PyTorchCUDAAllocConf, err = refStr(fp, e.Value)
-		case "max_split_size":
-			s.MaxSplitSize, err = refInt(fp, e.Value)
-		case "garbage_collection_threshold":
-			s.GarbageCollectionThreshold, err = refFloat(fp, e.Value)
-		case "expandable_segments":
-			s.ExpandableSegments, err = refBool(fp, e.Value)
-		case "pinned_num_register_threads":
-			s.PinnedNumRegisterThreads, err = refInt(fp, e.Value)
-		case "release_lock_on_cudamalloc":
-			s.ReleaseLockOnCUDAMalloc, err = refBool(fp, e.Value)
-		case "pinned_use_cuda_host_register":
-			s.PinnedUseCUDAHostRegister, err = refBool(fp, e.Value)
-		case "graph_capture_record_stream_reuse":
-			s.GraphCaptureRecordStreamReuse, err = refBool(fp, e.Value)
-		case "roundup_power2_divisions":
-			var g Value
-			g, err = generic(e.Value)
-			if err == nil {
-				gd, ok := g.(Dict)
-				if !ok {
-					err = fmt.Errorf("%s: expected a dict, got %s", fp, refTypeName(e.Value))
-				}
-				s.RoundupPower2Divisions = gd
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		if err = extraSet(&s.Raw, e.Key, e.Value); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
-func (c *refConverter) annotations(path string, v any) ([]Annotation, error) {
-	items, err := c.list(path, v)
+	g, err := generic(v)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Annotation, 0, len(items))
-	for i, it := range items {
-		p := fmt.Sprintf("%s[%d]", path, i)
-		d, ok := it.(*types.Dict)
-		if !ok {
-			return nil, fmt.Errorf("%s: expected a dict, got %s", p, refTypeName(it))
-		}
-		var a Annotation
-		for _, e := range dictItems(d) {
-			k, _ := e.Key.(string)
-			fp := p + "." + k
-			switch k {
-			case "stage":
-				a.Stage, err = refStr(fp, e.Value)
-			case "name":
-				a.Name, err = refStr(fp, e.Value)
-			case "device":
-				var n int64
-				n, err = refInt(fp, e.Value)
-				a.Device = int(n)
-			case "time_us":
-				a.TimeUS, err = refInt(fp, e.Value)
-			default:
-				err = extraSet(&a.Extra, e.Key, e.Value)
-			}
-			if err != nil {
-				return nil, err
-			}
-		}
-		out = append(out, a)
+	return settingsFrom(path, g)
+}
+
+func (c *refConverter) annotations(path string, v any) ([]Annotation, error) {
+	g, err := generic(v)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return annotationsFrom(path, g)
 }
 
 func (c *refConverter) poolID(path string, v any) (PoolID, error) {
@@ -573,7 +509,7 @@ func generic(v any) (Value, error) {
 		return out, nil
 	case *types.Dict:
 		out := make(Dict, 0, len(*t))
-		for _, it := range *t {
+		for _, it := range dictItems(t) {
 			gk, err := generic(it.Key)
 			if err != nil {
 				return nil, err
@@ -633,16 +569,6 @@ func refBool(path string, v any) (bool, error) {
 		return false, fmt.Errorf("%s: expected a bool, got %s", path, refTypeName(v))
 	}
 	return b, nil
-}
-
-func refFloat(path string, v any) (float64, error) {
-	switch t := v.(type) {
-	case float64:
-		return t, nil
-	case int:
-		return float64(t), nil
-	}
-	return 0, fmt.Errorf("%s: expected a float, got %s", path, refTypeName(v))
 }
 
 // DecodeReferenceBytes is DecodeReference on an in-memory file.
