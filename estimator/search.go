@@ -1,11 +1,9 @@
 package estimator
 
-// fitsWith recomputes the plan with a change and reports whether it fits.
-func (p *plan) fitsWith(change func(*plan)) bool {
-	q := *p
-	change(&q)
-	return q.compute().Fits
-}
+// fits computes the plan, usually a changed copy, and reports whether it
+// fits its GPU. The searches copy the plan (q := *p) and change the copy in
+// place rather than through a callback, so the copy stays on the stack.
+func (p *plan) fits() bool { return p.compute().Fits }
 
 // largestFitting returns the largest n in [1, limit] with fits(n), assuming
 // fits is monotonic (true up to some n, false after), or 0 if fits(1) is
@@ -43,7 +41,9 @@ func boundary(lo, hi int, ok func(int) bool) int {
 // maxBatch is the largest micro-batch that fits the chosen GPU.
 func (p *plan) maxBatch() int {
 	return largestFitting(MaxBatch, func(b int) bool {
-		return p.fitsWith(func(q *plan) { q.r.Batch = b })
+		q := *p
+		q.r.Batch = b
+		return q.fits()
 	})
 }
 
@@ -51,7 +51,9 @@ func (p *plan) maxBatch() int {
 // micro-batch. It is not capped at the model's context length.
 func (p *plan) maxSeq() int {
 	return largestFitting(MaxSeq, func(s int) bool {
-		return p.fitsWith(func(q *plan) { q.r.Seq = s })
+		q := *p
+		q.r.Seq = s
+		return q.fits()
 	})
 }
 
@@ -59,7 +61,9 @@ func (p *plan) maxSeq() int {
 // request fits, or "" when none does.
 func (p *plan) smallestGPU() string {
 	for _, g := range GPUs() {
-		if p.fitsWith(func(q *plan) { q.g = g }) {
+		q := *p
+		q.g = g
+		if q.fits() {
 			return g.ID
 		}
 	}
@@ -71,13 +75,15 @@ func (p *plan) smallestGPU() string {
 // (activations and logits are not sharded). Inference returns 1 or 0.
 func (p *plan) gpusNeeded() int {
 	if !p.train() {
-		if p.compute().Fits {
+		if p.fits() {
 			return 1
 		}
 		return 0
 	}
 	fits := func(n int) bool {
-		return p.fitsWith(func(q *plan) { q.r.GPUs, q.r.Shard = n, ShardZero3 })
+		q := *p
+		q.r.GPUs, q.r.Shard = n, ShardZero3
+		return q.fits()
 	}
 	// NCCL's buffers differ for 2 and for more GPUs, so the first few
 	// counts are tried one by one; beyond them the total only falls.
