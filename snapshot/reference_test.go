@@ -488,25 +488,11 @@ func generic(v any) (Value, error) {
 	case []byte:
 		return t, nil
 	case *types.List:
-		out := make(List, 0, len(*t))
-		for _, it := range *t {
-			g, err := generic(it)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, g)
-		}
-		return out, nil
+		l, err := genericItems(*t)
+		return List(l), err
 	case *types.Tuple:
-		out := make(Tuple, 0, len(*t))
-		for _, it := range *t {
-			g, err := generic(it)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, g)
-		}
-		return out, nil
+		l, err := genericItems(*t)
+		return Tuple(l), err
 	case *types.Dict:
 		out := make(Dict, 0, len(*t))
 		for _, it := range dictItems(t) {
@@ -523,6 +509,19 @@ func generic(v any) (Value, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("unsupported pickle value of type %s", refTypeName(v))
+}
+
+// genericItems converts the items of a gopickle list or tuple.
+func genericItems(items []any) ([]Value, error) {
+	out := make([]Value, 0, len(items))
+	for _, it := range items {
+		g, err := generic(it)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 var (
@@ -576,22 +575,10 @@ func DecodeReferenceBytes(b []byte) (*Snapshot, error) {
 	return DecodeReference(bytes.NewReader(b))
 }
 
+// refTypeName names the Python type of a gopickle value (or a generic
+// Value), for errors.
 func refTypeName(v any) string {
 	switch v.(type) {
-	case List, Tuple, Dict:
-		return typeName(v)
-	case nil:
-		return "None"
-	case bool:
-		return "bool"
-	case int, int64, *big.Int:
-		return "int"
-	case float64:
-		return "float"
-	case string:
-		return "str"
-	case []byte:
-		return "bytes"
 	case *types.List:
 		return "list"
 	case *types.Tuple:
@@ -599,5 +586,5 @@ func refTypeName(v any) string {
 	case *types.Dict:
 		return "dict"
 	}
-	return fmt.Sprintf("%T", v)
+	return typeName(v)
 }
