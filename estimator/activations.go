@@ -23,6 +23,16 @@ func isAttnOut(l Linear) bool {
 // attention without selective recomputation.
 func (p *plan) eagerScores() bool { return p.r.Attn == AttnEager && p.r.Ckpt != CkptSelective }
 
+// normInBytes is what a norm keeps of each input element for backward:
+// RMSNorm upcasts its input to fp32 and keeps that; LayerNorm keeps its input
+// as is.
+func (p *plan) normInBytes() int64 {
+	if p.m.NormBias {
+		return p.actBytes()
+	}
+	return 4
+}
+
 // tally is the per-token byte count of one decoder layer's saved tensors,
 // with the parts named for the formula.
 type tally struct {
@@ -57,10 +67,7 @@ func (p *plan) layerTally(k LayerKind) tally {
 		}
 		return false
 	}
-	normIn := int64(4) // RMSNorm upcasts its input to fp32 and keeps it
-	if m.NormBias {
-		normIn = e // LayerNorm keeps its input as is
-	}
+	normIn := p.normInBytes()
 	normOut := func(needed bool) int64 {
 		if needed {
 			return e
@@ -169,11 +176,7 @@ func (p *plan) activations() Bucket {
 	T := p.tokens()
 	e := p.actBytes()
 	h := int64(p.m.Hidden)
-	normIn := int64(4)
-	if p.m.NormBias {
-		normIn = e
-	}
-	finalPer := h * normIn
+	finalPer := h * p.normInBytes()
 	if p.full() {
 		finalPer += h * e // its output, read by the trained lm_head
 	}

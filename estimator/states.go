@@ -45,6 +45,10 @@ func (p *plan) shardsOptimizer() bool {
 func (p *plan) weights() Bucket {
 	pb := p.paramBytes()
 	params := p.params
+	adapters := func() Term {
+		n := p.loraParams()
+		return Term{"lora adapters", mul(n, pb), fmt.Sprintf("%s adapter params × %d B", bytesize.Commas(n), pb)}
+	}
 	var terms []Term
 	switch {
 	case p.train() && p.r.Method == MethodQLoRA:
@@ -54,11 +58,11 @@ func (p *plan) weights() Bucket {
 			Term{"nf4 base", nf4Bytes(q), fmt.Sprintf("%s linear weights in NF4 with double quantization (4 bits + an 8-bit absmax per 64 + an fp32 scale per 16,384 ≈ 4.13 bits)", bytesize.Commas(q))},
 			Term{"unquantized rest", mul(rest, pb), fmt.Sprintf("%s embedding, lm_head, norm and bias params × %d B (%s)", bytesize.Commas(rest), pb, p.precisionWords())},
 			Term{"dequant buffer", mul(p.largestMatrix, 2), fmt.Sprintf("the largest matrix (%s weights) dequantized to 16 bits × 2 B", bytesize.Commas(p.largestMatrix))},
-			Term{"lora adapters", mul(p.loraParams(), pb), fmt.Sprintf("%s adapter params × %d B", bytesize.Commas(p.loraParams()), pb)})
+			adapters())
 	case p.train() && p.r.Method == MethodLoRA:
 		terms = append(terms,
 			Term{"frozen base", mul(params, pb), fmt.Sprintf("%s params × %d B (%s)", bytesize.Commas(params), pb, p.precisionWords())},
-			Term{"lora adapters", mul(p.loraParams(), pb), fmt.Sprintf("%s adapter params × %d B", bytesize.Commas(p.loraParams()), pb)})
+			adapters())
 	case !p.train() && p.r.Quant != QuantNone:
 		q := p.linearWeights()
 		rest := params - q
