@@ -1,9 +1,6 @@
 package estimator
 
-import (
-	"net/url"
-	"testing"
-)
+import "testing"
 
 // TestRungChanges applies each rung to one request and checks what it says
 // it changed ("" when it does not apply) and the request it leaves.
@@ -47,7 +44,7 @@ func TestRungChanges(t *testing.T) {
 		if !ok {
 			t.Fatalf("no rung %q", tt.rung)
 		}
-		p, err := newPlan(mustParse(t, tt.query))
+		p, err := newPlan(queryRequest(t, tt.query))
 		if err != nil {
 			t.Fatalf("%s: %v", tt.query, err)
 		}
@@ -58,17 +55,4 @@ func TestRungChanges(t *testing.T) {
 			t.Errorf("%s on %q: request %q after, want %q", tt.rung, tt.query, got, tt.after)
 		}
 	}
-}
-
-func mustParse(t *testing.T, query string) Request {
-	t.Helper()
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := ParseQuery(q)
-	if err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return r
 }
