@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"oomscope/bytesize"
+	"oomscope/untrusted"
 )
 
 // When says when trace entry idx happened, with its time relative to the
@@ -62,22 +63,20 @@ func markdownDevice(b *strings.Builder, d *DeviceReport) {
 	if len(d.TopSites) > 0 {
 		b.WriteString("### Top allocation sites at the peak\n\n| # | site | bytes | count | category |\n|---:|---|---:|---:|---|\n")
 		for i, s := range d.TopSites {
-			fmt.Fprintf(b, "| %d | `%s` | %s | %d | %s |\n", i+1, mdCell(s.Label), bytesize.FormatGiB(s.Bytes), s.Count, s.Category)
+			fmt.Fprintf(b, "| %d | %s | %s | %d | %s |\n", i+1, untrusted.TableCell(untrusted.CodeSpan(s.Label)), bytesize.FormatGiB(s.Bytes), s.Count, s.Category)
 		}
 		b.WriteString("\n")
 		for i, s := range d.TopSites {
 			if i == 3 {
 				break
 			}
-			fmt.Fprintf(b, "<details><summary>#%d %s: stack of its largest allocation (%s)</summary>\n\n```\n",
-				i+1, mdCell(s.Label), bytesize.FormatGiB(s.LargestBytes))
-			if len(s.Stack) == 0 {
-				b.WriteString(NoStackExplanation + "\n")
+			fmt.Fprintf(b, "<details><summary>#%d %s: stack of its largest allocation (%s)</summary>\n\n",
+				i+1, untrusted.HTML(s.Label), bytesize.FormatGiB(s.LargestBytes))
+			stack := s.Stack
+			if len(stack) == 0 {
+				stack = []string{NoStackExplanation}
 			}
-			for _, l := range s.Stack {
-				b.WriteString(l + "\n")
-			}
-			b.WriteString("```\n</details>\n\n")
+			b.WriteString(untrusted.CodeBlock(stack) + "</details>\n\n")
 		}
 	}
 
@@ -92,15 +91,10 @@ func markdownDevice(b *strings.Builder, d *DeviceReport) {
 	if len(d.Warnings) > 0 {
 		b.WriteString("### Warnings\n\n")
 		for _, w := range d.Warnings {
-			fmt.Fprintf(b, "- %s\n", w)
+			fmt.Fprintf(b, "- %s\n", untrusted.Text(w))
 		}
 		b.WriteString("\n")
 	}
-}
-
-// mdCell keeps a table cell on one line and free of pipes.
-func mdCell(s string) string {
-	return strings.NewReplacer("|", "\\|", "\n", " ", "`", "'").Replace(s)
 }
 
 // MarkdownComparison renders a Comparison for a bug tracker.
@@ -122,7 +116,7 @@ func MarkdownComparison(c Comparison) string {
 		if len(d.Sites) > 0 {
 			b.WriteString("\n| site | before | after | change |\n|---|---:|---:|---:|\n")
 			for _, s := range d.Sites {
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", mdCell(s.Site), bytesize.FormatGiB(s.Bytes.Before), bytesize.FormatGiB(s.Bytes.After), bytesize.Signed(s.Bytes.Delta, bytesize.Binary))
+				fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", untrusted.TableCell(untrusted.CodeSpan(s.Site)), bytesize.FormatGiB(s.Bytes.Before), bytesize.FormatGiB(s.Bytes.After), bytesize.Signed(s.Bytes.Delta, bytesize.Binary))
 			}
 		}
 		b.WriteString("\n")

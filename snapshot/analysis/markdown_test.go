@@ -1,7 +1,10 @@
 package analysis
 
 import (
+	"strings"
+
 	"flag"
+	"oomscope/untrusted/hostile"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,4 +47,46 @@ func TestMarkdownComparisonGolden(t *testing.T) {
 	before := Analyze(loadReal(t, "pt26_cs336_ctx128_forward.pickle"), Options{})
 	after := Analyze(loadReal(t, "pt26_cs336_ctx256_forward_segfree.pickle"), Options{})
 	golden(t, "compare_ctx128_ctx256.md", MarkdownComparison(Compare(before, after, 6)))
+}
+
+// TestMarkdownHostileNames renders the report of a snapshot whose frames
+// are named to break out of Markdown and HTML (hostile.Names) and checks
+// the rendered report has only its own structure; the golden file shows
+// how each name is written.
+func TestMarkdownHostileNames(t *testing.T) {
+	s, _, err := hostile.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	an := Analyze(s, Options{TopSites: 8})
+	r := an.Report()
+	md := Markdown(r)
+	golden(t, "hostile.md", md)
+	d := r.Devices[0]
+	want := map[string]int{"h2": 1, "h3": 2 + btoi(len(d.OOMEvents) > 0) + btoi(len(d.Warnings) > 0),
+		"details": min(3, len(d.TopSites)), "li": len(d.Warnings)}
+	for _, p := range hostile.MarkdownProblems(md, want) {
+		t.Errorf("report: %s", p)
+	}
+	hostileLabels := 0
+	for _, site := range d.TopSites {
+		if strings.Contains(site.Label, "PWN") {
+			hostileLabels++
+		}
+	}
+	if hostileLabels < 3 {
+		t.Fatalf("only %d of the top sites carry a hostile name: the test does not test", hostileLabels)
+	}
+	cmp := MarkdownComparison(Compare(an, an, 8))
+	golden(t, "hostile_compare.md", cmp)
+	for _, p := range hostile.MarkdownProblems(cmp, map[string]int{"h2": 1, "details": 0}) {
+		t.Errorf("comparison: %s", p)
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
