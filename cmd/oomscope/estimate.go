@@ -73,7 +73,7 @@ func runEstimate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"Estimates the GPU memory of training or serving a model, bucket by bucket, and\n"+
 			"says whether it fits, the smallest GPU that fits, the largest batch and sequence,\n"+
 			"and the fixes that bring it down. Flags use the /estimate page's URL vocabulary.\n"+
-			"Exit codes: 0 fits, 1 does not fit, 2 bad usage or input.\n\nFlags:\n")
+			"Exit codes: 0 fits, 1 does not fit, 2 bad usage or input, 3 internal error.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(joinBoolValues(args, "master", "autocast")); err != nil {

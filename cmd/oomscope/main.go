@@ -8,7 +8,7 @@
 //
 // Every command takes --json for machine-readable output. Exit codes: 0 ok,
 // 1 a check failed (does not fit, over budget, no OOM found), 2 bad usage or
-// bad input.
+// bad input, 3 an internal error (a bug: please file an issue).
 package main
 
 import (
@@ -24,6 +24,7 @@ const (
 	exitOK       = 0
 	exitCheck    = 1
 	exitBadInput = 2
+	exitInternal = 3
 )
 
 // command is one subcommand of the CLI.
@@ -43,11 +44,17 @@ func commands() []command {
 }
 
 func main() {
+	if code, ok := supervise(); ok {
+		os.Exit(code)
+	}
+	watchCrashes()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run dispatches args to a subcommand and returns the process exit code.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+// run dispatches args to a subcommand and returns the process exit code;
+// a panic in the subcommand becomes exitInternal (crash.go).
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	defer recoverInternal(&code, stderr)
 	if len(args) == 0 {
 		usage(stderr)
 		return exitBadInput
@@ -97,5 +104,5 @@ func usage(w io.Writer) {
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "\nRun 'oomscope <command> -h' for the flags of a command. Every command takes --json.\nExit codes: 0 ok, 1 check failed, 2 bad usage or input.\n")
+	fmt.Fprintf(w, "\nRun 'oomscope <command> -h' for the flags of a command. Every command takes --json.\nExit codes: 0 ok, 1 check failed, 2 bad usage or input, 3 internal error (please file an issue).\n")
 }

@@ -12,6 +12,7 @@ import (
 	"oomscope/bytesize"
 	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
+	"oomscope/untrusted"
 )
 
 // snapshotFile is one analysed snapshot file.
@@ -60,7 +61,7 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			"Analyses a snapshot written by torch.cuda.memory._dump_snapshot(): the peak allocated and\n"+
 			"reserved memory and when, what was live at the peak by category and by allocation site,\n"+
 			"fragmentation and OOM events. With FILE2, compares the two (what grew). FILE may be - for stdin.\n"+
-			"Exit codes: 0 ok, 1 peak over --budget, 2 bad usage or input.\n\nFlags:\n")
+			"Exit codes: 0 ok, 1 peak over --budget, 2 bad usage or input, 3 internal error.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	files, code, ok := parseInterspersed(fs, args, stdout)
@@ -68,7 +69,7 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	fail := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "oomscope snapshot: "+format+"\n", a...)
+		fmt.Fprintln(stderr, "oomscope snapshot: "+untrusted.Line(fmt.Sprintf(format, a...)))
 		return exitBadInput
 	}
 	switch {
@@ -171,7 +172,7 @@ func loadSnapshot(name string, stdin io.Reader, device, top int) (snapshotFile, 
 	if size == 0 {
 		return snapshotFile{}, fmt.Errorf("%s is empty: expected a pickle written by torch.cuda.memory._dump_snapshot()", name)
 	}
-	s, err := snapshot.DecodeReader(r, size, snapshot.DecodeOptions{})
+	s, err := snapshot.DecodeReader(tracked(name, r), size, snapshot.DecodeOptions{})
 	if err != nil {
 		return snapshotFile{}, fmt.Errorf("%s is not a readable memory snapshot: %v", name, err)
 	}
@@ -219,7 +220,7 @@ func checkBudget(r *analysis.Report, budget int64) *budgetResult {
 
 // printSnapshot writes the human-readable summary of one file.
 func printSnapshot(w io.Writer, sf snapshotFile) {
-	fmt.Fprintf(w, "%s (pickle protocol %d)\n", sf.name, sf.rep.PickleProtocol)
+	fmt.Fprintf(w, "%s (pickle protocol %d)\n", untrusted.Line(sf.name), sf.rep.PickleProtocol)
 	for _, d := range sf.rep.Devices {
 		fmt.Fprintf(w, "\nDevice %d: %d trace entries, %d allocations, %d stream(s)%s\n", d.Device, d.Entries, d.Allocations,
 			d.Streams, map[bool]string{true: ", expandable segments", false: ""}[d.Expandable])
@@ -257,7 +258,7 @@ func printSnapshot(w io.Writer, sf snapshotFile) {
 		fmt.Fprintf(w, "\n  Top allocation sites at the peak:\n")
 		tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 		for i, s := range d.TopSites {
-			fmt.Fprintf(tw, "   %2d.\t%s\t%d×\t%s\t%s\n", i+1, bytesize.FormatGiB(s.Bytes), s.Count, s.Category, s.Label)
+			fmt.Fprintf(tw, "   %2d.\t%s\t%d×\t%s\t%s\n", i+1, bytesize.FormatGiB(s.Bytes), s.Count, s.Category, untrusted.Line(s.Label))
 		}
 		tw.Flush()
 
@@ -270,7 +271,7 @@ func printSnapshot(w io.Writer, sf snapshotFile) {
 			}
 		}
 		for _, wn := range d.Warnings {
-			fmt.Fprintf(w, "  Warning: %s\n", wn)
+			fmt.Fprintf(w, "  Warning: %s\n", untrusted.Line(wn))
 		}
 	}
 	fmt.Fprintf(w, "\nRun with --json for stacks and the rule behind every number, --markdown for a bug report.\n")
@@ -278,7 +279,7 @@ func printSnapshot(w io.Writer, sf snapshotFile) {
 
 // printComparison writes the human-readable comparison of two files.
 func printComparison(w io.Writer, before, after snapshotFile, c analysis.Comparison) {
-	fmt.Fprintf(w, "Before: %s\nAfter:  %s\n", before.name, after.name)
+	fmt.Fprintf(w, "Before: %s\nAfter:  %s\n", untrusted.Line(before.name), untrusted.Line(after.name))
 	for _, d := range c.Devices {
 		fmt.Fprintf(w, "\nDevice %d → %d\n", d.DeviceBefore, d.DeviceAfter)
 		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
@@ -298,7 +299,7 @@ func printComparison(w io.Writer, before, after snapshotFile, c analysis.Compari
 			fmt.Fprintf(w, "\n  Sites that changed most at the peak:\n")
 			tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 			for _, s := range d.Sites {
-				fmt.Fprintf(tw, "    %s\t%s → %s\t%s\n", bytesize.Signed(s.Bytes.Delta, bytesize.Binary), bytesize.FormatGiB(s.Bytes.Before), bytesize.FormatGiB(s.Bytes.After), s.Site)
+				fmt.Fprintf(tw, "    %s\t%s → %s\t%s\n", bytesize.Signed(s.Bytes.Delta, bytesize.Binary), bytesize.FormatGiB(s.Bytes.Before), bytesize.FormatGiB(s.Bytes.After), untrusted.Line(s.Site))
 			}
 			tw.Flush()
 		}

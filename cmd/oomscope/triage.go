@@ -11,6 +11,7 @@ import (
 
 	"oomscope/estimator"
 	"oomscope/estimator/triage"
+	"oomscope/untrusted"
 )
 
 // maxTriageInput bounds what triage reads (a log, not a disk image).
@@ -29,7 +30,7 @@ func runTriage(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(fs.Output(), "Usage: oomscope triage [--json] [--when WHEN] [--setup QUERY] [FILE|-]\n\n"+
 			"Reads an out-of-memory error (a whole traceback or log is fine) from FILE or stdin\n"+
 			"and explains every message in it: the numbers, the cause and the fixes.\n"+
-			"Exit codes: 0 found, 1 no OOM message found, 2 bad usage or input.\n\nFlags:\n")
+			"Exit codes: 0 found, 1 no OOM message found, 2 bad usage or input, 3 internal error.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	files, code, ok := parseInterspersed(fs, args, stdout)
@@ -37,7 +38,7 @@ func runTriage(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return code
 	}
 	if len(files) > 1 {
-		fmt.Fprintf(stderr, "oomscope triage: want one FILE (or -), got %d: %s\n", len(files), strings.Join(files, " "))
+		fmt.Fprintf(stderr, "oomscope triage: want one FILE (or -), got %d: %s\n", len(files), untrusted.Line(strings.Join(files, " ")))
 		return exitBadInput
 	}
 	when, err := triage.ParseWhen(*whenFlag)
@@ -63,11 +64,11 @@ func runTriage(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(files) == 1 && files[0] != "-" {
 		fh, err := os.Open(files[0])
 		if err != nil {
-			fmt.Fprintf(stderr, "oomscope triage: %v\n", err)
+			fmt.Fprintf(stderr, "oomscope triage: %s\n", untrusted.Line(err.Error()))
 			return exitBadInput
 		}
 		defer fh.Close()
-		in, name = fh, files[0]
+		in, name = fh, untrusted.Line(files[0])
 	}
 	if in == nil {
 		fmt.Fprintln(stderr, "oomscope triage: no input (give a FILE or pipe the error into stdin)")
@@ -120,7 +121,7 @@ func writeTriageText(w io.Writer, res triage.Result) {
 	for i, f := range res.Findings {
 		fmt.Fprintf(w, "\n#%d %s", i+1, f.Kind)
 		if f.Variant != "" {
-			fmt.Fprintf(w, " [%s]", f.Variant)
+			fmt.Fprintf(w, " [%s]", untrusted.Line(f.Variant))
 		}
 		if f.PyTorchVersion != "" {
 			fmt.Fprintf(w, " PyTorch %s", f.PyTorchVersion)
@@ -133,9 +134,9 @@ func writeTriageText(w io.Writer, res triage.Result) {
 		if len(f.Fields) > 0 {
 			fmt.Fprintln(w, "  Numbers:")
 			for _, fd := range f.Fields {
-				val := fd.Printed
+				val := untrusted.Line(fd.Printed)
 				if fd.Bytes != nil {
-					val = fmt.Sprintf("%s = %s B", fd.Printed, fd.Bytes)
+					val = fmt.Sprintf("%s = %s B", val, fd.Bytes)
 				}
 				fmt.Fprintf(w, "    %-40s %-36s from %q\n", fd.Label, val, clip(oneLine(fd.Phrase), 70))
 			}
@@ -146,7 +147,7 @@ func writeTriageText(w io.Writer, res triage.Result) {
 				fmt.Fprintf(w, "    %-28s %14d B   %s\n", d.Name, d.Bytes, d.Formula)
 			}
 		}
-		fmt.Fprintf(w, "  Cause: %s\n    Rule: %s\n    Why:  %s\n", f.Cause, f.Rule, f.Why)
+		fmt.Fprintf(w, "  Cause: %s\n    Rule: %s\n    Why:  %s\n", f.Cause, f.Rule, untrusted.Line(f.Why))
 		if m := f.TensorMatches; m != nil {
 			fmt.Fprintln(w, "  Tensors of the setup matching the request:")
 			for _, t := range m.Matches {
@@ -172,7 +173,9 @@ func writeTriageText(w io.Writer, res triage.Result) {
 	}
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine makes pasted text one line with single spaces, safe for a
+// terminal (untrusted.Line).
+func oneLine(s string) string { return strings.Join(strings.Fields(untrusted.Line(s)), " ") }
 
 func clip(s string, n int) string {
 	r := []rune(s)

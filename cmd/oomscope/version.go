@@ -19,16 +19,22 @@ func runVersion(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitBadInput
 	}
-	v := version
-	if v == "dev" {
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
-	}
+	v := versionString()
 	if *asJSON {
 		json.NewEncoder(stdout).Encode(map[string]string{"version": v, "go": runtime.Version()})
 		return exitOK
 	}
 	fmt.Fprintf(stdout, "oomscope %s (%s)\n", v, runtime.Version())
 	return exitOK
+}
+
+// versionString is the stamped version, or the module version of a go
+// install, or "dev".
+func versionString() string {
+	if version == "dev" {
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			return bi.Main.Version
+		}
+	}
+	return version
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"flag"
+	"oomscope/snapshot/gen"
 	"oomscope/untrusted/hostile"
 	"os"
 	"path/filepath"
@@ -77,7 +78,11 @@ func TestMarkdownHostileNames(t *testing.T) {
 	if hostileLabels < 3 {
 		t.Fatalf("only %d of the top sites carry a hostile name: the test does not test", hostileLabels)
 	}
-	cmp := MarkdownComparison(Compare(an, an, 8))
+	plain, _, err := gen.Snapshot(gen.Scenario("oom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmp := MarkdownComparison(Compare(Analyze(plain, Options{}), an, 8))
 	golden(t, "hostile_compare.md", cmp)
 	for _, p := range hostile.MarkdownProblems(cmp, map[string]int{"h2": 1, "details": 0}) {
 		t.Errorf("comparison: %s", p)
