@@ -2,7 +2,6 @@ package triage
 
 import (
 	"fmt"
-	"math"
 )
 
 // Segment is one part of the card as a message describes it.
@@ -55,7 +54,7 @@ func CardBar(f *Finding) (Bar, bool) {
 		if x <= 0 {
 			return
 		}
-		segs = append(segs, Segment{Name: name, Label: label, Bytes: int64(math.Round(x)), Formula: formula})
+		segs = append(segs, Segment{Name: name, Label: label, Bytes: saturate(x), Formula: formula})
 		used += x
 	}
 	free, hasFree := val(f.FreeBytes)
@@ -94,7 +93,7 @@ func CardBar(f *Finding) (Bar, bool) {
 			add("unaccounted", "In use", tot-free, "total − free")
 		}
 	}
-	b := Bar{Total: int64(math.Round(tot))}
+	b := Bar{Total: saturate(tot)}
 	if hasFree {
 		add("free", "Free", free, "printed free")
 	}
@@ -104,16 +103,16 @@ func CardBar(f *Finding) (Bar, bool) {
 	if used > tot*1.0001 {
 		// Windows' shared-memory fallback lets PyTorch exceed the card.
 		b.Note = fmt.Sprintf("the figures add up to %s, more than the %s card (Windows lets PyTorch spill into shared system memory): drawn to scale of their sum", hb(used), hb(tot))
-		b.Total = int64(math.Round(used))
+		b.Total = saturate(used)
 	}
 	b.Segments = segs
 	if t, ok := val(f.TriedBytes); ok && t < 0x1p62 {
-		b.Request = int64(math.Round(t))
-		b.RequestStart = b.Total - int64(math.Round(free))
+		b.Request = saturate(t)
+		b.RequestStart = b.Total - min(b.Total, saturate(free))
 		if !hasFree {
 			b.RequestStart = b.Total
 		}
-		b.Shortfall = max(0, b.Request-int64(math.Round(free)))
+		b.Shortfall = max(0, b.Request-min(b.Request, saturate(free)))
 	}
 	return b, true
 }

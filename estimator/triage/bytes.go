@@ -67,34 +67,65 @@ func (b *Bytes) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// bytesOfBig returns v (≥ 0) as Bytes, saturated at MaxBytes.
+func bytesOfBig(v *big.Int) Bytes {
+	if v.BitLen() > 128 {
+		return MaxBytes
+	}
+	return fromBig(v)
+}
+
+// satInt64 returns v (≥ 0) as an int64, saturated at math.MaxInt64.
+func satInt64(v *big.Int) int64 {
+	if !v.IsInt64() {
+		return math.MaxInt64
+	}
+	return v.Int64()
+}
+
 func fromBig(v *big.Int) Bytes {
 	lo := new(big.Int).And(v, new(big.Int).SetUint64(math.MaxUint64)).Uint64()
 	hi := new(big.Int).Rsh(v, 64).Uint64()
 	return Bytes{hi: hi, lo: lo}
 }
 
-// maxNumberDigits bounds the digits of a printed number we convert; longer
-// runs of digits are not sizes an allocator prints.
+// maxNumberDigits bounds the digits of a printed number we convert exactly;
+// a longer number (or one past 2^128 B) is no size an allocator prints, and
+// it is read as MaxBytes, saturated, so that the bogus-size rule sees it.
 const maxNumberDigits = 30
 
 var errTooLong = errors.New("triage: number has too many digits")
 
+// MaxBytes is the largest count Bytes holds, 2^128 − 1: where a printed
+// size too large to convert exactly saturates.
+var MaxBytes = Bytes{hi: math.MaxUint64, lo: math.MaxUint64}
+
+// saturatedRule explains a size read as MaxBytes.
+const saturatedRule = "too large to convert exactly (more than 30 digits or 2^128 B): saturated at 2^128 − 1 B"
+
 // unitBytes maps the unit spellings that appear in OOM messages to their size.
 // All are binary: PyTorch's format_size prints KiB/MiB/GiB and the MPS
 // formatter before 2.8 printed KB/MB/GB with binary divisors.
+// PiB and EiB are no allocator's: they come from tools that print a
+// wrapped size_t (2^64 B = 16.00 EiB), which the bogus-size rule is for.
 var unitBytes = map[string]uint64{
 	"bytes": 1, "byte": 1, "B": 1,
-	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
-	"KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40,
+	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50, "EiB": 1 << 60,
+	"KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40, "PB": 1 << 50, "EB": 1 << 60,
 	"K": 1 << 10, "M": 1 << 20, "G": 1 << 30,
 }
 
 // scaleDecimal converts the printed decimal number num (digits with an
-// optional fraction, e.g. "3.94") times mult to bytes, rounding half up.
+// optional fraction, e.g. "3.94") times mult to bytes, rounding half up. A
+// number too long or too large to convert returns MaxBytes with
+// errTooLong.
 func scaleDecimal(num string, mult uint64) (Bytes, error) {
 	intPart, frac, _ := strings.Cut(num, ".")
-	if intPart == "" && frac == "" || len(intPart)+len(frac) > maxNumberDigits {
-		return Bytes{}, errTooLong
+	if intPart == "" && frac == "" {
+		return Bytes{}, fmt.Errorf("triage: %q is not a number", num)
+	}
+	if len(intPart)+len(frac) > maxNumberDigits {
+		return MaxBytes, errTooLong
 	}
 	digits := strings.TrimLeft(intPart+frac, "0")
 	if digits == "" {
@@ -110,7 +141,7 @@ func scaleDecimal(num string, mult uint64) (Bytes, error) {
 	n.Lsh(n, 1).Add(n, den)
 	n.Quo(n, den.Lsh(den, 1))
 	if n.BitLen() > 128 {
-		return Bytes{}, errTooLong
+		return MaxBytes, errTooLong
 	}
 	return fromBig(n), nil
 }

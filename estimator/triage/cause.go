@@ -72,14 +72,40 @@ func hb(x float64) string {
 	return fmt.Sprintf("%.2f GiB", x/gib)
 }
 
+// saturate rounds x to an int64, saturating at the ends of its range
+// instead of wrapping (a converted float past 2^63 is undefined in Go and
+// becomes -2^63 on amd64); NaN becomes 0.
+func saturate(x float64) int64 {
+	switch {
+	case x != x:
+		return 0
+	case x >= 0x1p63:
+		return math.MaxInt64
+	case x <= -0x1p63:
+		return math.MinInt64
+	}
+	return int64(math.Round(x))
+}
+
+// addSat returns a + b saturated at the ends of int64.
+func addSat(a, b int64) int64 {
+	c := a + b
+	switch {
+	case a > 0 && b > 0 && c < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && c >= 0:
+		return math.MinInt64
+	}
+	return c
+}
+
+// num is a named number of the evidence; one beyond int64 is saturated,
+// and its formula says so.
 func num(name string, x float64, formula string) Number {
-	if x > math.MaxInt64 {
-		x = math.MaxInt64
+	if math.Abs(x) >= 0x1p63 {
+		formula += fmt.Sprintf(" (%s: beyond ±(2^63 − 1) B, shown saturated)", hb(x))
 	}
-	if x < math.MinInt64 {
-		x = math.MinInt64
-	}
-	return Number{Name: name, Bytes: int64(math.Round(x)), Formula: formula}
+	return Number{Name: name, Bytes: saturate(x), Formula: formula}
 }
 
 func (d *diag) set(c Cause, rule, why string, evidence ...Number) {

@@ -158,6 +158,10 @@ func (d *diag) tf() {
 		d.set(CauseCPURAM, "the tensor was to live on the CPU device (/device:CPU:N, allocator cpu): host memory ran out, not the GPU", why, num("tried", t, "printed"))
 		return
 	}
+	if hasT && t >= bogusFactor*largestCard {
+		d.set(CauseBogusSize, "request ≥ 10 × 288 GB: a shape or size bug", fmt.Sprintf("the tensor %v needs %s, more than any accelerator holds: the shape comes from a wrong count or an overflow", f.TensorShape, hb(t)), num("tried", t, "printed"))
+		return
+	}
 	why := "TensorFlow could not place a tensor"
 	if hasT {
 		why = fmt.Sprintf("the tensor %v of type %s needs %s and did not fit: the model or the batch is too big for the GPU, or another process holds part of it (TensorFlow prints no device figures to tell)", f.TensorShape, f.DType, hb(t))

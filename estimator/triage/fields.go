@@ -8,7 +8,7 @@ import (
 
 // sizePattern matches a printed size as two groups, number and unit:
 // "21.56 MiB", "0 bytes", "9.07 GB", "372.76MiB", "0B".
-const sizePattern = `(\d+(?:\.\d+)?)\s*(bytes|[KMGT]i?B|B)\b`
+const sizePattern = `(\d+(?:\.\d+)?)\s*(bytes|[KMGTPE]i?B|B)\b`
 
 // rx compiles pattern with SIZE standing for sizePattern.
 func rx(pattern string) *regexp.Regexp {
@@ -83,10 +83,14 @@ func (m *msg) size(key, label string, sub []int, g int) *Bytes {
 		return nil
 	}
 	b, err := parseSize(num, unit)
-	if err != nil {
+	rule := unitRule(num, unit)
+	switch {
+	case err == errTooLong:
+		rule = saturatedRule
+	case err != nil:
 		return nil
 	}
-	m.addField(Field{Key: key, Label: label, Printed: num + " " + unit, Bytes: &b, Rule: unitRule(num, unit)}, sub)
+	m.addField(Field{Key: key, Label: label, Printed: num + " " + unit, Bytes: &b, Rule: rule}, sub)
 	return &b
 }
 
@@ -98,10 +102,14 @@ func (m *msg) exact(key, label string, sub []int, g int) *Bytes {
 		return nil
 	}
 	b, err := scaleDecimal(num, 1)
-	if err != nil {
+	rule := "printed in bytes"
+	switch {
+	case err == errTooLong:
+		rule = saturatedRule
+	case err != nil:
 		return nil
 	}
-	m.addField(Field{Key: key, Label: label, Printed: m.group(sub, g) + " bytes", Bytes: &b, Rule: "printed in bytes"}, sub)
+	m.addField(Field{Key: key, Label: label, Printed: m.group(sub, g) + " bytes", Bytes: &b, Rule: rule}, sub)
 	return &b
 }
 

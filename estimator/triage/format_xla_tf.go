@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"math/big"
 	"regexp"
 	"strconv"
 	"strings"
@@ -119,34 +120,30 @@ func parseTF(p *parser, h head) (Finding, bool) {
 	m := newMsg(p, h, &f)
 	dims := m.group(h.sub, 1)
 	shape := []int64{}
-	elems, ok := uint64(1), true
+	elems := big.NewInt(1) // exact: the dims are at most 200 characters
 	for _, d := range strings.Split(dims, ",") {
 		d = strings.TrimSpace(d)
 		if d == "" {
 			continue
 		}
-		v, err := strconv.ParseInt(d, 10, 64)
-		if err != nil {
-			ok = false
-			break
+		v, ok := new(big.Int).SetString(d, 10)
+		if !ok {
+			return Finding{}, false
 		}
-		shape = append(shape, v)
-		if elems != 0 && uint64(v) > (1<<62)/elems {
-			ok = false
-		}
-		elems *= uint64(v)
-	}
-	if !ok {
-		return Finding{}, false
+		elems.Mul(elems, v)
+		shape = append(shape, satInt64(v))
 	}
 	f.TensorShape = shape
 	f.DType = m.group(h.sub, 2)
 	m.addField(Field{Key: "tensor_shape", Label: "Tensor shape", Printed: "[" + dims + "]"}, []int{h.sub[2] - 1, h.sub[3] + 1})
 	if size, known := tfDTypeBytes[f.DType]; known {
-		b := BytesOf(elems * size)
+		b := bytesOfBig(elems.Mul(elems, new(big.Int).SetUint64(size)))
 		f.TriedBytes = &b
-		m.addField(Field{Key: "tried_bytes", Label: "Tensor size", Printed: b.Human(), Bytes: &b,
-			Rule: "product of shape [" + dims + "] × " + strconv.FormatUint(size, 10) + " B per " + f.DType}, h.sub)
+		rule := "product of shape [" + dims + "] × " + strconv.FormatUint(size, 10) + " B per " + f.DType
+		if b == MaxBytes {
+			rule += ", " + saturatedRule
+		}
+		m.addField(Field{Key: "tried_bytes", Label: "Tensor size", Printed: b.Human(), Bytes: &b, Rule: rule}, h.sub)
 	}
 	f.tfDevice, f.Allocator = m.group(h.sub, 3), m.group(h.sub, 4)
 	if dev := m.group(h.sub, 3) + " " + m.group(h.sub, 4); strings.TrimSpace(dev) != "" {

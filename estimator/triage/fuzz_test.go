@@ -2,6 +2,7 @@ package triage
 
 import (
 	"encoding/json"
+	"math"
 	"math/rand"
 	"os"
 	"strings"
@@ -29,6 +30,14 @@ func checkInvariants(t *testing.T, text string, res Result) {
 		}
 		if f.Cause == "" || f.Why == "" || f.Rule == "" || len(f.Fixes) == 0 {
 			t.Fatalf("finding %d (%s) lacks cause, why, rule or fixes", i, f.Kind)
+		}
+		if b, ok := CardBar(&f); ok {
+			checkBar(t, b)
+		}
+		for _, n := range f.Evidence {
+			if n.Bytes == math.MinInt64 {
+				t.Fatalf("finding %d evidence %s wrapped to %d", i, n.Name, n.Bytes)
+			}
 		}
 	}
 	if len(res.Findings) > maxFindings {

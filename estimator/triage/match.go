@@ -163,14 +163,14 @@ func allocatorRequest(f *Finding, n int64) (int64, string) {
 	case f.Kind == "cuda-async":
 		return n, "cudaMallocAsync requests the tensor's size as is"
 	case f.Backend == "cuda" || f.Backend == "hip" || f.Backend == "xpu" || f.Backend == "npu":
-		r := (n + 511) / 512 * 512
-		switch {
+		switch r := addSat(n, 511) / 512 * 512; {
 		case r <= small:
 			return 2 << 20, "a tensor ≤ 1 MiB is served from a 2 MiB small-pool segment"
 		case r < large:
 			return 20 << 20, "a 1–10 MiB tensor is served from a 20 MiB segment"
+		default:
+			return addSat(r, round-1) / round * round, "rounded up to 512 B, then to a multiple of 2 MiB (large-pool segment)"
 		}
-		return (r + round - 1) / round * round, "rounded up to 512 B, then to a multiple of 2 MiB (large-pool segment)"
 	}
 	return n, "compared as is"
 }
@@ -220,7 +220,7 @@ func MatchTensors(f *Finding, r estimator.Request) (Matching, error) {
 	}
 	for _, t := range ts {
 		req, how := allocatorRequest(f, t.Bytes)
-		if req >= tried-tol && req <= tried+tol {
+		if req >= addSat(tried, -tol) && req <= addSat(tried, tol) {
 			out.Matches = append(out.Matches, Match{Tensor: t, RequestBytes: req, Rounding: how})
 		}
 	}
