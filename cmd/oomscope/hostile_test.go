@@ -110,3 +110,31 @@ func TestTriageHostilePaste(t *testing.T) {
 		t.Errorf("triage output: %s", p)
 	}
 }
+
+// TestTriageHostilePastes runs the triage command on every adversarial
+// paste class (1 MB each): it answers 0 or 1, never crashes, writes no
+// control character to the terminal, and its output stays bounded by the
+// findings cap, not by the input.
+func TestTriageHostilePastes(t *testing.T) {
+	for _, p := range hostile.Pastes(1 << 20) {
+		for _, asJSON := range []bool{false, true} {
+			args := []string{"triage", "-"}
+			if asJSON {
+				args = append(args, "--json")
+			}
+			var out, errb strings.Builder
+			code := run(args, strings.NewReader(p.Text), &out, &errb)
+			if code != exitOK && code != exitCheck {
+				t.Errorf("%s (json %v): exit %d: %.300s", p.Class, asJSON, code, errb.String())
+			}
+			if out.Len() > 8<<20 {
+				t.Errorf("%s (json %v): %d MB of output", p.Class, asJSON, out.Len()>>20)
+			}
+			if !asJSON {
+				for _, pr := range terminalProblems(out.String()) {
+					t.Errorf("%s: %s", p.Class, pr)
+				}
+			}
+		}
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"oomscope/untrusted/hostile"
 )
 
 // checkInvariants verifies what must hold for any input: spans inside the
@@ -63,6 +65,9 @@ func FuzzTriage(f *testing.F) {
 				f.Add(ex.Text)
 			}
 		}
+	}
+	for _, p := range hostile.Pastes(4096) {
+		f.Add(p.Text)
 	}
 	f.Add("CUDA out of memory. Tried to allocate 99999999999999999999999999999999999.99 GiB. GPU 0")
 	f.Add("Tried to allocate 1.00 GiB Tried to allocate 2.00 GiB (GPU 0; 1 bytes total capacity;")

@@ -1,6 +1,7 @@
 package triage
 
 import (
+	"bytes"
 	"regexp"
 	"sort"
 	"strings"
@@ -16,6 +17,11 @@ const (
 	// which a format's head pattern is searched.
 	windowBefore = 320
 	windowAfter  = 320
+	// chunk is how much text scan takes heads from at a time: heads are
+	// found chunk by chunk, in order, and scanning stops at the findings
+	// limit, so a text of lookalike heads costs neither a list of millions
+	// of heads nor a pass over the rest of the input.
+	chunk = 64 << 10
 )
 
 // format is one message format: literal keywords (lower case) that must
@@ -62,17 +68,17 @@ func asciiLower(s string) string {
 type span struct{ lo, hi int }
 
 // keywordWindows returns the merged windows of text around each occurrence
-// of any keyword in lower; hits caches each keyword's occurrences.
-func keywordWindows(lower string, keywords []string, hits map[string][]int) []span {
+// of any keyword (hits holds each keyword's offsets, in order) that
+// overlaps [lo, hi), clipped to it.
+func keywordWindows(keywords []string, hits map[string][]int, lo, hi int) []span {
 	var ws []span
 	for _, kw := range keywords {
-		at, ok := hits[kw]
-		if !ok {
-			at = keywordHits(lower, kw)
-			hits[kw] = at
-		}
-		for _, i := range at {
-			ws = append(ws, span{max(0, i-windowBefore), min(len(lower), i+len(kw)+windowAfter)})
+		at := hits[kw]
+		for j := sort.SearchInts(at, lo-len(kw)-windowAfter); j < len(at) && at[j]-windowBefore < hi; j++ {
+			i := at[j]
+			if w := (span{max(lo, i-windowBefore), min(hi, i+len(kw)+windowAfter)}); w.lo < w.hi {
+				ws = append(ws, w)
+			}
 		}
 	}
 	if len(ws) == 0 {
@@ -127,18 +133,42 @@ func followsSpaced(s, rest string) bool {
 	return true
 }
 
-// findHeads returns every head of every format, sorted by position (strong
-// heads before weak ones at the same position).
-func findHeads(text string) []head {
-	lower := asciiLower(text)
-	var heads []head
+// allKeywordHits returns the offsets of every format's keywords in lower.
+func allKeywordHits(lower string) map[string][]int {
 	hits := map[string][]int{}
 	for _, f := range formats {
-		for _, w := range keywordWindows(lower, f.keywords, hits) {
-			for _, m := range f.head.FindAllStringSubmatchIndex(text[w.lo:w.hi], -1) {
+		for _, kw := range f.keywords {
+			if _, ok := hits[kw]; !ok {
+				hits[kw] = keywordHits(lower, kw)
+			}
+		}
+	}
+	return hits
+}
+
+// findHeads returns the heads of every format that start in [lo, hi),
+// sorted by position (strong heads before weak ones at the same position).
+// Head patterns run in the keyword windows clipped to [lo − windowBefore,
+// hi), so each part of the text is searched about once however the scan
+// cuts it into chunks.
+func findHeads(text string, hits map[string][]int, lo, hi int) []head {
+	var heads []head
+	for _, f := range formats {
+		for _, w := range keywordWindows(f.keywords, hits, max(0, lo-windowBefore), hi) {
+			// Spans first, groups then: finding spans alone is several
+			// times faster over a long window, and heads are few.
+			for _, span := range f.head.FindAllStringIndex(text[w.lo:w.hi], -1) {
+				at := w.lo + span[0]
+				if at < lo {
+					continue // found from the chunk before
+				}
+				m := f.head.FindStringSubmatchIndex(text[at:w.hi])
+				if m == nil || m[0] != 0 {
+					continue // cannot happen: the same match, found again
+				}
 				for i := range m {
 					if m[i] >= 0 {
-						m[i] += w.lo
+						m[i] += at
 					}
 				}
 				heads = append(heads, head{f: f, start: m[0], end: m[1], sub: m})
@@ -155,44 +185,64 @@ func findHeads(text string) []head {
 }
 
 // scan finds and parses every message in text, at most limit of them; it
-// reports whether it stopped at the limit.
+// reports whether it stopped at the limit. It reads the text a chunk at a
+// time: the heads that start in the chunk, plus those up to maxBody past
+// it that may end a body.
 func scan(original string, limit int) ([]Finding, bool) {
-	text := maskLinePrefixes(blankTerminalColors(blankWideSpaces(original)))
-	heads := findHeads(text)
-	var strong []int
-	for _, h := range heads {
-		if !h.f.weak {
-			strong = append(strong, h.start)
-		}
-	}
+	text := normalize(original)
+	hits := allKeywordHits(asciiLower(text))
 	p := &parser{text: text}
 	var out []Finding
-	for _, h := range heads {
-		if h.start < p.consumed || inSourceCode(text, h.start) {
-			continue
+	for lo := 0; lo < len(text); lo += chunk {
+		hi := min(len(text), lo+chunk)
+		heads := findHeads(text, hits, lo, min(len(text), hi+maxBody))
+		var strong []int
+		for _, h := range heads {
+			if !h.f.weak {
+				strong = append(strong, h.start)
+			}
 		}
-		if len(out) >= limit {
-			return out, true
+		for _, h := range heads {
+			if h.start >= hi {
+				break // the next chunk's
+			}
+			if h.start < p.consumed || inSourceCode(text, h.start) {
+				continue
+			}
+			if len(out) >= limit {
+				return out, true
+			}
+			// The body ends at the next strong head after this head's own match.
+			i := sort.SearchInts(strong, h.end)
+			p.bound = min(len(text), h.start+maxBody)
+			if i < len(strong) && strong[i] < p.bound {
+				p.bound = strong[i]
+			}
+			f, ok := h.f.parse(p, h)
+			if !ok {
+				continue
+			}
+			f.Start = extendPrefix(text, f.Start, p.consumed)
+			f.Text = original[f.Start:f.End]
+			for i := range f.Fields {
+				f.Fields[i].Phrase = original[f.Fields[i].Start:f.Fields[i].End]
+			}
+			p.consumed = f.End
+			out = append(out, f)
 		}
-		// The body ends at the next strong head after this head's own match.
-		i := sort.SearchInts(strong, h.end)
-		p.bound = min(len(text), h.start+maxBody)
-		if i < len(strong) && strong[i] < p.bound {
-			p.bound = strong[i]
-		}
-		f, ok := h.f.parse(p, h)
-		if !ok {
-			continue
-		}
-		f.Start = extendPrefix(text, f.Start, p.consumed)
-		f.Text = original[f.Start:f.End]
-		for i := range f.Fields {
-			f.Fields[i].Phrase = original[f.Fields[i].Start:f.Fields[i].End]
-		}
-		p.consumed = f.End
-		out = append(out, f)
 	}
 	return out, false
+}
+
+// normalize returns text as the head patterns read it, every byte offset
+// kept: wide Unicode spaces and terminal colour codes blanked to spaces,
+// then line prefixes masked.
+func normalize(text string) string {
+	b := []byte(text)
+	blankWideSpaces(b)
+	blankTerminalColors(b)
+	maskLinePrefixes(b)
+	return string(b)
 }
 
 // prefixRes match text that belongs to a message but precedes its head on
@@ -223,26 +273,22 @@ func extendPrefix(text string, start, floor int) int {
 // mpirun's "[1,0]<stderr>:", vLLM's and Ray's "(VllmWorker rank=1 pid=254) ".
 var linePrefix = regexp.MustCompile(`^[ \t]*(?:>[> \t]*|\[(?:rank|default)\d+\]:[ \t]*|\[\d+,\d+\]<std(?:out|err)>:[ \t]*|\(\w+ (?:rank|pid|TP|DP)[^)\n]{0,60}\)[ \t]*)`)
 
-// maskLinePrefixes blanks line prefixes with spaces, keeping every byte
-// offset, so a wrapped message still reads as one.
-func maskLinePrefixes(text string) string {
-	var b []byte
-	for lo := 0; lo < len(text); {
-		hi := strings.IndexByte(text[lo:], '\n')
+// maskLinePrefixes blanks line prefixes with spaces in place, keeping
+// every byte offset, so a wrapped message still reads as one.
+func maskLinePrefixes(b []byte) {
+	for lo := 0; lo < len(b); {
+		hi := bytes.IndexByte(b[lo:], '\n')
 		if hi < 0 {
-			hi = len(text)
+			hi = len(b)
 		} else {
 			hi += lo
 		}
 		i := lo
-		for i < hi && (text[i] == ' ' || text[i] == '\t') {
+		for i < hi && (b[i] == ' ' || b[i] == '\t') {
 			i++
 		}
-		if i < hi && (text[i] == '>' || text[i] == '[' || text[i] == '(') {
-			if m := linePrefix.FindStringIndex(text[lo:min(hi, lo+100)]); m != nil {
-				if b == nil {
-					b = []byte(text)
-				}
+		if i < hi && (b[i] == '>' || b[i] == '[' || b[i] == '(') {
+			if m := linePrefix.FindIndex(b[lo:min(hi, lo+100)]); m != nil {
 				for j := lo + m[0]; j < lo+m[1]; j++ {
 					if b[j] != '\t' {
 						b[j] = ' '
@@ -252,66 +298,61 @@ func maskLinePrefixes(text string) string {
 		}
 		lo = hi + 1
 	}
-	if b == nil {
-		return text
-	}
-	return string(b)
 }
 
 // wideSpaces are the Unicode spaces that web pages and chat tools put in
 // copied text (no-break, figure, thin, narrow no-break, ideographic); each is
 // blanked to as many ASCII spaces as it has bytes, so offsets stay intact.
-var wideSpaces = []string{"\u00a0", "\u2007", "\u2009", "\u202f", "\u3000"}
+var wideSpaces = [][]byte{[]byte("\u00a0"), []byte("\u2007"), []byte("\u2009"), []byte("\u202f"), []byte("\u3000")}
 
-// blankWideSpaces returns text with every wide space turned into ASCII
-// spaces of the same byte length.
-func blankWideSpaces(text string) string {
+// blankWideSpaces turns every wide space in b into ASCII spaces of the
+// same byte length.
+func blankWideSpaces(b []byte) {
 	for _, ws := range wideSpaces {
-		if strings.Contains(text, ws) {
-			text = strings.ReplaceAll(text, ws, strings.Repeat(" ", len(ws)))
+		for off := 0; ; {
+			i := bytes.Index(b[off:], ws)
+			if i < 0 {
+				break
+			}
+			i += off
+			for j := i; j < i+len(ws); j++ {
+				b[j] = ' '
+			}
+			off = i + len(ws)
 		}
 	}
-	return text
 }
 
-// blankTerminalColors returns text with every ANSI colour code (SGR) blanked
-// to spaces, keeping offsets, so a coloured traceback reads like a plain
-// one. A code is "[" digits (";" digits)* "m", with its ESC byte before it or
-// with the ESC lost in copying ("[1;36m(VllmWorker rank=0 pid=7)[0;0m").
-func blankTerminalColors(text string) string {
-	var b []byte
+// blankTerminalColors blanks every ANSI colour code (SGR) in b to spaces,
+// keeping offsets, so a coloured traceback reads like a plain one. A code
+// is "[" digits (";" digits)* "m", with its ESC byte before it or with the
+// ESC lost in copying ("[1;36m(VllmWorker rank=0 pid=7)[0;0m").
+func blankTerminalColors(b []byte) {
 	for off := 0; ; {
-		i := strings.IndexByte(text[off:], '[')
+		i := bytes.IndexByte(b[off:], '[')
 		if i < 0 {
-			break
+			return
 		}
 		i += off
 		off = i + 1
-		n := sgrLen(text[i:])
+		n := sgrLen(b[i:])
 		if n == 0 {
 			continue
 		}
 		lo := i
-		if lo > 0 && text[lo-1] == 0x1b {
+		if lo > 0 && b[lo-1] == 0x1b {
 			lo--
-		}
-		if b == nil {
-			b = []byte(text)
 		}
 		for j := lo; j < i+n; j++ {
 			b[j] = ' '
 		}
 		off = i + n
 	}
-	if b == nil {
-		return text
-	}
-	return string(b)
 }
 
 // sgrLen returns the length of the colour code "[" 1–3 digits (";" 1–3
 // digits){0,4} "m" at the start of s, or 0.
-func sgrLen(s string) int {
+func sgrLen(s []byte) int {
 	i, groups := 1, 0
 	for groups < 5 {
 		d := 0

@@ -1,0 +1,96 @@
+package hostile
+
+import (
+	"math/rand/v2"
+	"strings"
+)
+
+// Paste is one class of adversarial paste for OOM triage.
+type Paste struct {
+	// Class names what the paste attacks.
+	Class string
+	// Text is the paste, about the size asked for.
+	Text string
+}
+
+// A real message of each main format, to repeat, cut and bury.
+const (
+	msg2x = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 79.15 GiB of which 3.00 MiB is free. " +
+		"Process 1234 has 1.00 GiB memory in use. Including non-PyTorch memory, this process has 78.14 GiB memory in use. " +
+		"Of the allocated memory 77.00 GiB is allocated by PyTorch, and 500.00 MiB is reserved by PyTorch but unallocated. " +
+		"If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  " +
+		"See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n"
+	msg1x = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 4.00 GiB total capacity; 3.40 GiB already allocated; 4.00 MiB free; 3.45 GiB reserved in total by PyTorch)\n"
+)
+
+// Pastes returns the adversarial paste classes, each about n bytes long
+// (n ≥ 4096), generated from a fixed seed: random bytes; random OOM words;
+// one message repeated past the findings cap; message heads with no body;
+// a head followed by a flood of process sentences; numbers with a
+// megabyte of digits; one endless line; a message with a colour code
+// between every character; every space a no-break space and every line
+// wrapped at 20 columns behind a prefix; NUL bytes and invalid UTF-8;
+// unclosed parentheses and brackets that keep a wrapped 1.x message or a
+// TensorFlow shape open; and a real message at the very end of a log of
+// lookalike lines.
+func Pastes(n int) []Paste {
+	r := rand.New(rand.NewPCG(1, 2))
+	fill := func(unit string) string { return repeatTo(unit, n) }
+	var out []Paste
+	add := func(class, text string) { out = append(out, Paste{class, text}) }
+
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	add("random bytes", string(b))
+
+	words := []string{"CUDA", "out", "of", "memory", "Tried", "to", "allocate", "1.00", "GiB", "GPU", "0", "(", ";", "free",
+		"reserved", "cached)", "Process", "has", "NCCL", "WARN", "MPS", "backend", "\n", "> ", "[rank1]: ", "OOM", "when",
+		"allocating", "shape[", "]", "HIP", "XPU", "total", "capacity", "of which", "is free.", "this process", "allowed;"}
+	var w strings.Builder
+	for w.Len() < n {
+		w.WriteString(words[r.IntN(len(words))])
+		w.WriteByte(' ')
+	}
+	add("random OOM words", w.String()[:n])
+
+	add("one message repeated", fill(msg2x))
+	add("heads without bodies", fill("CUDA out of memory. Tried to allocate "))
+	add("head then a flood of processes", msg2x[:strings.Index(msg2x, "Including")]+fill("Process 1234 has 1.00 GiB memory in use. "))
+	add("megabyte numbers", "CUDA out of memory. Tried to allocate "+repeatTo("9", n/2)+" GiB (GPU 0; "+repeatTo("1", n/2)+".5 GiB total capacity)")
+	add("one endless line", strings.ReplaceAll(fill(msg1x), "\n", " "))
+
+	var c strings.Builder
+	for c.Len() < n {
+		for _, ch := range msg2x {
+			c.WriteString("\x1b[3")
+			c.WriteByte(byte('0' + r.IntN(8)))
+			c.WriteByte('m')
+			c.WriteRune(ch)
+		}
+	}
+	add("colour code between every character", c.String())
+
+	var wr strings.Builder
+	for wr.Len() < n {
+		m := strings.ReplaceAll(msg2x, " ", "\u00a0")
+		for len(m) > 0 {
+			k := min(20, len(m))
+			wr.WriteString("[rank3]:\u00a0\u00a0" + m[:k] + "\n")
+			m = m[k:]
+		}
+	}
+	add("no-break spaces, wrapped at 20 columns behind a prefix", wr.String())
+
+	add("NUL bytes and invalid UTF-8", fill("CUDA\x00out of memory.\xff\xfe Tried to allocate 2\x00.00 MiB (GPU \xc0\x80; "))
+	add("unclosed parenthesis and bracket", "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "+repeatTo("4.00 GiB total capacity; ", n/2)+
+		"OOM when allocating tensor with shape["+repeatTo("1,", n/2)+" and type float")
+	add("lookalike log, real message last", fill("step 12 | CUDA memory 12.3 GiB allocated | out of memory? no | Tried 3 times\n")+msg1x)
+	return out
+}
+
+// repeatTo repeats unit to about n bytes.
+func repeatTo(unit string, n int) string {
+	return strings.Repeat(unit, max(1, n/len(unit)))
+}
