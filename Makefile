@@ -7,6 +7,8 @@ DIST  ?= dist
 BASE  ?= /
 ADDR  ?= 127.0.0.1:8080
 LABEL ?=
+# FUZZTIME is how long make fuzz runs each fuzz target.
+FUZZTIME ?= 60s
 # Every wasm/<name>/ main package becomes $(DIST)/web/<name>.wasm.
 WASM_MAINS := $(patsubst wasm/%/,%,$(sort $(dir $(wildcard wasm/*/main.go))))
 
@@ -59,10 +61,15 @@ bench:
 bench-browser: chromium dist
 	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 30m -run '^$$' -bench BrowserSnapshot -benchtime 1x ./e2e/
 
+# fuzz runs every fuzz target for FUZZTIME and prints, per target, its last
+# progress line: executions and the new inputs that raised coverage.
 fuzz:
-	@for p in $$($(GO) list ./...); do \
+	@log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	for p in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list 'Fuzz.*' $$p 2>/dev/null | grep '^Fuzz'); do \
-	    echo "fuzz $$p $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 30s $$p || exit 1; \
+	    echo "fuzz $$p $$f ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$p > $$log 2>&1 || { cat $$log; exit 1; }; \
+	    grep 'execs:' $$log | tail -1; \
 	  done; done
 
 clean:
