@@ -10,6 +10,7 @@ import (
 
 	"oomscope/bytesize"
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/chart"
 )
 
 // snapPhase is where the page is in reading a file.
@@ -61,7 +62,7 @@ type SnapshotPage struct {
 	// zoom is the zoomed timeline; nil shows the whole trace.
 	zoom *analysis.Series
 	// chart caches the timeline's drawing for the current device and zoom.
-	chart chartData
+	chart *chart.Timeline
 	// hover is the hovered point (-1: none) and the band under the cursor.
 	hover, hoverBand int
 	// drag is a range being selected on the chart, as fractions of its width.
@@ -94,6 +95,9 @@ func (p *SnapshotPage) OnNav(ctx app.Context) {
 func (p *SnapshotPage) setUnit(ctx app.Context, u bytesize.Unit) {
 	p.unit = u
 	ReplaceQuery(ctx, withUnit(Query(ctx), u))
+	if p.chart != nil { // the axis ticks are round numbers of the unit
+		p.chart = p.newChart(p.chart.Points, p.chart.Bands)
+	}
 }
 
 // OnDismount stops the worker: its memory holds the whole snapshot.
@@ -223,7 +227,7 @@ func warmUp() {
 // reset forgets the previous file.
 func (p *SnapshotPage) reset() {
 	p.errMsg, p.res, p.state, p.stateErr, p.zoom = "", nil, nil, "", nil
-	p.chart, p.markdown, p.copyNote, p.cmp = chartData{}, "", "", snapCompare{}
+	p.chart, p.markdown, p.copyNote, p.cmp = nil, "", "", snapCompare{}
 	p.progress, p.dev, p.hover, p.dragging = 0, 0, -1, false
 	MarkBody("data-snapshot-ready", "")
 	MarkBody("data-snapshot-summary", "")
@@ -424,7 +428,7 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 			return
 		}
 		p.zoom = m.zoom
-		p.chart = newChartData(p.device(), m.zoom.Points, m.zoom.Sites)
+		p.chart = p.newChart(m.zoom.Points, m.zoom.Sites)
 	case "error":
 		if m.id == 0 {
 			// The worker itself failed or stopped (out of memory, say).
@@ -458,7 +462,7 @@ func (p *SnapshotPage) device() *analysis.DeviceReport {
 // selectDevice shows device i at its peak, unzoomed. The summary cards
 // come first; the other sections follow frame by frame (revealMore).
 func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
-	p.dev, p.zoom, p.hover, p.chart, p.reveal = i, nil, -1, chartData{}, 1
+	p.dev, p.zoom, p.hover, p.chart, p.reveal = i, nil, -1, nil, 1
 	if p.device() == nil {
 		return
 	}
@@ -481,7 +485,7 @@ func (p *SnapshotPage) revealMore(ctx app.Context, file, dev int) {
 		p.reveal++
 		switch p.reveal {
 		case 2:
-			p.chart = newChartData(d, d.Timeline, d.SiteSeries)
+			p.chart = p.newChart(d.Timeline, d.SiteSeries)
 		case revealStages:
 			p.requestState(ctx, d.PeakIndex)
 			ctx.Defer(func(app.Context) { MarkBody("data-snapshot-ready", now()) })

@@ -10,6 +10,7 @@ import (
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/chart"
 )
 
 // whenText says when a trace index happened.
@@ -119,7 +120,7 @@ func (p *SnapshotPage) renderCards(d *analysis.DeviceReport) app.UI {
 }
 
 // catClass is the CSS class of a category's colour.
-func catClass(c string) string { return "snap-cat-" + strings.ReplaceAll(c, "_", "-") }
+func catClass(c string) string { return chart.CategoryClass(c) }
 
 // categoryBar draws a split of bytes by category as one stacked bar.
 func categoryBar(c analysis.CategoryBytes, u bytesize.Unit) app.UI {

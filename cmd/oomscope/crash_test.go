@@ -25,14 +25,20 @@ func TestMain(m *testing.M) {
 		if len(os.Args) > 1 && os.Args[1] == "crash-stack" && os.Getenv(childEnv) != "" {
 			watchCrashes()
 			debug.SetMaxStack(1 << 20)
-			recurse(0)
+			os.Exit(recurse(0))
 		}
 		main()
 	}
 	os.Exit(m.Run())
 }
 
-func recurse(n int) int { return recurse(n+1) + 1 }
+// recurse never returns: it overflows the stack, a fatal error.
+func recurse(n int) int {
+	if n < 0 {
+		return 0
+	}
+	return recurse(n+1) + 1
+}
 
 // cli runs the test binary as oomscope with args and stdin.
 func cli(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {

@@ -1,0 +1,231 @@
+package chart
+
+import (
+	"encoding/xml"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"oomscope/bytesize"
+	"oomscope/snapshot/analysis"
+	"oomscope/untrusted/hostile"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// golden compares got with testdata/name, rewriting it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (rerun with -update and review the diff); got:\n%.3000s", name, got)
+	}
+}
+
+// small is a hand-made timeline: entries 10…50, two site bands and
+// "other", reserved above allocated, peak at entry 30.
+func small() *Timeline {
+	pts := []analysis.Point{
+		{Index: 10, TimeUS: 1_000_000, Allocated: 100, Reserved: 200},
+		{Index: 20, TimeUS: 1_500_000, Allocated: 300, Reserved: 400},
+		{Index: 30, TimeUS: 2_000_000, Allocated: 900, Reserved: 950},
+		{Index: 50, TimeUS: 3_000_000, Allocated: 400, Reserved: 950},
+	}
+	bands := &analysis.SiteSeries{
+		Sites:     []string{"model.py:10 forward", "optim.py:5 step", "other sites"},
+		SiteIndex: []int32{4, 7, -1},
+		Values:    [][]int64{{50, 200, 600, 100}, {0, 100, 200, 200}, {50, 0, 100, 100}},
+	}
+	return NewTimeline(pts, bands, Options{Unit: bytesize.Binary, Peak: 30,
+		Shades: []Shade{{From: 10, To: 25, Class: "snap-step", Label: "step 1"}, {From: 26, To: 50, Class: "snap-step snap-odd", Label: "step 2"}}})
+}
+
+func TestTimelineGeometry(t *testing.T) {
+	c := small()
+	// 950 B × 1.05 = 997.5 B → five steps of 200 B to 1000 B.
+	if c.Top != 1000 || len(c.Ticks) != 6 || c.Ticks[1].Label != "200 B" || c.Ticks[4].Y != 0.2 {
+		t.Fatalf("top %d, ticks %+v", c.Top, c.Ticks)
+	}
+	for _, tt := range []struct {
+		idx int
+		x   float64
+	}{{10, 0}, {30, 0.5}, {50, 1}} {
+		if got := c.X(tt.idx); got != tt.x {
+			t.Errorf("X(%d) = %v, want %v", tt.idx, got, tt.x)
+		}
+	}
+	if y := c.Y(250); y != 0.75 {
+		t.Errorf("Y(250) = %v", y)
+	}
+	if i := c.IndexAt(0.26); i != 20 {
+		t.Errorf("IndexAt(0.26) = %d", i)
+	}
+	if b := c.BytesAt(0.5); b != 500 {
+		t.Errorf("BytesAt(0.5) = %d", b)
+	}
+	for idx, want := range map[int]int{0: 0, 14: 0, 16: 1, 26: 2, 39: 2, 41: 3, 99: 3} {
+		if got := c.Nearest(idx); got != want {
+			t.Errorf("Nearest(%d) = %d, want %d", idx, got, want)
+		}
+	}
+	// At entry 30 the bands stack 600, 200, 100 from the bottom.
+	for v, want := range map[int64]int{1: 0, 600: 0, 601: 1, 800: 1, 850: 2, 901: -1} {
+		if got := c.BandAt(2, v); got != want {
+			t.Errorf("BandAt(2, %d) = %d, want %d", v, got, want)
+		}
+	}
+	if l := c.XLabel(30, 1_000_000); l != "entry 30 · 1.000 s" {
+		t.Errorf("XLabel = %q", l)
+	}
+	if l := c.XLabel(-1, 0); l != "before the trace" {
+		t.Errorf("XLabel(-1) = %q", l)
+	}
+	if BandClass(2, 3) != 99 || BandClass(12, 20) != 2 {
+		t.Errorf("BandClass")
+	}
+	if NewTimeline(nil, c.Bands, Options{}) != nil {
+		t.Errorf("a timeline without points is drawn")
+	}
+	golden(t, "small.svg", c.SVG)
+}
+
+// hostileDevice analyses hostile.Snapshot for the page: every site, stack
+// line and block carries every attack of hostile.Names.
+func hostileDevice(t *testing.T) (*analysis.Analysis, *analysis.DeviceReport) {
+	t.Helper()
+	s, _, err := hostile.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	an := analysis.Analyze(s, analysis.Options{TimelinePoints: 40, SeriesSites: 4, TopSites: 6})
+	r := an.Report()
+	d := &r.Devices[0]
+	n := 0
+	for _, site := range d.SiteSeries.Sites {
+		if strings.Contains(site, "PWN") {
+			n++
+		}
+	}
+	if n < 2 {
+		t.Fatalf("only %d bands carry a hostile name: the test does not test", n)
+	}
+	return an, d
+}
+
+// checkMarkup parses s as XML (the SVG and HTML the chart writes is
+// well-formed XML) and fails on any element outside allowed, any attribute
+// that is an event handler, a link or a style outside the chart's own, and
+// control characters in its text. It returns how many of its texts hold
+// the marker of hostile.Names, "PWN".
+func checkMarkup(t *testing.T, what, s string, allowed ...string) int {
+	t.Helper()
+	ok := map[string]bool{"root": true}
+	for _, a := range allowed {
+		ok[a] = true
+	}
+	dec := xml.NewDecoder(strings.NewReader("<root>" + s + "</root>"))
+	dec.Strict = true
+	dec.Entity = map[string]string{}
+	texts := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s is not well-formed: %v\n%.500s", what, err, s)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			if !ok[e.Name.Local] {
+				t.Errorf("%s: element <%s>", what, e.Name.Local)
+			}
+			for _, a := range e.Attr {
+				n := strings.ToLower(a.Name.Local)
+				if strings.HasPrefix(n, "on") || n == "href" || n == "src" ||
+					n == "style" && strings.ContainsAny(a.Value, "\"<>()") {
+					t.Errorf("%s: attribute %s=%q on <%s>", what, a.Name.Local, a.Value, e.Name.Local)
+				}
+			}
+		case xml.CharData:
+			if strings.Contains(string(e), "PWN") {
+				texts++
+			}
+			for _, r := range string(e) {
+				if r < 0x20 && r != '\n' || r == 0x7f || r >= 0x202a && r <= 0x202e {
+					t.Errorf("%s: text holds %U", what, r)
+				}
+			}
+		}
+	}
+	return texts
+}
+
+// TestHostileTimeline draws the timeline, its tooltips and shades whose
+// labels are hostile names, and the allocator's segments with hostile
+// block sites: each is well-formed, holds only the chart's own elements
+// and attributes, and shows the names as text. Goldens show the escaping.
+func TestHostileTimeline(t *testing.T) {
+	an, d := hostileDevice(t)
+	shades := []Shade{{From: 0, To: d.Entries / 2, Class: `snap-step" onload="alert(1)`, Label: hostile.Names()[0].Text}}
+	for _, n := range hostile.Names()[1:6] {
+		shades = append(shades, Shade{From: d.Entries / 2, To: d.Entries - 1, Class: "snap-phase", Label: n.Text})
+	}
+	c := NewTimeline(d.Timeline, d.SiteSeries, Options{Unit: bytesize.Binary, Peak: d.PeakIndex, Shades: shades})
+	if checkMarkup(t, "timeline SVG", c.SVG, "svg", "line", "rect", "path", "title") == 0 {
+		t.Errorf("the shades show no hostile label: the test does not test")
+	}
+	golden(t, "hostile_timeline.svg", c.SVG)
+
+	var tips strings.Builder
+	shown := 0
+	for j := range c.Points {
+		if j%9 != 0 && j != c.Nearest(d.PeakIndex) {
+			continue
+		}
+		for k := range c.Bands.Sites {
+			tip := c.TipHTML(d, j, k, bytesize.Binary)
+			shown += checkMarkup(t, "tooltip", tip, "div", "strong", "ul", "li", "span", "pre")
+			if k == 0 {
+				tips.WriteString(tip + "\n")
+			}
+		}
+	}
+	if shown == 0 {
+		t.Errorf("no tooltip shows a hostile name: the test does not test")
+	}
+	golden(t, "hostile_tips.html", tips.String())
+
+	st := an.Device(d.Device).StateAt(d.PeakIndex, 8, 5)
+	svg := SegmentsSVG(&st, bytesize.Decimal)
+	if checkMarkup(t, "segments SVG", svg, "svg", "g", "title", "rect") == 0 {
+		t.Errorf("no block shows a hostile site: the test does not test")
+	}
+	golden(t, "hostile_segments.svg", svg)
+}
+
+// TestSegmentsOddSizes: segments of size 0 or negative sizes (a corrupt
+// file) draw within the row instead of as NaN or negative widths.
+func TestSegmentsOddSizes(t *testing.T) {
+	st := &analysis.State{Segments: []analysis.SegmentState{
+		{Address: "0x0", Size: 0, Blocks: []analysis.BlockView{{Offset: 0, Size: -5, Requested: -5, Category: "activation"}}},
+		{Address: "0x1", Size: -100},
+	}}
+	svg := SegmentsSVG(st, bytesize.Binary)
+	if strings.Contains(svg, "NaN") || strings.Contains(svg, `width="-`) || strings.Contains(svg, `x="-`) {
+		t.Errorf("odd sizes draw badly: %s", svg)
+	}
+}

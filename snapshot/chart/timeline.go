@@ -1,0 +1,271 @@
+// Package chart lays out the snapshot page's pictures and writes them as
+// SVG and HTML: the timeline of allocated memory stacked by allocation
+// site, with the reserved line, the peak, shaded bands (steps, phases) and
+// an axis of round ticks; its hover tooltip; and the allocator's segments
+// with their blocks. It is pure Go, tested on the host; the page (app/)
+// only places what it is given.
+//
+// Every text that comes from a snapshot (site, frame and file names) is
+// written through package untrusted, so no name can add markup.
+package chart
+
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"oomscope/bytesize"
+	"oomscope/snapshot/analysis"
+	"oomscope/untrusted"
+)
+
+// The timeline's SVG coordinates: 10000 × 3000 user units, stretched to the
+// chart's box (preserveAspectRatio="none"); the page overlays HTML at the
+// same fractions of its width and height.
+const (
+	svgW = 10000
+	svgH = 3000
+)
+
+// Shade is a range of trace entries drawn as a shaded band behind the
+// timeline (a training step, a phase).
+type Shade struct {
+	// From and To are the first and last trace index of the band.
+	From, To int
+	// Class is added to the band's CSS classes (letters, digits and '-'
+	// only; anything else is dropped).
+	Class string
+	// Label is the band's tooltip.
+	Label string
+}
+
+// Options are the choices of a timeline beyond its data.
+type Options struct {
+	// Unit is how the axis labels sizes.
+	Unit bytesize.Unit
+	// Peak is the trace index of the peak, marked by a line when in range.
+	Peak int
+	// Shades are drawn behind the bands, in order.
+	Shades []Shade
+}
+
+// Timeline is the stacked timeline of one device (or of a zoomed range):
+// its data, its scale and its SVG, drawn once.
+type Timeline struct {
+	// Points are the timeline's states, in trace order.
+	Points []analysis.Point
+	// Bands split each point's allocated bytes by site.
+	Bands *analysis.SiteSeries
+	// From and To are the first and last trace index drawn.
+	From, To int
+	// Top is the top of the y axis in bytes.
+	Top int64
+	// Ticks label the y axis, from 0 to Top.
+	Ticks []Tick
+	// SVG is the drawing: grid, shades, bands, reserved line and peak.
+	SVG string
+
+	opt Options
+}
+
+// NewTimeline lays out pts with their site bands; it returns nil when
+// there is nothing to draw.
+func NewTimeline(pts []analysis.Point, bands *analysis.SiteSeries, opt Options) *Timeline {
+	if len(pts) == 0 || bands == nil {
+		return nil
+	}
+	t := &Timeline{Points: pts, Bands: bands, From: pts[0].Index, To: pts[len(pts)-1].Index, opt: opt}
+	var maxV int64
+	for _, p := range pts {
+		maxV = max(maxV, p.Allocated, p.Reserved)
+	}
+	t.Top, t.Ticks = YTicks(maxV, opt.Unit)
+	t.SVG = t.draw()
+	return t
+}
+
+// X maps a trace index to a fraction of the chart's width.
+func (t *Timeline) X(idx int) float64 {
+	if t.To <= t.From {
+		return 0.5
+	}
+	return float64(idx-t.From) / float64(t.To-t.From)
+}
+
+// Y maps bytes to a fraction of the chart's height from the top.
+func (t *Timeline) Y(v int64) float64 { return 1 - float64(v)/float64(t.Top) }
+
+// IndexAt maps a fraction of the chart's width to a trace index.
+func (t *Timeline) IndexAt(f float64) int {
+	return t.From + int(math.Round(f*float64(t.To-t.From)))
+}
+
+// BytesAt maps a fraction of the chart's height from the top to bytes.
+func (t *Timeline) BytesAt(f float64) int64 { return int64((1 - f) * float64(t.Top)) }
+
+// Nearest returns the index of the point closest to trace index idx.
+func (t *Timeline) Nearest(idx int) int {
+	j := sort.Search(len(t.Points), func(j int) bool { return t.Points[j].Index >= idx })
+	switch {
+	case j == len(t.Points):
+		return j - 1
+	case j > 0 && idx-t.Points[j-1].Index < t.Points[j].Index-idx:
+		return j - 1
+	}
+	return j
+}
+
+// BandAt returns the band under height v (bytes) at point j, -1 if none.
+func (t *Timeline) BandAt(j int, v int64) int {
+	var acc int64
+	for k, row := range t.Bands.Values {
+		if j < len(row) {
+			acc += row[j]
+			if v <= acc && row[j] > 0 {
+				return k
+			}
+		}
+	}
+	return -1
+}
+
+// BandClass numbers the colour of band k of n (CSS snap-band-N and
+// snap-bg-N): the last band ("other sites") is always grey (99).
+func BandClass(k, n int) int {
+	if k == n-1 {
+		return 99
+	}
+	return k % 10
+}
+
+// XLabel names a trace index for the x axis, with its time into the trace
+// when the timeline knows it (firstUS is the trace's first time_us).
+func (t *Timeline) XLabel(idx int, firstUS int64) string {
+	s := "entry " + strconv.Itoa(idx)
+	if idx < 0 {
+		s = "before the trace"
+	}
+	for _, p := range t.Points {
+		if p.Index == idx && p.TimeUS > 0 && firstUS > 0 {
+			s += " · " + seconds(p.TimeUS-firstUS)
+			break
+		}
+	}
+	return s
+}
+
+// seconds renders a duration in µs as seconds with three decimals.
+func seconds(us int64) string {
+	return strconv.FormatFloat(float64(us)/1e6, 'f', 3, 64) + " s"
+}
+
+// Percent renders a fraction (clamped to 0…1) as a CSS percentage.
+func Percent(f float64) string {
+	return strconv.FormatFloat(100*math.Max(0, math.Min(1, f)), 'f', 2, 64) + "%"
+}
+
+// draw renders the grid, the shades, the stacked site bands, the reserved
+// line and the peak. It appends integer coordinates with strconv: it runs
+// on the page's main thread, where fmt would cost a frame.
+func (t *Timeline) draw() string {
+	b := make([]byte, 0, 64*len(t.Points)*(len(t.Bands.Values)+1))
+	b = append(b, `<svg class="snap-chart-svg" viewBox="0 0 10000 3000" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg" aria-hidden="true">`...)
+	xi := func(idx int) int64 { return int64(math.Round(t.X(idx) * svgW)) }
+	yi := func(v int64) int64 { return int64(math.Round(t.Y(v) * svgH)) }
+	num := strconv.AppendInt
+	pt := func(b []byte, cmd byte, x, y int64) []byte {
+		b = append(b, cmd)
+		b = num(b, x, 10)
+		b = append(b, ' ')
+		return num(b, y, 10)
+	}
+	for _, tk := range t.Ticks {
+		if tk.Bytes == 0 || tk.Bytes >= t.Top {
+			continue
+		}
+		y := yi(tk.Bytes)
+		b = append(b, `<line class="snap-grid" x1="0" x2="10000" y1="`...)
+		b = num(b, y, 10)
+		b = append(b, `" y2="`...)
+		b = num(b, y, 10)
+		b = append(b, `" vector-effect="non-scaling-stroke"/>`...)
+	}
+	for _, s := range t.opt.Shades {
+		lo, hi := max(s.From, t.From), min(s.To, t.To)
+		if lo > hi {
+			continue
+		}
+		x0, x1 := xi(lo), xi(hi)
+		b = append(b, `<rect class="snap-shade`...)
+		if c := className(s.Class); c != "" {
+			b = append(b, ' ')
+			b = append(b, c...)
+		}
+		b = append(b, `" x="`...)
+		b = num(b, x0, 10)
+		b = append(b, `" y="0" width="`...)
+		b = num(b, max(x1-x0, 1), 10)
+		b = append(b, `" height="3000"><title>`...)
+		b = append(b, untrusted.HTML(s.Label)...)
+		b = append(b, `</title></rect>`...)
+	}
+	n := len(t.Points)
+	xs := make([]int64, n)
+	for j, p := range t.Points {
+		xs[j] = xi(p.Index)
+	}
+	base := make([]int64, n)
+	top := make([]int64, n)
+	for k, row := range t.Bands.Values {
+		if len(row) != n {
+			continue
+		}
+		for j := range row {
+			top[j] = base[j] + row[j]
+		}
+		b = append(b, `<path class="snap-band snap-band-`...)
+		b = num(b, int64(BandClass(k, len(t.Bands.Values))), 10)
+		b = append(b, `" d="`...)
+		for j := 0; j < n; j++ {
+			cmd := byte('L')
+			if j == 0 {
+				cmd = 'M'
+			}
+			b = pt(b, cmd, xs[j], yi(top[j]))
+		}
+		for j := n - 1; j >= 0; j-- {
+			b = pt(b, 'L', xs[j], yi(base[j]))
+		}
+		b = append(b, `Z"/>`...)
+		copy(base, top)
+	}
+	b = append(b, `<path class="snap-reserved" vector-effect="non-scaling-stroke" d="`...)
+	for j, p := range t.Points {
+		cmd := byte('L')
+		if j == 0 {
+			cmd = 'M'
+		}
+		b = pt(b, cmd, xs[j], yi(p.Reserved))
+	}
+	b = append(b, `"/>`...)
+	if p := t.opt.Peak; p >= t.From && p <= t.To {
+		x := xi(p)
+		b = append(b, `<path class="snap-peak-line" vector-effect="non-scaling-stroke" d="`...)
+		b = pt(b, 'M', x, 0)
+		b = pt(b, 'L', x, svgH)
+		b = append(b, `"/>`...)
+	}
+	b = append(b, `</svg>`...)
+	return string(b)
+}
+
+// className keeps the letters, digits, '-' and spaces of a CSS class list.
+func className(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == ' ' {
+			return r
+		}
+		return -1
+	}, s)
+}
