@@ -261,7 +261,8 @@ type tab struct {
 	ctx context.Context
 	rec *recorder
 	s   *site
-	sw  []*recorder // service-worker targets attached by watchWorkers
+	// kids records the workers and frames the page starts (targets_test.go).
+	kids *children
 }
 
 // newTab opens an isolated tab on the shared browser.
@@ -274,7 +275,11 @@ func newTab(t testing.TB, s *site) *tab {
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return &tab{t: t, ctx: ctx, rec: rec, s: s}
+	tb := &tab{t: t, ctx: ctx, rec: rec, s: s, kids: &children{}}
+	if err := tb.watchChildren(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return tb
 }
 
 // do runs actions and fails the test on error.
@@ -425,7 +430,7 @@ func (tb *tab) setViewport(w, h int64) {
 func (tb *tab) assertClean() {
 	tb.t.Helper()
 	problems, _ := tb.rec.snapshot()
-	for _, r := range tb.sw {
+	for _, r := range tb.children() {
 		p, _ := r.snapshot()
 		problems = append(problems, p...)
 	}
@@ -456,58 +461,40 @@ func (tb *tab) goOffline() {
 	}
 }
 
-// watchWorkers attaches recorders to the service workers of the tab's
-// browser context, so their requests and console count too.
-func (tb *tab) watchWorkers() { tb.watchTargets("service_worker") }
-
-// watchTargets attaches recorders to the tab's targets of a type
-// ("service_worker", "worker" for Web Workers), so that their requests and
-// console are checked by assertClean and assertLocalOnly too.
-func (tb *tab) watchTargets(typ string) {
-	tb.t.Helper()
-	targets, err := chromedp.Targets(tb.ctx)
-	if err != nil {
-		tb.t.Fatal(err)
-	}
-	c := chromedp.FromContext(tb.ctx)
-	for _, ti := range targets {
-		if ti.Type != typ || ti.BrowserContextID != c.BrowserContextID {
-			continue
-		}
-		rec := &recorder{name: typ}
-		swCtx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID), chromedp.WithListener(rec.listen))
-		tb.t.Cleanup(cancel)
-		if err := chromedp.Do(swCtx); err != nil {
-			tb.t.Fatalf("attach to %s: %v", typ, err)
-		}
-		tb.sw = append(tb.sw, rec)
+// assertLocalOnly fails on any request (page, its workers, service workers
+// and frames from their start, server) to another host, any method but GET,
+// and any request that carries data.
+func assertLocalOnly(t testing.TB, tb *tab, s *site) {
+	t.Helper()
+	for _, v := range localOnlyViolations(tb, s) {
+		t.Error(v)
 	}
 }
 
-// assertLocalOnly fails on any request (page, service workers, server) to
-// another host, any method but GET, and any request that carries data.
-func assertLocalOnly(t testing.TB, tb *tab, s *site) {
-	t.Helper()
+// localOnlyViolations lists what assertLocalOnly fails on.
+func localOnlyViolations(tb *tab, s *site) []string {
+	var out []string
 	_, reqs := tb.rec.snapshot()
-	for _, r := range tb.sw {
+	for _, r := range tb.children() {
 		_, q := r.snapshot()
 		reqs = append(reqs, q...)
 	}
 	if len(reqs) == 0 {
-		t.Errorf("no request was recorded: the recorder is not working")
+		out = append(out, "no request was recorded: the recorder is not working")
 	}
 	for _, r := range reqs {
 		local := strings.HasPrefix(r.URL, s.Origin+"/") || strings.HasPrefix(r.URL, "data:") || strings.HasPrefix(r.URL, "blob:")
 		if !local {
-			t.Errorf("%s request to another host: %s %s", r.Target, r.Method, r.URL)
+			out = append(out, fmt.Sprintf("%s request to another host: %s %s", r.Target, r.Method, r.URL))
 		}
 		if r.Method != "GET" || r.PostData {
-			t.Errorf("%s request sends data: %s %s (post data %v)", r.Target, r.Method, r.URL, r.PostData)
+			out = append(out, fmt.Sprintf("%s request sends data: %s %s (post data %v)", r.Target, r.Method, r.URL, r.PostData))
 		}
 	}
 	for _, r := range s.requests() {
 		if r.Method != "GET" || r.BodyBytes != 0 {
-			t.Errorf("server got %s %s with %d body bytes", r.Method, r.Path, r.BodyBytes)
+			out = append(out, fmt.Sprintf("server got %s %s with %d body bytes", r.Method, r.Path, r.BodyBytes))
 		}
 	}
+	return out
 }

@@ -97,7 +97,7 @@ func offlineRoutes(t *testing.T, s *site, version string) *tab {
 	if evalJS[bool](tb, `!!document.getElementById("update-banner")`) {
 		t.Errorf("the first visit offers an update")
 	}
-	tb.watchWorkers()
+	tb.requireWatched("service_worker")
 	tb.goOffline()
 	for _, r := range ui.Routes() {
 		tb.open(r.Path)

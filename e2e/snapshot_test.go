@@ -132,7 +132,7 @@ func TestSnapshotPage(t *testing.T) {
 	tb.setViewport(375, 800)
 	time.Sleep(300 * time.Millisecond)
 	tb.screenshot("snapshot-phone")
-	tb.watchTargets("worker")
+	tb.requireWatched("worker")
 	assertLocalOnly(t, tb, s)
 	tb.assertClean()
 }
@@ -190,7 +190,7 @@ func TestSnapshotBadFiles(t *testing.T) {
 		t.Errorf("peak after recovering = %s, want %d", got, want.PeakAllocatedBytes)
 	}
 	tb.screenshot("snapshot-error-recovered")
-	tb.watchTargets("worker")
+	tb.requireWatched("worker")
 	assertLocalOnly(t, tb, s)
 	tb.assertClean()
 }
@@ -434,7 +434,7 @@ func TestSnapshotCompare(t *testing.T) {
 		t.Errorf("page is %v px wide on a 375 px phone", w)
 	}
 	tb.screenshot("snapshot-compare-phone")
-	tb.watchTargets("worker")
+	tb.requireWatched("worker")
 	assertLocalOnly(t, tb, s)
 	tb.assertClean()
 }

@@ -179,7 +179,7 @@ func TestUnitsSnapshot(t *testing.T) {
 	if got := pressedUnit(tb); got != "GB" {
 		t.Errorf("after a reload the pressed unit is %q", got)
 	}
-	tb.watchTargets("worker")
+	tb.requireWatched("worker")
 	tb.assertClean()
 	assertLocalOnly(t, tb, s)
 }
