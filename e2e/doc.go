@@ -22,6 +22,10 @@
 //     exception or Go panic, and assertLocalOnly(t, tb, s) fails on any
 //     request to another host, any non-GET, and any request carrying data.
 //     tb.screenshot("name") writes e2e/out/name.png for humans to look at.
+//   - Every worker, service worker and frame a tab's page starts is watched
+//     from its first instruction (targets_test.go), so both checks cover
+//     what it does too; tb.requireWatched("worker") fails a test whose
+//     page should have used a Web Worker and did not.
 //   - Compare what the page shows with what the Go packages compute in the
 //     test itself, not with hard-coded numbers.
 package e2e
