@@ -68,7 +68,7 @@ fuzz:
 	for p in $$($(GO) list ./...); do \
 	  for f in $$($(GO) test -list 'Fuzz.*' $$p 2>/dev/null | grep '^Fuzz'); do \
 	    echo "fuzz $$p $$f ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$p > $$log 2>&1 || { cat $$log; exit 1; }; \
+	    $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$p > $$log 2>&1 || { cat $$log; exit 1; }; \
 	    grep 'execs:' $$log | tail -1; \
 	  done; done
 
