@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -9,88 +10,111 @@ import (
 	"oomscope/estimator"
 )
 
-// Labels of the enumerated values, keyed by vocabulary key then value.
-var estimateChoiceLabels = map[string]map[string]string{
-	"mode":        {"train": "Training", "infer": "Inference"},
-	"method":      {"full": "Full fine-tuning", "lora": "LoRA", "qlora": "QLoRA (NF4 base)"},
-	"dtype":       {"fp32": "fp32", "bf16": "bf16", "fp16": "fp16"},
-	"optimizer":   {"adamw": "AdamW", "adamw-8bit": "AdamW 8-bit", "sgd": "SGD", "sgd-momentum": "SGD + momentum", "adafactor": "Adafactor", "lion": "Lion"},
-	"ckpt":        {"none": "none", "full": "full", "selective": "selective"},
-	"attn":        {"sdpa": "SDPA / Flash", "eager": "eager"},
-	"logits":      {"fp32": "fp32 upcast", "bf16": "16-bit", "chunked": "chunked CE"},
-	"shard":       {"none": "none (replicas)", "ddp": "DDP", "zero1": "ZeRO-1", "zero2": "ZeRO-2", "zero3": "ZeRO-3 / FSDP"},
-	"quant":       {"none": "none", "fp8": "fp8", "int8": "int8", "int4": "int4"},
-	"kv_dtype":    {"auto": "same as weights", "fp32": "fp32", "bf16": "bf16", "fp16": "fp16", "fp8": "fp8"},
-	"activations": {"tally": "tally", "paper": "paper"},
-}
-
-// estimateLabels are the visible labels of the controls.
-var estimateLabels = map[string]string{
-	"model": "Model", "gpu": "GPU", "mode": "Mode", "method": "Method", "dtype": "Precision",
-	"master": "fp32 master weights", "autocast": "fp32 weights + autocast", "optimizer": "Optimizer",
-	"batch": "Micro-batch", "seq": "Sequence length", "accum": "Grad accumulation", "ckpt": "Activation checkpointing",
-	"attn": "Attention", "logits": "Logits / loss", "gpus": "GPUs", "shard": "Sharding",
-	"lora_rank": "LoRA rank", "lora_targets": "LoRA targets", "quant": "Weight quantization",
-	"kv_dtype": "KV cache dtype", "headroom": "Headroom %", "activations": "Activation model",
-}
-
 func fieldID(key string) string { return "est-" + key }
 
-// shown reports whether a control applies to the request's mode and method.
-func (p *EstimatePage) shown(key string) bool {
-	train := p.req.Mode == estimator.ModeTrain
-	switch key {
-	case "method", "master", "autocast", "optimizer", "accum", "ckpt", "logits", "gpus", "shard":
-		return train
-	case "lora_rank", "lora_targets":
-		return train && p.req.Method != estimator.MethodFull
-	case "quant", "kv_dtype":
-		return !train
-	}
-	return true
-}
-
-// field wraps a control with its label and any parse error.
-func (p *EstimatePage) field(key string, control app.UI) app.UI {
+// fieldUI wraps a control with its label (from the estimator's field
+// table), the help behind a "?" toggle, the unit and any problem, and ties
+// help and problem to the control with aria-describedby.
+func (p *EstimatePage) fieldUI(key string, control func(describedBy string) app.UI) app.UI {
+	f, _ := estimator.FieldByKey(key)
+	id := fieldID(key)
+	describedBy := id + "-help"
 	var errUI app.UI
 	if msg := p.fieldErr[key]; msg != "" {
-		errUI = app.Span().ID(fieldID(key) + "-err").Class("estimate-field-error").Text(msg)
+		describedBy += " " + id + "-err"
+		errUI = app.Span().ID(id + "-err").Class("estimate-field-error").Text(msg)
 	}
-	return app.Div().Class("field").Body(
-		app.Label().For(fieldID(key)).Text(estimateLabels[key]),
-		control,
+	return app.Div().Class("field").DataSet("key", key).Body(
+		app.Div().Class("estimate-label-row").Body(
+			app.Label().For(id).Text(f.Label),
+			helpToggle(id, f),
+		),
+		control(describedBy),
 		errUI,
 	)
 }
 
-// choice renders a select over the key's enumerated values.
-func (p *EstimatePage) choice(key string) app.UI {
-	cur := p.req.Get(key)
-	var opts []app.UI
-	for _, v := range estimator.Choices[key] {
-		label := estimateChoiceLabels[key][v]
-		if label == "" {
-			label = v
-		}
-		opts = append(opts, app.Option().Value(v).Selected(v == cur).Text(label))
+// helpToggle is the field's help text behind a small "?" disclosure.
+func helpToggle(id string, f estimator.Field) app.UI {
+	text := f.Help
+	if f.Unit != "" && f.Unit != "bytes" && f.Unit != "%" {
+		text += " Unit: " + f.Unit + "."
 	}
-	return p.field(key, app.Select().ID(fieldID(key)).Name(key).Body(opts...).
-		OnChange(func(ctx app.Context, e app.Event) { p.set(ctx, key, ctx.JSSrc().Get("value").String()) }, app.EventScope(key)))
+	if f.Auto != "" {
+		text += " 0 means " + f.Auto + "."
+	}
+	return app.Details().Class("estimate-help").Body(
+		app.Summary().Aria("label", "About "+f.Label).Text("?"),
+		app.P().ID(id+"-help").Text(text),
+	)
 }
 
-// number renders a numeric input.
-func (p *EstimatePage) number(key string, min, max int) app.UI {
+// choice renders a select over the key's values with their labels.
+func (p *EstimatePage) choice(key string) app.UI {
+	f, _ := estimator.FieldByKey(key)
+	cur := p.req.Get(key)
+	return p.fieldUI(key, func(describedBy string) app.UI {
+		var opts []app.UI
+		for _, c := range f.Choices {
+			o := app.Option().Value(c.Value).Text(c.Label)
+			if c.Value == cur {
+				o = o.Selected(true)
+			}
+			opts = append(opts, o)
+		}
+		return app.Select().ID(fieldID(key)).Name(key).Aria("describedby", describedBy).Body(opts...).
+			OnChange(func(ctx app.Context, e app.Event) { p.set(ctx, key, ctx.JSSrc().Get("value").String()) }, app.EventScope(key))
+	})
+}
+
+// number renders a numeric input; for a field where 0 means "auto", an
+// empty box stands for 0 and the placeholder says what it resolves to.
+func (p *EstimatePage) number(key string) app.UI {
+	f, _ := estimator.FieldByKey(key)
 	v, ok := p.raw[key]
 	if !ok {
 		v = p.req.Get(key)
+		if f.Auto != "" && v == "0" {
+			v = ""
+		}
 	}
-	in := app.Input().Type("number").ID(fieldID(key)).Name(key).Min(min).Max(max).Value(v).
-		Attr("inputmode", "numeric").
-		OnInput(func(ctx app.Context, e app.Event) { p.setRaw(ctx, key, ctx.JSSrc().Get("value").String()) }, app.EventScope(key))
-	if key == "headroom" {
-		in = in.Step(0.5)
+	return p.fieldUI(key, func(describedBy string) app.UI {
+		in := app.Input().Type("text").ID(fieldID(key)).Name(key).Value(v).
+			Attr("inputmode", "decimal").Attr("autocomplete", "off").Aria("describedby", describedBy).
+			OnInput(func(ctx app.Context, e app.Event) {
+				s := ctx.JSSrc().Get("value").String()
+				if strings.TrimSpace(s) == "" && f.Auto != "" {
+					p.raw[key] = s
+					p.set(ctx, key, "0")
+					return
+				}
+				p.setRaw(ctx, key, s)
+			}, app.EventScope(key))
+		if f.Auto != "" {
+			in = in.Placeholder("auto: " + p.autoValue(key))
+		}
+		if f.Unit == "" || f.Unit == "%" || f.Kind == estimator.KindFraction {
+			return in
+		}
+		return app.Div().Class("estimate-unit-input").Body(in, app.Span().Class("muted").Text(f.Unit))
+	})
+}
+
+// autoValue says what an "auto" (0) field resolves to for the request.
+func (p *EstimatePage) autoValue(key string) string {
+	if p.rep == nil || p.rep.Serving == nil {
+		return ""
 	}
-	return p.field(key, in)
+	s := p.rep.Serving
+	switch key {
+	case "max_model_len":
+		return bytesize.Commas(int64(s.MaxModelLen))
+	case "max_num_seqs":
+		return bytesize.Commas(int64(s.MaxNumSeqs))
+	case "max_num_batched_tokens":
+		return bytesize.Commas(int64(s.MaxBatchedTokens))
+	}
+	return ""
 }
 
 // text renders a text input with suggestions.
@@ -104,24 +128,31 @@ func (p *EstimatePage) text(key string, suggestions ...string) app.UI {
 	for _, s := range suggestions {
 		opts = append(opts, app.Option().Value(s))
 	}
-	return p.field(key, app.Div().Body(
-		app.Input().Type("text").ID(fieldID(key)).Name(key).Value(v).List(listID).
-			Attr("autocomplete", "off").Attr("spellcheck", "false").
-			OnInput(func(ctx app.Context, e app.Event) { p.setRaw(ctx, key, ctx.JSSrc().Get("value").String()) }, app.EventScope(key)),
-		app.DataList().ID(listID).Body(opts...),
-	))
+	return p.fieldUI(key, func(describedBy string) app.UI {
+		return app.Div().Body(
+			app.Input().Type("text").ID(fieldID(key)).Name(key).Value(v).List(listID).Aria("describedby", describedBy).
+				Attr("autocomplete", "off").Attr("spellcheck", "false").
+				OnInput(func(ctx app.Context, e app.Event) { p.setRaw(ctx, key, ctx.JSSrc().Get("value").String()) }, app.EventScope(key)),
+			app.DataList().ID(listID).Body(opts...),
+		)
+	})
 }
 
-// check renders a checkbox.
+// check renders a checkbox with its help.
 func (p *EstimatePage) check(key string) app.UI {
-	on := p.req.Get(key) == "true"
-	return app.Div().Class("field estimate-check").Body(
-		app.Label().For(fieldID(key)).Body(
-			app.Input().Type("checkbox").ID(fieldID(key)).Name(key).Checked(on).
-				OnChange(func(ctx app.Context, e app.Event) {
-					p.set(ctx, key, fmt.Sprint(ctx.JSSrc().Get("checked").Bool()))
-				}, app.EventScope(key)),
-			app.Text(" "+estimateLabels[key]),
+	f, _ := estimator.FieldByKey(key)
+	id := fieldID(key)
+	in := app.Input().Type("checkbox").ID(id).Name(key).Aria("describedby", id+"-help").
+		OnChange(func(ctx app.Context, e app.Event) {
+			p.set(ctx, key, fmt.Sprint(ctx.JSSrc().Get("checked").Bool()))
+		}, app.EventScope(key))
+	if p.req.Get(key) == "true" {
+		in = in.Checked(true)
+	}
+	return app.Div().Class("field estimate-check").DataSet("key", key).Body(
+		app.Div().Class("estimate-label-row").Body(
+			app.Label().For(id).Body(in, app.Text(" "+f.Label)),
+			helpToggle(id, f),
 		),
 		app.If(p.fieldErr[key] != "", func() app.UI {
 			return app.Span().Class("estimate-field-error").Text(p.fieldErr[key])
@@ -129,57 +160,77 @@ func (p *EstimatePage) check(key string) app.UI {
 	)
 }
 
-// modelPicker selects a catalog model or a custom config.json.
+// modelPicker selects a catalog model or a custom config.json. Options
+// show the model's name only: its size is in the caption of the results.
 func (p *EstimatePage) modelPicker() app.UI {
 	cur := p.req.Model
-	var opts []app.UI
-	for _, m := range estimator.Models() {
-		opts = append(opts, app.Option().Value(m.ID).Selected(m.ID == cur).
-			Text(fmt.Sprintf("%s (%s)", m.Name, m.Size())))
-	}
-	opts = append(opts, app.Option().Value(estimator.ModelCustom).Selected(cur == estimator.ModelCustom).Text("Custom: paste or drop a config.json"))
-	return p.field("model", app.Select().ID(fieldID("model")).Name("model").Body(opts...).
-		OnChange(func(ctx app.Context, e app.Event) {
-			v := ctx.JSSrc().Get("value").String()
-			if v == estimator.ModelCustom {
-				// Wait for a config before estimating; keep the model's
-				// numbers on screen meanwhile.
-				p.req.Model = estimator.ModelCustom
-				p.err = "Paste or drop a config.json below."
-				return
+	return p.fieldUI("model", func(describedBy string) app.UI {
+		var opts []app.UI
+		for _, m := range estimator.Models() {
+			o := app.Option().Value(m.ID).Text(m.Name)
+			if m.ID == cur {
+				o = o.Selected(true)
 			}
-			next := p.req
-			next.Config = ""
-			p.configName = ""
-			if err := next.Set("model", v); err == nil {
-				p.req = next
-				p.compute(ctx, true)
-			}
-		}, app.EventScope("model")))
+			opts = append(opts, o)
+		}
+		custom := app.Option().Value(estimator.ModelCustom).Text("Custom: paste or drop a config.json")
+		if cur == estimator.ModelCustom {
+			custom = custom.Selected(true)
+		}
+		opts = append(opts, custom)
+		return app.Select().ID(fieldID("model")).Name("model").Aria("describedby", describedBy).Body(opts...).
+			OnChange(func(ctx app.Context, e app.Event) {
+				v := ctx.JSSrc().Get("value").String()
+				if v == estimator.ModelCustom {
+					// Wait for a config before estimating; keep the model's
+					// numbers on screen meanwhile.
+					p.req.Model = estimator.ModelCustom
+					p.err = "Paste or drop a config.json below."
+					return
+				}
+				next := p.req
+				next.Config = ""
+				p.configName = ""
+				if err := next.Set("model", v); err == nil {
+					p.req = next
+					delete(p.fieldErr, "config")
+					p.compute(ctx, true)
+				}
+			}, app.EventScope("model"))
+	})
 }
 
 // gpuPicker selects a catalog GPU or a custom capacity.
 func (p *EstimatePage) gpuPicker() app.UI {
 	_, inCatalog := estimator.LookupGPU(p.req.GPU)
-	var opts []app.UI
-	for _, g := range estimator.GPUs() {
-		opts = append(opts, app.Option().Value(g.ID).Selected(inCatalog && g.ID == p.req.GPU).
-			Text(fmt.Sprintf("%s · %s", g.Name, bytesize.Format(g.CapacityBytes, p.unit))))
-	}
-	opts = append(opts, app.Option().Value("custom").Selected(!inCatalog).Text("Custom capacity"))
-	sel := app.Select().ID(fieldID("gpu")).Name("gpu").Body(opts...).
-		OnChange(func(ctx app.Context, e app.Event) {
-			v := ctx.JSSrc().Get("value").String()
-			if v == "custom" {
-				// Start from the current GPU's capacity.
-				size := fmt.Sprintf("%.2fGiB", float64(p.rep.GPU.CapacityBytes)/float64(bytesize.GiB))
-				p.raw["gpu"] = size
-				p.set(ctx, "gpu", size)
-				return
+	sel := p.fieldUI("gpu", func(describedBy string) app.UI {
+		var opts []app.UI
+		for _, g := range estimator.GPUs() {
+			o := app.Option().Value(g.ID).Text(fmt.Sprintf("%s · %s", g.Name, bytesize.Format(g.CapacityBytes, p.unit)))
+			if inCatalog && g.ID == p.req.GPU {
+				o = o.Selected(true)
 			}
-			delete(p.raw, "gpu")
-			p.set(ctx, "gpu", v)
-		}, app.EventScope("gpu"))
+			opts = append(opts, o)
+		}
+		custom := app.Option().Value("custom").Text("Custom capacity")
+		if !inCatalog {
+			custom = custom.Selected(true)
+		}
+		opts = append(opts, custom)
+		return app.Select().ID(fieldID("gpu")).Name("gpu").Aria("describedby", describedBy).Body(opts...).
+			OnChange(func(ctx app.Context, e app.Event) {
+				v := ctx.JSSrc().Get("value").String()
+				if v == "custom" {
+					// Start from the current GPU's capacity.
+					size := fmt.Sprintf("%.2fGiB", float64(p.rep.GPU.CapacityBytes)/float64(bytesize.GiB))
+					p.raw["gpu"] = size
+					p.set(ctx, "gpu", size)
+					return
+				}
+				delete(p.raw, "gpu")
+				p.set(ctx, "gpu", v)
+			}, app.EventScope("gpu"))
+	})
 	var custom app.UI
 	if !inCatalog {
 		v, ok := p.raw["gpu"]
@@ -193,48 +244,39 @@ func (p *EstimatePage) gpuPicker() app.UI {
 				OnInput(func(ctx app.Context, e app.Event) { p.setRaw(ctx, "gpu", ctx.JSSrc().Get("value").String()) }, app.EventScope("gpu-capacity")),
 		)
 	}
-	return app.Div().Class("estimate-gpu").Body(p.field("gpu", sel), custom)
+	return app.Div().Class("estimate-gpu").Body(sel, custom)
 }
 
-// renderForm is every setting, in the order a user decides them.
+// renderForm is every setting that applies to the mode, in the field
+// table's order, with the flags at the end.
 func (p *EstimatePage) renderForm() app.UI {
-	var settings []app.UI
-	add := func(key string, ui func() app.UI) {
-		if p.shown(key) {
-			settings = append(settings, ui())
+	var settings, checks []app.UI
+	for _, f := range estimator.Fields() {
+		switch f.Key {
+		case "model", "config", "gpu", "checkpoint_bytes", "mode":
+			continue
 		}
-	}
-	add("mode", func() app.UI { return p.choice("mode") })
-	add("method", func() app.UI { return p.choice("method") })
-	add("dtype", func() app.UI { return p.choice("dtype") })
-	add("optimizer", func() app.UI { return p.choice("optimizer") })
-	add("batch", func() app.UI { return p.number("batch", 1, estimator.MaxBatch) })
-	add("seq", func() app.UI { return p.number("seq", 1, estimator.MaxSeq) })
-	add("accum", func() app.UI { return p.number("accum", 1, estimator.MaxAccum) })
-	add("ckpt", func() app.UI { return p.choice("ckpt") })
-	add("attn", func() app.UI { return p.choice("attn") })
-	add("logits", func() app.UI { return p.choice("logits") })
-	add("gpus", func() app.UI { return p.number("gpus", 1, estimator.MaxGPUs) })
-	add("shard", func() app.UI { return p.choice("shard") })
-	add("lora_rank", func() app.UI { return p.number("lora_rank", 1, estimator.MaxLoraRank) })
-	add("lora_targets", func() app.UI {
-		return p.text("lora_targets", estimator.TargetsAllLinear, estimator.TargetsAttention, "q_proj,v_proj", "q_proj,k_proj,v_proj,o_proj")
-	})
-	add("quant", func() app.UI { return p.choice("quant") })
-	add("kv_dtype", func() app.UI { return p.choice("kv_dtype") })
-	add("headroom", func() app.UI { return p.number("headroom", 0, 99) })
-	add("activations", func() app.UI { return p.choice("activations") })
-	var checks []app.UI
-	for _, k := range []string{"master", "autocast"} {
-		if p.shown(k) {
-			checks = append(checks, p.check(k))
+		if !p.req.Applies(f.Key) {
+			continue
+		}
+		switch f.Kind {
+		case estimator.KindChoice:
+			settings = append(settings, p.choice(f.Key))
+		case estimator.KindFlag:
+			checks = append(checks, p.check(f.Key))
+		case estimator.KindText:
+			settings = append(settings, p.text(f.Key, estimator.TargetsAllLinear, estimator.TargetsAttention, "q_proj,v_proj", "q_proj,k_proj,v_proj,o_proj"))
+		default:
+			settings = append(settings, p.number(f.Key))
 		}
 	}
 	return app.Form().Class("estimate-form").Aria("label", "Estimate settings").
 		OnSubmit(func(ctx app.Context, e app.Event) { e.PreventDefault() }).Body(
 		p.modelPicker(),
 		app.If(p.req.Model == estimator.ModelCustom, func() app.UI { return p.configPanel() }),
+		app.If(p.req.Applies("checkpoint_bytes"), func() app.UI { return p.checkpointPanel() }),
 		p.gpuPicker(),
+		p.choice("mode"),
 		app.Div().Class("fields estimate-fields").Body(settings...),
 		app.Div().Class("estimate-checks").Body(checks...),
 	)

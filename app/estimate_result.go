@@ -1,14 +1,13 @@
 package app
 
 import (
-	"oomscope/bytesize"
-
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
+	"oomscope/bytesize"
 	"oomscope/estimator"
 )
 
@@ -16,18 +15,79 @@ import (
 var bucketLabels = map[string]string{
 	estimator.BucketWeights: "Weights", estimator.BucketGradients: "Gradients", estimator.BucketOptimizer: "Optimizer states",
 	estimator.BucketActivations: "Activations", estimator.BucketLogits: "Logits and loss", estimator.BucketKVCache: "KV cache",
-	estimator.BucketOverhead: "Overhead",
+	estimator.BucketWorkspace: "cuBLAS workspaces", estimator.BucketAllocator: "Allocator (reserved − allocated)",
+	estimator.BucketNonTorch: "Outside PyTorch (context, libraries, NCCL)",
 }
 
 // bucketColor is the CSS variable of a bucket (main.css).
 func bucketColor(name string) string {
-	if name == estimator.BucketKVCache {
+	switch name {
+	case estimator.BucketKVCache:
 		return "var(--c-kv)"
+	case estimator.BucketWorkspace, estimator.BucketAllocator, estimator.BucketNonTorch:
+		return "var(--c-overhead)"
 	}
 	return "var(--c-" + name + ")"
 }
 
-// renderResults shows the verdict, the bar, the table, the answers and the
+// readoutLabels name the three readouts as a user's logs do.
+var readoutLabels = map[string]string{
+	"allocated": "Allocated (PyTorch peak)",
+	"reserved":  "Reserved (caching allocator)",
+	"device":    "Device (nvidia-smi)",
+}
+
+// renderAnswer is the answer first: the verdict and the top fix, kept in
+// view on a phone (sticky) while the form scrolls. Only the verdict is
+// announced to screen readers when it changes.
+func (p *EstimatePage) renderAnswer() app.UI {
+	rep := p.rep
+	if rep == nil {
+		return app.Section().ID("est-answer").Class("estimate-answer-box")
+	}
+	head, cls := "Fits", "verdict-ok"
+	var detail string
+	switch {
+	case rep.Serving != nil && rep.Fits:
+		head, detail = "Starts", rep.Verdict
+	case rep.Serving != nil:
+		head, cls, detail = "Does not start", "verdict-bad", rep.Verdict
+	default:
+		gpus := ""
+		if rep.Request.Mode == estimator.ModeTrain && rep.Request.GPUs > 1 {
+			gpus = fmt.Sprintf(" per GPU (%d GPUs)", rep.Request.GPUs)
+		}
+		if !rep.Fits {
+			head, cls = "Does not fit", "verdict-bad"
+		}
+		detail = fmt.Sprintf("%s needed%s, %s usable on %s", bytesize.Format(rep.TotalBytes, p.unit), gpus, bytesize.Format(rep.UsableBytes, p.unit), rep.GPU.Name)
+	}
+	stale := ""
+	if p.err != "" {
+		stale = " estimate-stale"
+	}
+	var fix app.UI
+	if len(rep.Fixes) > 0 {
+		f := rep.Fixes[0]
+		fix = app.P().ID("est-top-fix").Class("estimate-top-fix").Body(
+			app.Text("Top fix: "),
+			app.Strong().Text(f.Name),
+			app.Text(fmt.Sprintf(" (%s) brings it %s closer · ", f.Change, bytesize.Format(f.SavesBytes, p.unit))),
+			app.A().Href(p.href(f.Request)).Text("apply"),
+		)
+	}
+	return app.Section().ID("est-answer").Class("estimate-answer-box", cls+stale).Aria("label", "Answer").Body(
+		app.P().ID("est-verdict").Class("estimate-verdict").DataSet("fits", rep.Fits).Aria("live", "polite").Body(
+			app.Strong().Text(head),
+			app.Text(": "+detail),
+		),
+		fix,
+		app.Div().Class("formula").Text("usable = "+rep.UsableFormula),
+	)
+}
+
+// renderResults shows the readouts, the serving engine's numbers, the bar,
+// the buckets, the answers, the feasible region, the error band and the
 // fix ladder for the current report.
 func (p *EstimatePage) renderResults() app.UI {
 	rep := p.rep
@@ -38,34 +98,121 @@ func (p *EstimatePage) renderResults() app.UI {
 	if p.err != "" {
 		cls += " estimate-stale"
 	}
-	return app.Section().ID("est-results").Class(cls).Aria("label", "Results").Aria("live", "polite").Body(
+	return app.Section().ID("est-results").Class(cls).Aria("label", "Details").Body(
 		app.If(p.err != "", func() app.UI {
 			return app.P().ID("est-error").Class("error").Role("alert").Text(p.err)
 		}),
 		unitToggle(p.unit, p.setUnit),
-		p.renderVerdict(),
+		p.renderReadouts(),
+		p.renderServing(),
 		p.renderBar(),
 		p.renderTable(),
+		p.renderHost(),
 		p.renderAnswers(),
+		p.renderFeasible(),
+		p.renderBand(),
 		p.renderFixes(),
 	)
 }
 
-func (p *EstimatePage) renderVerdict() app.UI {
-	rep := p.rep
-	g := rep.GPU
-	gpus := ""
-	if rep.Request.Mode == estimator.ModeTrain && rep.Request.GPUs > 1 {
-		gpus = fmt.Sprintf(" (per GPU, %d GPUs)", rep.Request.GPUs)
+// renderReadouts is the three numbers a job prints, each with its formula
+// and the log line to compare it with.
+func (p *EstimatePage) renderReadouts() app.UI {
+	ro := p.rep.Readouts
+	var rows []app.UI
+	for _, name := range estimator.ReadoutNames {
+		rows = append(rows, app.Tr().DataSet("readout", name).Body(
+			app.Th().Scope("row").Text(readoutLabels[name]),
+			app.Td().Class("num").DataSet("bytes", ro.Get(name)).Text(bytesize.Format(ro.Get(name), p.unit)),
+			app.Td().Body(
+				app.Div().Text("Compare with "+ro.Compare[name]+"."),
+				app.Div().Class("formula").Text(name+" = "+ro.Formulas[name]),
+			),
+		))
 	}
-	head, cls := "Fits", "verdict-ok"
-	if !rep.Fits {
-		head, cls = "Does not fit", "verdict-bad"
+	return app.Div().Class("table-wrap").Body(
+		app.Table().ID("est-readouts").Class("estimate-table estimate-readouts").Body(
+			app.Caption().Text("The three numbers your job prints, per GPU"),
+			app.THead().Body(app.Tr().Body(
+				app.Th().Scope("col").Text("Readout"),
+				app.Th().Scope("col").Class("num").Text("Size"),
+				app.Th().Scope("col").Text("Compare with, and how it is built"),
+			)),
+			app.TBody().Body(rows...),
+		),
+	)
+}
+
+// servingRows are the engine's numbers in the order its log prints them.
+var servingRows = []struct{ key, label string }{
+	{"budget_bytes", "Budget"},
+	{"weights_bytes", "Weights per GPU"},
+	{"activation_peak_bytes", "Profile run's activation peak"},
+	{"non_torch_bytes", "Non-torch memory"},
+	{"kv_cache_bytes", "KV cache per GPU"},
+	{"kv_bytes_per_token", "KV cache per token, per GPU"},
+	{"kv_blocks", "KV blocks"},
+	{"kv_cache_tokens", "KV cache tokens"},
+	{"max_concurrency", "Max concurrency"},
+}
+
+// renderServing is what the serving engine will print at start-up.
+func (p *EstimatePage) renderServing() app.UI {
+	s := p.rep.Serving
+	if s == nil {
+		return app.Div()
 	}
-	return app.Div().ID("est-verdict").Class("estimate-verdict", cls).DataSet("fits", rep.Fits).Body(
-		app.Strong().Text(head),
-		app.Text(fmt.Sprintf(": %s needed%s, %s usable on %s", bytesize.Format(rep.TotalBytes, p.unit), gpus, bytesize.Format(rep.UsableBytes, p.unit), g.Name)),
-		app.Div().Class("formula").Text("usable = "+rep.UsableFormula),
+	value := func(key string) (string, int64) {
+		switch key {
+		case "budget_bytes":
+			return bytesize.Format(s.BudgetBytes, p.unit), s.BudgetBytes
+		case "weights_bytes":
+			return bytesize.Format(s.WeightsBytes, p.unit), s.WeightsBytes
+		case "activation_peak_bytes":
+			return bytesize.Format(s.ActivationPeakBytes, p.unit), s.ActivationPeakBytes
+		case "non_torch_bytes":
+			return bytesize.Format(s.NonTorchBytes, p.unit), s.NonTorchBytes
+		case "kv_cache_bytes":
+			return bytesize.Format(s.KVCacheBytes, p.unit), s.KVCacheBytes
+		case "kv_bytes_per_token":
+			return bytesize.Commas(s.KVBytesPerToken) + " B", s.KVBytesPerToken
+		case "kv_blocks":
+			return bytesize.Commas(s.KVBlocks), s.KVBlocks
+		case "kv_cache_tokens":
+			return bytesize.Commas(s.KVCacheTokens), s.KVCacheTokens
+		}
+		return fmt.Sprintf("%.2f× at %s tokens", s.MaxConcurrency, bytesize.Commas(int64(s.MaxModelLen))), int64(s.MaxConcurrency * 100)
+	}
+	var rows []app.UI
+	for _, r := range servingRows {
+		text, n := value(r.key)
+		rows = append(rows, app.Tr().DataSet("serving", r.key).Body(
+			app.Th().Scope("row").Text(r.label),
+			app.Td().Class("num").DataSet("value", n).Text(text),
+			app.Td().Body(app.Div().Class("formula").Text(s.Formulas[r.key])),
+		))
+	}
+	engine := "vLLM"
+	if s.Engine == estimator.EngineSGLang {
+		engine = "SGLang"
+	}
+	return app.Section().ID("est-serving").Class("estimate-serving").Aria("label", "Serving").Body(
+		app.H2().Text(engine+" at start-up"),
+		app.P().Class("muted").Text(fmt.Sprintf("Per GPU; token counts are engine-wide (each tensor-parallel rank holds its share of every token). Limits: max_model_len %s, max_num_seqs %d, max_num_batched_tokens %s, block size %d.",
+			bytesize.Commas(int64(s.MaxModelLen)), s.MaxNumSeqs, bytesize.Commas(int64(s.MaxBatchedTokens)), s.BlockSize)),
+		app.If(s.Error != "", func() app.UI {
+			return app.P().ID("est-engine-error").Class("error").Text("The engine stops: " + s.Error)
+		}),
+		app.Div().Class("table-wrap").Body(app.Table().ID("est-serving-table").Class("estimate-table").Body(
+			app.THead().Body(app.Tr().Body(
+				app.Th().Scope("col").Text("Number"), app.Th().Scope("col").Class("num").Text("Value"), app.Th().Scope("col").Text("Formula"),
+			)),
+			app.TBody().Body(rows...),
+		)),
+		app.Details().ID("est-serving-log").Body(
+			app.Summary().Text("The start-up log, as the engine would print it"),
+			app.Pre().Text(strings.Join(s.Log, "\n")),
+		),
 	)
 }
 
@@ -96,7 +243,7 @@ func (p *EstimatePage) renderBar() app.UI {
 	return app.Figure().Class("estimate-figure").Body(
 		app.Div().ID("est-bar").Class("estimate-bar").Role("img").Aria("label", aria).Body(
 			append(segs,
-				app.Div().Class("estimate-mark estimate-mark-usable").Style("left", pct(rep.UsableBytes)).Title("usable after headroom"),
+				app.Div().Class("estimate-mark estimate-mark-usable").Style("left", pct(rep.UsableBytes)).Title("usable"),
 				app.Div().Class("estimate-mark estimate-mark-cap").Style("left", pct(rep.GPU.CapacityBytes)).Title("capacity"),
 			)...,
 		),
@@ -108,7 +255,8 @@ func (p *EstimatePage) renderBar() app.UI {
 	)
 }
 
-// renderTable lists every bucket with its size and formula.
+// renderTable lists every bucket with its size and formula, collapsed
+// under a summary by default.
 func (p *EstimatePage) renderTable() app.UI {
 	rep := p.rep
 	var rows []app.UI
@@ -145,23 +293,40 @@ func (p *EstimatePage) renderTable() app.UI {
 		app.Th().Scope("row").Text("Total"),
 		app.Td().Class("num").DataSet("bytes", rep.TotalBytes).Text(bytesize.Format(rep.TotalBytes, p.unit)),
 		app.Td().Class("num").Text("100 %"),
-		app.Td().Body(app.Div().Class("formula").Text("sum of the buckets: the estimated peak per GPU")),
+		app.Td().Body(app.Div().Class("formula").Text("sum of the buckets: the device readout, per GPU")),
 	))
-	return app.Div().Class("table-wrap").Body(
-		app.Table().ID("est-table").Class("estimate-table").Body(
-			app.Caption().Text(fmt.Sprintf("Where the memory goes: %s, %s params (%s trainable)", rep.Model.Name, bytesize.Commas(rep.Params), bytesize.Commas(rep.TrainableParams))),
-			app.THead().Body(app.Tr().Body(
-				app.Th().Scope("col").Text("Bucket"),
-				app.Th().Scope("col").Class("num").Text("Size"),
-				app.Th().Scope("col").Class("num").Text("Share"),
-				app.Th().Scope("col").Text("Formula"),
-			)),
-			app.TBody().Body(rows...),
+	return app.Details().ID("est-buckets").Class("estimate-buckets").Body(
+		app.Summary().Text(fmt.Sprintf("Where the memory goes: %d buckets with their formulas", len(rep.Details))),
+		app.Div().Class("table-wrap").Body(
+			app.Table().ID("est-table").Class("estimate-table").Body(
+				app.Caption().Text(fmt.Sprintf("%s, %s params (%s trainable)", rep.Model.Name, bytesize.Commas(rep.Params), bytesize.Commas(rep.TrainableParams))),
+				app.THead().Body(app.Tr().Body(
+					app.Th().Scope("col").Text("Bucket"),
+					app.Th().Scope("col").Class("num").Text("Size"),
+					app.Th().Scope("col").Class("num").Text("Share"),
+					app.Th().Scope("col").Text("Formula"),
+				)),
+				app.TBody().Body(rows...),
+			),
 		),
 	)
 }
 
-// renderAnswers gives the smallest GPU, GPUs under ZeRO-3, and the largest
+// renderHost is the host RAM that CPU offload needs.
+func (p *EstimatePage) renderHost() app.UI {
+	rep := p.rep
+	if rep.HostBytes == 0 {
+		return app.Div()
+	}
+	return app.Div().ID("est-host").Class("estimate-host").Body(
+		app.Strong().Text("Host RAM: "),
+		app.Span().DataSet("bytes", rep.HostBytes).Text(bytesize.Format(rep.HostBytes, p.unit)),
+		app.Text(" on one machine, for the offloaded model states. "),
+		app.Div().Class("formula").Text("host = "+rep.HostFormula),
+	)
+}
+
+// renderAnswers gives the smallest GPU, the GPUs needed, and the largest
 // batch and sequence.
 func (p *EstimatePage) renderAnswers() app.UI {
 	rep := p.rep
@@ -181,16 +346,30 @@ func (p *EstimatePage) renderAnswers() app.UI {
 	} else {
 		add("est-smallest", "Smallest GPU that fits", app.Text("none in the catalog: see the fixes below"))
 	}
-	if r.Mode == estimator.ModeTrain {
+	switch r.Mode {
+	case estimator.ModeTrain:
 		if n := rep.GPUsNeeded; n == 1 {
-			add("est-gpus", "GPUs needed under ZeRO-3", app.Text("1: it fits on one "+rep.GPU.Name))
+			add("est-gpus-needed", "GPUs needed under ZeRO-3", app.Text("1: it fits on one "+rep.GPU.Name))
 		} else if n > 1 {
 			next := r
 			next.GPUs, next.Shard = n, estimator.ShardZero3
-			add("est-gpus", "GPUs needed under ZeRO-3", app.A().Href(p.href(next)).Text(fmt.Sprintf("%d × %s", n, rep.GPU.Name)))
+			add("est-gpus-needed", "GPUs needed under ZeRO-3", app.A().Href(p.href(next)).Text(fmt.Sprintf("%d × %s", n, rep.GPU.Name)))
 		} else {
-			add("est-gpus", "GPUs needed under ZeRO-3", app.Text("no number is enough: activations and logits are not sharded"))
+			add("est-gpus-needed", "GPUs needed under ZeRO-3", app.Text("no number is enough: activations and logits are not sharded"))
 		}
+	case estimator.ModeServe:
+		if n := rep.GPUsNeeded; n > 0 {
+			next := r
+			next.TP = n
+			add("est-gpus-needed", "Tensor-parallel size needed", app.A().Href(p.href(next)).Text(fmt.Sprintf("tp %d × %s", n, rep.GPU.Name)))
+		} else {
+			add("est-gpus-needed", "Tensor-parallel size needed", app.Text("more than 8 GPUs"))
+		}
+	}
+	if r.Mode == estimator.ModeServe {
+		add("est-max-batch", "Requests of max_model_len at once", app.Text(strconv.Itoa(rep.MaxBatch)))
+		add("est-max-seq", "Longest max_model_len that starts", app.Text(fmt.Sprintf("%d tokens", rep.MaxSeq)))
+		return app.Dl().Class("estimate-answers").Body(items...)
 	}
 	batch := "none: batch 1 does not fit"
 	if rep.MaxBatch > 0 {
@@ -204,8 +383,33 @@ func (p *EstimatePage) renderAnswers() app.UI {
 	if rep.Model.MaxPositions > 0 {
 		seq += fmt.Sprintf(" (the model's context is %d)", rep.Model.MaxPositions)
 	}
-	add("est-max-seq", "Longest sequence that fits", app.Text(seq))
+	var margin app.UI
+	if c := rep.CapacityMargin; c.Rows > 0 {
+		margin = app.Div().Class("muted estimate-margin").Text(fmt.Sprintf("Erring low: on %d measured longest-context runs the maximum shown here was %+.0f %% … %+.0f %% of the measured one (never more than 5 %% above).", c.Rows, 100*c.Low, 100*c.High))
+	}
+	add("est-max-seq", "Longest sequence that fits", app.Span().Body(app.Text(seq), margin))
 	return app.Dl().Class("estimate-answers").Body(items...)
+}
+
+// renderBand is the error band of the nearest measured setups, with the
+// list one click away.
+func (p *EstimatePage) renderBand() app.UI {
+	b := p.rep.ErrorBand
+	if b == nil {
+		return app.P().ID("est-band").Class("muted").Text("No measured setup of this kind yet: the estimate has no error band.")
+	}
+	var items []app.UI
+	for _, s := range b.Setups {
+		items = append(items, app.Li().Body(
+			app.Span().Class("estimate-term-size").Text(fmt.Sprintf("%+.1f %%", 100*s.Error)),
+			app.Text(" "+s.What+" ("+s.ID+"; "+s.Source+")"),
+		))
+	}
+	return app.Details().ID("est-band").Class("estimate-band").Body(
+		app.Summary().Text(fmt.Sprintf("Measured setups like this one were within %+.1f %% … %+.1f %%", 100*b.Low, 100*b.High)),
+		app.P().Class("muted").Text(b.Words+"."),
+		app.Ul().Class("estimate-terms").Body(items...),
+	)
 }
 
 // renderFixes is the fix ladder, cheapest first, each on top of the last.
@@ -227,7 +431,7 @@ func (p *EstimatePage) renderFixes() app.UI {
 			),
 			app.Div().Class("formula").Text(f.Change),
 			app.Div().Body(
-				app.Text(fmt.Sprintf("saves %s → total %s · ", bytesize.Format(f.SavesBytes, p.unit), bytesize.Format(f.TotalBytes, p.unit))),
+				app.Text(fmt.Sprintf("saves %s → %s · ", bytesize.Format(f.SavesBytes, p.unit), bytesize.Format(f.TotalBytes, p.unit))),
 				app.A().Href(p.href(f.Request)).Aria("label", "Apply "+f.Name+" and the fixes before it").Text("apply"),
 			),
 		))

@@ -3,8 +3,11 @@
 package e2e
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,6 +80,37 @@ func checkBuckets(t *testing.T, tb *tab, want *estimator.Result, unit bytesize.U
 
 func search(tb *tab) string { return evalJS[string](tb, `location.search.slice(1)`) }
 
+// reportFor analyses in the test what the page must show for a query.
+func reportFor(t *testing.T, query string) *estimator.Report {
+	t.Helper()
+	res := estimateFor(t, query)
+	rep, err := estimator.Analyze(res.Request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+// noEstimateError fails when the page shows its error banner or a field
+// problem: every estimate check runs on a valid request.
+func noEstimateError(tb *tab) {
+	tb.t.Helper()
+	if msg := evalJS[string](tb, `(() => { const e = document.querySelector("#est-error, .estimate-field-error"); return e ? e.textContent : ""; })()`); msg != "" {
+		tb.t.Errorf("the page shows an error: %q", msg)
+	}
+}
+
+// checkReadouts compares the three readouts with the estimator's.
+func checkReadouts(t *testing.T, tb *tab, want *estimator.Result) {
+	t.Helper()
+	for _, name := range estimator.ReadoutNames {
+		got := evalJS[string](tb, fmt.Sprintf(`document.querySelector('#est-readouts tr[data-readout=%q] td[data-bytes]').dataset.bytes`, name))
+		if got != strconv.FormatInt(want.Readouts.Get(name), 10) {
+			t.Errorf("readout %s: page %s B, estimator %d B", name, got, want.Readouts.Get(name))
+		}
+	}
+}
+
 // TestEstimatePage opens a shared link, checks the numbers against the
 // estimator, changes controls, switches units, and reloads offline.
 func TestEstimatePage(t *testing.T) {
@@ -88,6 +122,8 @@ func TestEstimatePage(t *testing.T) {
 	want := estimateFor(t, q)
 	waitTotal(tb, want.TotalBytes)
 	checkBuckets(t, tb, want, bytesize.Binary)
+	checkReadouts(t, tb, want)
+	noEstimateError(tb)
 	rep, err := estimator.Analyze(want.Request)
 	if err != nil {
 		t.Fatal(err)
@@ -116,14 +152,20 @@ func TestEstimatePage(t *testing.T) {
 	waitTotal(tb, wantLoRA.TotalBytes)
 	checkBuckets(t, tb, wantLoRA, bytesize.Binary)
 
-	// A bad value is reported next to the field and leaves the URL alone.
+	// A bad value is reported next to the field, in words, and leaves
+	// the URL alone.
 	before := search(tb)
-	tb.setValue("#est-seq", "")
-	tb.waitText("#main", "not a whole number")
+	tb.setValue("#est-seq", "1e9")
+	tb.waitText("#est-seq-err", `"1e9" is not a whole number: enter 1 to 16,777,216`)
 	if search(tb) != before {
 		t.Errorf("a bad value changed the URL: %q → %q", before, search(tb))
 	}
+	if d := evalJS[string](tb, `document.getElementById("est-seq").getAttribute("aria-describedby")`); !strings.Contains(d, "est-seq-err") {
+		t.Errorf("the problem is not tied to the field: aria-describedby %q", d)
+	}
 	tb.setValue("#est-seq", "4096")
+	tb.waitExpr(`!document.getElementById("est-seq-err")`)
+	noEstimateError(tb)
 
 	// GB instead of GiB.
 	tb.click("#unit-gb")
@@ -174,11 +216,12 @@ func TestEstimateControlsLabelled(t *testing.T) {
 	if n < 5 {
 		t.Fatalf("fix ladder has %v rungs", n)
 	}
-	tb.click("#est-fixes li:nth-child(3) a")
+	tb.click(`#est-fixes li[data-fix="activation checkpointing"] a`)
 	poll[bool](tb, `location.search.includes("ckpt=full")`, 20*time.Second)
 	applied := estimateFor(t, search(tb))
 	waitTotal(tb, applied.TotalBytes)
 	checkBuckets(t, tb, applied, bytesize.Binary)
+	noEstimateError(tb)
 	tb.assertClean()
 	assertLocalOnly(t, tb, s)
 }
@@ -207,6 +250,7 @@ func TestEstimateInferenceAndCustomGPU(t *testing.T) {
 	tb.setValue("#est-gpu-capacity", "40GiB")
 	poll[bool](tb, `location.search.includes("gpu=40GiB")`, 20*time.Second)
 	waitTotal(tb, estimateFor(t, search(tb)).TotalBytes)
+	noEstimateError(tb)
 	tb.screenshot("estimate-infer")
 	tb.assertClean()
 	assertLocalOnly(t, tb, s)
@@ -227,6 +271,7 @@ func TestEstimateCustomConfig(t *testing.T) {
 	}
 	waitTotal(tb, want.TotalBytes)
 	checkBuckets(t, tb, want, bytesize.Binary)
+	noEstimateError(tb)
 	tb.waitText("#est-table caption", "124,439,808 params")
 
 	// Missing keys are named.
@@ -264,6 +309,207 @@ func TestEstimateNoFixEnough(t *testing.T) {
 		if n := evalJS[float64](tb, `document.querySelectorAll("#est-fixes li").length`); int(n) != len(rep.Fixes) {
 			t.Errorf("%s: %v rungs on the page, %d from the estimator", q, n, len(rep.Fixes))
 		}
+		if got := tb.text("#est-top-fix strong"); got != rep.Fixes[0].Name {
+			t.Errorf("%s: top fix %q, the estimator's first rung %q", q, got, rep.Fixes[0].Name)
+		}
+		noEstimateError(tb)
+	}
+	tb.assertClean()
+}
+
+// TestEstimateServing: serve mode shows what vLLM will print, from the
+// estimator, and the engine's own start-up error when the cache cannot hold
+// one max_model_len request.
+func TestEstimateServing(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	for _, q := range []string{
+		"mode=serve&model=qwen3-14b&gpu=h100-sxm-80gb&gpu_memory_utilization=0.95&max_model_len=8192",
+		"mode=serve&model=gpt-oss-120b&gpu=a100-80gb&tp=4&gpu_memory_utilization=0.8&max_model_len=16384",
+		"mode=serve&model=llama-3.1-8b&gpu=rtx-4090-24gb",
+	} {
+		rep := reportFor(t, q)
+		sv := rep.Serving
+		tb.open("/estimate?" + q)
+		waitTotal(tb, rep.TotalBytes)
+		for key, want := range map[string]int64{
+			"weights_bytes": sv.WeightsBytes, "activation_peak_bytes": sv.ActivationPeakBytes, "non_torch_bytes": sv.NonTorchBytes,
+			"kv_cache_bytes": sv.KVCacheBytes, "kv_cache_tokens": sv.KVCacheTokens, "kv_blocks": sv.KVBlocks,
+		} {
+			got := evalJS[string](tb, fmt.Sprintf(`document.querySelector('#est-serving-table tr[data-serving=%q] td').dataset.value`, key))
+			if got != strconv.FormatInt(want, 10) {
+				t.Errorf("%s: %s on the page %s, estimator %d", q, key, got, want)
+			}
+		}
+		if got := evalJS[string](tb, `document.getElementById("est-verdict").dataset.fits`); got != strconv.FormatBool(rep.Fits) {
+			t.Errorf("%s: verdict fits=%s, estimator %v", q, got, rep.Fits)
+		}
+		hasErr := evalJS[bool](tb, `!!document.getElementById("est-engine-error")`)
+		if hasErr != (sv.Error != "") {
+			t.Errorf("%s: engine error shown %v, estimator %q", q, hasErr, sv.Error)
+		}
+		if sv.Error != "" {
+			tb.waitText("#est-verdict", "cannot hold one request of max_model_len")
+		}
+		if log := tb.text("#est-serving-log pre"); !strings.Contains(log, fmt.Sprintf("GPU KV cache size: %s tokens", bytesize.Commas(sv.KVCacheTokens))) {
+			t.Errorf("%s: log %q", q, log)
+		}
+		noEstimateError(tb)
+	}
+	tb.screenshot("estimate-serve")
+	tb.assertClean()
+	assertLocalOnly(t, tb, s)
+}
+
+// TestEstimateFeasiblePlot: the plot's boundary points are the estimator's
+// feasible region, the current setup is marked, and a point sets its
+// values.
+func TestEstimateFeasiblePlot(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	q := "model=llama-3.1-8b&gpu=rtx-4090-24gb&method=qlora&ckpt=full&seq=4096&batch=2"
+	rep := reportFor(t, q)
+	tb.open("/estimate?" + q)
+	waitTotal(tb, rep.TotalBytes)
+	pts := evalJS[[]any](tb, `[...document.querySelectorAll("#est-plot .estimate-plot-point")].map(a => [+a.dataset.seq, +a.dataset.batch])`)
+	if len(pts) != len(rep.Feasible) {
+		t.Fatalf("%d points on the plot, %d in the estimator's region", len(pts), len(rep.Feasible))
+	}
+	for i, p := range pts {
+		xy := p.([]any)
+		if int(xy[0].(float64)) != rep.Feasible[i].Seq || int(xy[1].(float64)) != rep.Feasible[i].MaxBatch {
+			t.Errorf("point %d: %v, estimator %+v", i, xy, rep.Feasible[i])
+		}
+	}
+	if got := evalJS[string](tb, `(() => { const c = document.getElementById("est-plot-current"); return c.dataset.seq + "x" + c.dataset.batch; })()`); got != "4096x2" {
+		t.Errorf("current setup marked at %s", got)
+	}
+	// Pick the longest sequence where something fits other than the
+	// current one: seq and batch follow.
+	var want estimator.FeasiblePoint
+	for _, p := range rep.Feasible {
+		if p.MaxBatch > 0 && p.Seq != 4096 {
+			want = p
+		}
+	}
+	if want.MaxBatch == 0 {
+		t.Fatalf("no boundary point to pick in %+v", rep.Feasible)
+	}
+	tb.click(fmt.Sprintf(`#est-plot .estimate-plot-point[data-seq="%d"]`, want.Seq))
+	picked := rep.Request
+	picked.Seq, picked.Batch = want.Seq, want.MaxBatch
+	poll[bool](tb, fmt.Sprintf(`location.search.slice(1) === %q`, picked.QueryString()), 20*time.Second)
+	at := estimateFor(t, search(tb))
+	waitTotal(tb, at.TotalBytes)
+	if !at.Fits {
+		t.Errorf("the boundary point %+v does not fit", want)
+	}
+	noEstimateError(tb)
+	tb.assertClean()
+}
+
+// TestEstimateAnswerFirst: on a phone the verdict and the top fix stay in
+// view while the form scrolls; every control's help is there; ids are
+// unique; options do not repeat a size; the answer's formula text meets
+// contrast.
+func TestEstimateAnswerFirst(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.setViewport(375, 800)
+	q := "model=llama-3.1-70b&gpu=rtx-4090-24gb"
+	rep := reportFor(t, q)
+	tb.open("/estimate?" + q)
+	waitTotal(tb, rep.TotalBytes)
+	tb.scrollTo("#est-batch")
+	tb.setValue("#est-batch", "2")
+	poll[bool](tb, `location.search.includes("batch=2")`, 20*time.Second)
+	at := estimateFor(t, search(tb))
+	waitTotal(tb, at.TotalBytes)
+	inView := evalJS[bool](tb, `(() => { const v = document.getElementById("est-verdict").getBoundingClientRect(), f = document.getElementById("est-top-fix").getBoundingClientRect();
+		return v.top >= 0 && v.bottom <= innerHeight && f.top >= 0 && f.bottom <= innerHeight; })()`)
+	if !inView {
+		t.Errorf("after an edit on a phone the verdict and top fix are out of view")
+	}
+	tb.screenshot("estimate-phone-answer")
+	tb.setViewport(1440, 900)
+	dups := evalJS[[]any](tb, `(() => { const c = {}; document.querySelectorAll("[id]").forEach(e => c[e.id] = (c[e.id] || 0) + 1); return Object.keys(c).filter(k => c[k] > 1); })()`)
+	if len(dups) > 0 {
+		t.Errorf("ids used more than once: %v", dups)
+	}
+	// Every shown field has its help from the field table.
+	for _, f := range estimator.Fields() {
+		if !at.Request.Applies(f.Key) || f.Key == "config" || f.Key == "checkpoint_bytes" {
+			continue
+		}
+		got := evalJS[string](tb, fmt.Sprintf(`(() => { const h = document.getElementById(%q); return h ? h.textContent : ""; })()`, "est-"+f.Key+"-help"))
+		if !strings.HasPrefix(got, f.Help) {
+			t.Errorf("%s: help %q, want the field table's", f.Key, got)
+		}
+	}
+	labels := evalJS[[]any](tb, `[...document.querySelectorAll("#est-model option")].map(o => o.textContent)`)
+	for _, l := range labels {
+		s := l.(string)
+		if strings.Count(s, "(") > 1 || strings.Contains(s, "1000M") {
+			t.Errorf("model option %q", s)
+		}
+	}
+	// Contrast of the answer's formula (AA: 4.5:1), opacity included.
+	ratio := evalJS[float64](tb, `(() => {
+		const el = document.querySelector("#est-answer .formula"), box = document.getElementById("est-answer");
+		const rgb = s => s.match(/[\d.]+/g).map(Number);
+		const lum = c => { const [r, g, b] = c.slice(0, 3).map(v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126*r + 0.7152*g + 0.0722*b; };
+		let fg = rgb(getComputedStyle(el).color), bg = rgb(getComputedStyle(box).backgroundColor);
+		let a = (fg[3] ?? 1) * Number(getComputedStyle(el).opacity) * Number(getComputedStyle(box).opacity);
+		fg = fg.slice(0, 3).map((v, i) => v * a + bg[i] * (1 - a));
+		const [l1, l2] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+		return (l1 + 0.05) / (l2 + 0.05); })()`)
+	if ratio < 4.5 {
+		t.Errorf("answer formula contrast %.2f:1, want at least 4.5:1", ratio)
+	}
+	noEstimateError(tb)
+	tb.assertClean()
+}
+
+// TestEstimateCheckpointAndEmpty: a dropped .safetensors header sets the
+// stored weight bytes; an empty config file is an error, not the default
+// model.
+func TestEstimateCheckpointAndEmpty(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	dir := t.TempDir()
+	// A small .safetensors file: 8-byte length, header, data.
+	hdr := `{"w":{"dtype":"BF16","shape":[1000,1000],"data_offsets":[0,2000000]}}`
+	data := make([]byte, 8, 8+len(hdr)+2000000)
+	binary.LittleEndian.PutUint64(data, uint64(len(hdr)))
+	data = append(append(data, hdr...), make([]byte, 2000000)...)
+	path := filepath.Join(dir, "model.safetensors")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb.open("/estimate?mode=infer")
+	tb.uploadFile("#est-checkpoint-file", path)
+	poll[bool](tb, `location.search.includes("checkpoint_bytes=2000000")`, 20*time.Second)
+	want := estimateFor(t, search(tb))
+	if want.Buckets.Weights != 2_000_000 {
+		t.Fatalf("weights %d", want.Buckets.Weights)
+	}
+	waitTotal(tb, want.TotalBytes)
+	tb.waitText("#est-checkpoint-said", "the config counts 8,030,261,248 params")
+	noEstimateError(tb)
+
+	empty := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb.open("/estimate?gpu=rtx-4090-24gb")
+	tb.setValue("#est-model", "custom")
+	poll[bool](tb, `!!document.getElementById("est-config-drop")`, 20*time.Second)
+	tb.uploadFile("#est-config-file", empty)
+	tb.waitText("#est-error", "config.json is empty")
+	tb.open("/estimate?config=")
+	tb.waitText("#main", "model=custom needs a config.json")
+	if got := evalJS[string](tb, `document.getElementById("est-model").value`); got != "custom" {
+		t.Errorf("an empty config= shows model %q, not custom", got)
 	}
 	tb.assertClean()
 }

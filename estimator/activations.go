@@ -1,7 +1,6 @@
 package estimator
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -11,7 +10,7 @@ import (
 // Names of linears whose input is the block's MLP output side (down
 // projections): they read the MLP's inner width, not the normed hidden state.
 func isDown(l Linear) bool {
-	return l.Name == "down_proj" || l.Name == "w2" || (l.Name == "c_proj" && l.Group != groupAttention)
+	return l.Name == "down_proj" || l.Name == "w2" || l.Name == "output_linear" || (l.Name == "c_proj" && l.Group != groupAttention)
 }
 
 // isAttnOut reports the attention output projection.
@@ -38,6 +37,7 @@ func (p *plan) normInBytes() int64 {
 type tally struct {
 	perToken int64
 	parts    []string
+	quiet    bool
 }
 
 func (t *tally) add(n int64, what string) {
@@ -45,7 +45,18 @@ func (t *tally) add(n int64, what string) {
 		return
 	}
 	t.perToken += n
-	t.parts = append(t.parts, fmt.Sprintf("%s %s", what, bytesize.Commas(n)))
+	if !t.quiet {
+		t.parts = append(t.parts, what+" "+bytesize.Commas(n))
+	}
+}
+
+// split adds a tensor that tensor parallelism divides over tp ranks (the
+// heads and the MLP's inner width); add keeps h-wide tensors whole.
+func (t *tally) split(n int64, what string, tp int64) {
+	if tp > 1 {
+		n, what = ceilDiv(n, tp), what+" ÷ tp"
+	}
+	t.add(n, what)
 }
 
 // layerTally counts, per token, the tensors one decoder layer of kind k
@@ -58,7 +69,8 @@ func (p *plan) layerTally(k LayerKind) tally {
 	m := &p.m
 	e := p.actBytes()
 	h := int64(m.Hidden)
-	var t tally
+	t := tally{quiet: p.quiet}
+	tp := p.tp()
 	anyTrains := func(pred func(Linear) bool) bool {
 		for _, l := range k.Linears {
 			if pred(l) && p.trains(l) {
@@ -90,19 +102,19 @@ func (p *plan) layerTally(k LayerKind) tally {
 	}
 	qD, kD, vD, oD := a*dq, kvA*dq, kvA*dv, a*dv
 	if m.QKNorm {
-		t.add((qD+int64(m.KVHeads)*dq)*(4+normOut(full)), "q/k norms")
+		t.split((qD+int64(m.KVHeads)*dq)*(4+normOut(full)), "q/k norms", tp)
 	}
 	if m.MLA() {
 		qb := anyTrains(func(l Linear) bool { return l.Name == "q_b_proj" })
 		kvb := anyTrains(func(l Linear) bool { return l.Name == "kv_b_proj" })
 		t.add(int64(m.QLoraRank)*(4+normOut(full || qb))+int64(m.KVLoraRank)*(4+normOut(full || kvb)), "latent norms")
 	}
-	t.add(e*(qD+kD+vD+oD), "q, k, v, attention output")
+	t.split(e*(qD+kD+vD+oD), "q, k, v, attention output", tp)
 	if p.r.Attn == AttnSDPA {
-		t.add(4*a, "fp32 log-sum-exp")
+		t.split(4*a, "fp32 log-sum-exp", tp)
 	}
 	if anyTrains(isAttnOut) {
-		t.add(e*oD, "o_proj input")
+		t.split(e*oD, "o_proj input", tp)
 	}
 	mlpIn := anyTrains(func(l Linear) bool { return l.Group != groupAttention && !isDown(l) })
 	t.add(h*(normIn+normOut(full || mlpIn)), "MLP norm")
@@ -129,16 +141,16 @@ func (p *plan) layerTally(k LayerKind) tally {
 		if anyTrains(func(l Linear) bool { return l.Group == groupExpert && !isDown(l) }) {
 			t.add(topk*h*e, "expert inputs")
 		}
-		t.add(topk*mlp(int64(m.ExpertIntermediate), groupExpert), "expert MLPs")
+		t.split(topk*mlp(int64(m.ExpertIntermediate), groupExpert), "expert MLPs", tp)
 		// Each expert output is multiplied by its routing weight; both need
 		// gradients (the hidden state does even when the router is frozen),
 		// so the product keeps the outputs.
 		t.add(topk*h*e, "expert outputs")
 		if m.SharedExperts > 0 {
-			t.add(mlp(int64(m.ExpertIntermediate*m.SharedExperts), groupShared), "shared expert")
+			t.split(mlp(int64(m.ExpertIntermediate*m.SharedExperts), groupShared), "shared expert", tp)
 		}
 	} else {
-		t.add(mlp(int64(m.Intermediate), groupMLP), "MLP")
+		t.split(mlp(int64(m.Intermediate), groupMLP), "MLP", tp)
 	}
 	if p.peft() {
 		var n int64
@@ -151,7 +163,7 @@ func (p *plan) layerTally(k LayerKind) tally {
 				n += f * e * int64(p.r.LoraRank)
 			}
 		}
-		t.add(n, "LoRA intermediates")
+		t.split(n, "LoRA intermediates", tp)
 	}
 	return t
 }
@@ -162,7 +174,54 @@ func (p *plan) eagerLayerBytes() int64 {
 	if !p.eagerScores() {
 		return 0
 	}
-	return mul(int64(p.r.Batch), int64(p.m.Heads), int64(p.r.Seq), int64(p.r.Seq), 4+p.actBytes())
+	return ceilDiv(mul(int64(p.r.Batch), int64(p.m.Heads), int64(p.r.Seq), int64(p.r.Seq), 4+p.actBytes()), p.tp())
+}
+
+// residualBytes is the size of one element of the residual stream (the
+// embedding output, each layer's input and output): the dtype's, but fp32
+// under autocast, where the fp32 norms and embedding write fp32 and the
+// 16-bit matmul outputs are added into it.
+func (p *plan) residualBytes() int64 {
+	if p.train() && p.r.Autocast {
+		return 4
+	}
+	return p.actBytes()
+}
+
+// autocastCopies is the 16-bit copy of each weight matrix that autocast
+// makes for a matmul and the matmul keeps for backward: every decoder
+// linear's unless activation checkpointing recomputes them (then one
+// layer's), and lm_head's always. NF4 weights are dequantized on the fly
+// instead (the dequant buffer).
+func (p *plan) autocastCopies() Term {
+	if !p.train() || !p.r.Autocast {
+		return Term{}
+	}
+	e := p.actBytes()
+	head := int64(p.m.Vocab) * int64(p.m.Hidden)
+	var layers, one int64
+	if p.r.Method != MethodQLoRA {
+		for _, k := range p.kinds {
+			if k.Cross {
+				continue
+			}
+			var lin int64
+			for _, l := range k.Linears {
+				lin = sum(lin, mul(int64(l.Count), int64(l.In), int64(l.Out)))
+			}
+			layers = sum(layers, mul(int64(k.Count), lin))
+			one = max(one, lin)
+		}
+	}
+	n, words := sum(layers, head), "every decoder linear's and lm_head's"
+	if p.r.Ckpt == CkptFull {
+		n, words = sum(one, head), "the recomputed layer's and lm_head's"
+	}
+	if p.r.Method == MethodQLoRA {
+		n, words = head, "lm_head's (the NF4 linears are dequantized instead)"
+	}
+	n = ceilDiv(n, p.tp())
+	return Term{"autocast weight copies", mul(n, e), p.say("%s weights × %d B: autocast's 16-bit copy of %s weight, kept by the matmul for backward", num(n), e, words)}
 }
 
 // activations is the activations bucket.
@@ -180,36 +239,39 @@ func (p *plan) activations() Bucket {
 	if p.full() {
 		finalPer += h * e // its output, read by the trained lm_head
 	}
-	final := Term{"final norm", mul(T, finalPer), fmt.Sprintf("final norm %s B per token × %s tokens", bytesize.Commas(finalPer), bytesize.Commas(T))}
+	final := Term{"final norm", mul(T, finalPer), p.say("final norm %s B per token × %s tokens", num(finalPer), num(T))}
 	var terms []Term
 	var biggest int64
 	var biggestWords string
 	for _, k := range p.kinds {
+		if k.Cross {
+			continue // no image, no cross-attention work
+		}
 		t := p.layerTally(k)
 		one := sum(mul(T, t.perToken), p.eagerLayerBytes())
-		words := fmt.Sprintf("%s B per token (%s) × %s tokens", bytesize.Commas(t.perToken), strings.Join(t.parts, " + "), bytesize.Commas(T))
+		words := p.say("%s B per token (%s) × %s tokens", num(t.perToken), strings.Join(t.parts, " + "), num(T))
 		if p.eagerScores() {
-			words += fmt.Sprintf(" + eager scores b·a·s²·%d B", 4+e)
+			words += p.say(" + eager scores b·a·s²·%d B", 4+e)
 		}
 		if one > biggest {
 			biggest, biggestWords = one, words
 		}
 		if p.r.Ckpt != CkptFull {
 			name := "decoder layers"
-			if len(p.kinds) > 1 && k.Linears[len(k.Linears)-1].Group != groupMLP {
+			if p.m.MoE() && k.Linears[len(k.Linears)-1].Group != groupMLP {
 				name = "moe layers"
-			} else if len(p.kinds) > 1 {
+			} else if p.m.MoE() && len(p.kinds) > 1 {
 				name = "dense layers"
 			}
-			terms = append(terms, Term{name, mul(int64(k.Count), one), fmt.Sprintf("%d layers × (%s)", k.Count, words)})
+			terms = append(terms, Term{name, mul(int64(k.Count), one), p.say("%d layers × (%s)", k.Count, words)})
 		}
 	}
 	if p.r.Ckpt == CkptFull {
 		terms = append(terms,
-			Term{"checkpointed inputs", mul(int64(p.m.Layers), T, h, e), fmt.Sprintf("%d layers × %s tokens × h %s × %d B (each layer's input)", p.m.Layers, bytesize.Commas(T), bytesize.Commas(h), e)},
+			Term{"checkpointed inputs", mul(int64(p.m.textLayers()), T, h, p.residualBytes()), p.say("%d layers × %s tokens × h %s × %d B (each layer's input%s)", p.m.textLayers(), num(T), num(h), p.residualBytes(), map[bool]string{true: ", fp32 under autocast"}[p.r.Autocast])},
 			Term{"recomputed layer", biggest, "one layer recomputed in backward: " + biggestWords})
 	}
-	terms = append(terms, final)
+	terms = append(terms, final, p.autocastCopies())
 	formula := "tally of saved tensors: " + joinFormulas(terms...)
 	switch {
 	case p.r.Ckpt == CkptSelective && p.r.Attn == AttnSDPA:
@@ -224,19 +286,19 @@ func (p *plan) activations() Bucket {
 func (p *plan) paperActivations() Bucket {
 	s, b, h, L := int64(p.r.Seq), int64(p.r.Batch), int64(p.m.Hidden), int64(p.m.Layers)
 	scale := p.actBytes() // the paper's constants assume 2-byte tensors
-	dims := fmt.Sprintf("s %s, b %d, h %s", bytesize.Commas(s), b, bytesize.Commas(h))
+	dims := p.say("s %s, b %d, h %s", num(s), b, num(h))
 	var t Term
 	switch {
 	case p.r.Ckpt == CkptFull:
-		t = Term{"layer inputs", fraction(mul(2, s, b, h, L), float64(scale), 2), fmt.Sprintf("2·s·b·h B per layer (full checkpointing; %s) × %d layers", dims, L)}
+		t = Term{"layer inputs", fraction(mul(2, s, b, h, L), float64(scale), 2), p.say("2·s·b·h B per layer (full checkpointing; %s) × %d layers", dims, L)}
 	case p.eagerScores():
-		t = Term{"layers", fraction(mul(paperLayer(p, s, b), L), float64(scale), 2), fmt.Sprintf("s·b·h·(34 + 5·a·s/h) B per layer (eager attention; %s, a %d) × %d layers", dims, p.m.Heads, L)}
+		t = Term{"layers", fraction(mul(paperLayer(p, s, b), L), float64(scale), 2), p.say("s·b·h·(34 + 5·a·s/h) B per layer (eager attention; %s, a %d) × %d layers", dims, p.m.Heads, L)}
 	default:
 		why := "SDPA: no s² term"
 		if p.r.Attn == AttnEager {
 			why = "selective recomputation drops the 5·a·s/h term"
 		}
-		t = Term{"layers", fraction(mul(34, s, b, h, L), float64(scale), 2), fmt.Sprintf("34·s·b·h B per layer (%s; %s) × %d layers", why, dims, L)}
+		t = Term{"layers", fraction(mul(34, s, b, h, L), float64(scale), 2), p.say("34·s·b·h B per layer (%s; %s) × %d layers", why, dims, L)}
 	}
 	if scale == 4 {
 		t.Formula += ", doubled for fp32 activations"
@@ -266,20 +328,21 @@ func (p *plan) inferenceActivations() Bucket {
 	if m.MoE() {
 		width = max(int64(m.Intermediate), int64(m.ExpertsPerToken*m.ExpertIntermediate))
 	}
-	attn := e * (2*h + qD + kvD + vD + oD)
-	mlp := e * (2*h + 3*width)
+	tp := p.tp()
+	attn := e * (2*h + ceilDiv(qD+kvD+vD+oD, tp))
+	mlp := e * (2*h + ceilDiv(3*width, tp))
 	if !m.GatedMLP {
-		mlp = e * (2*h + 2*width)
+		mlp = e * (2*h + ceilDiv(2*width, tp))
 	}
 	perToken := max(attn, mlp)
-	t := Term{"one layer", mul(T, perToken), fmt.Sprintf("max(attention %s, MLP %s) B per token: residual, normed input and the larger of q/k/v/out or gate/up/act × %s tokens", bytesize.Commas(attn), bytesize.Commas(mlp), bytesize.Commas(T))}
+	t := Term{"one layer", mul(T, perToken), p.say("max(attention %s, MLP %s) B per token: residual, normed input and the larger of q/k/v/out or gate/up/act × %s tokens", num(attn), num(mlp), num(T))}
 	if p.r.Activations == ActivationsPaper {
 		s, b := int64(p.r.Seq), int64(p.r.Batch)
-		dims := fmt.Sprintf("s %s, b %d, h %s", bytesize.Commas(s), b, bytesize.Commas(h))
+		dims := p.say("s %s, b %d, h %s", num(s), b, num(h))
 		if p.r.Attn == AttnEager {
-			t = Term{"one layer", fraction(paperLayer(p, s, b), float64(e), 2), fmt.Sprintf("s·b·h·(34 + 5·a·s/h) B for one layer (Korthikanti et al., eager attention; %s, a %d; layers run one at a time)", dims, a)}
+			t = Term{"one layer", fraction(paperLayer(p, s, b), float64(e), 2), p.say("s·b·h·(34 + 5·a·s/h) B for one layer (Korthikanti et al., eager attention; %s, a %d; layers run one at a time)", dims, a)}
 		} else {
-			t = Term{"one layer", fraction(mul(34, s, b, h), float64(e), 2), fmt.Sprintf("34·s·b·h B for one layer (Korthikanti et al., SDPA; %s; layers run one at a time)", dims)}
+			t = Term{"one layer", fraction(mul(34, s, b, h), float64(e), 2), p.say("34·s·b·h B for one layer (Korthikanti et al., SDPA; %s; layers run one at a time)", dims)}
 		}
 		if e == 4 {
 			t.Formula += ", doubled for fp32 activations"
@@ -288,7 +351,7 @@ func (p *plan) inferenceActivations() Bucket {
 	}
 	scores := Term{}
 	if p.r.Attn == AttnEager {
-		scores = Term{"eager scores", mul(int64(p.r.Batch), a, int64(p.r.Seq), int64(p.r.Seq), 4+e), fmt.Sprintf("b·a·s² attention scores × (4 + %d) B (fp32 softmax and its copy)", e)}
+		scores = Term{"eager scores", ceilDiv(mul(int64(p.r.Batch), a, int64(p.r.Seq), int64(p.r.Seq), 4+e), tp), p.say("b·a·s² attention scores × (4 + %d) B (fp32 softmax and its copy)", e)}
 	}
 	return bucket(BucketActivations, joinFormulas(t, scores), t, scores)
 }
@@ -311,13 +374,16 @@ func (p *plan) logits() Bucket {
 	case p.r.Activations == ActivationsPaper:
 		t = Term{"logits", mul(bsV, 2), "s·b·V × 2 B (16-bit logits)"}
 	case p.r.Logits == LogitsFP32:
-		t = Term{"logits", mul(bsV, 12+e), fmt.Sprintf("s·b·V × %d B: logits in the activation dtype (%d) + fp32 log-softmax kept for backward (4) + at the start of backward its gradient and the fp32 logits gradient (4 + 4)", 12+e, e)}
+		t = Term{"logits", mul(bsV, 12+e), p.say("s·b·V × %d B: logits in the activation dtype (%d) + fp32 log-softmax kept for backward (4) + at the start of backward its gradient and the fp32 logits gradient (4 + 4)", 12+e, e)}
 	case p.r.Logits == LogitsBF16:
-		t = Term{"logits", mul(bsV, 4*e), fmt.Sprintf("s·b·V × %d B: logits, log-softmax and their gradients in the activation dtype, no fp32 upcast (4 × %d B)", 4*e, e)}
+		t = Term{"logits", mul(bsV, 4*e), p.say("s·b·V × %d B: logits, log-softmax and their gradients in the activation dtype, no fp32 upcast (4 × %d B)", 4*e, e)}
 	default:
-		t = Term{"logits", fraction(bsV, float64(2*e+3), 2), fmt.Sprintf("s·b·V × %s B: logits in the activation dtype (%d) + fp32 loss work for one of 8 chunks (12 / 8)", strconv.FormatFloat(float64(e)+1.5, 'f', -1, 64), e)}
+		t = Term{"logits", fraction(bsV, float64(2*e+3), 2), p.say("s·b·V × %s B: logits in the activation dtype (%d) + fp32 loss work for one of 8 chunks (12 / 8)", strconv.FormatFloat(float64(e)+1.5, 'f', -1, 64), e)}
 	}
-	t.Formula += fmt.Sprintf(", with s·b = %s tokens and V = %s", bytesize.Commas(p.tokens()), bytesize.Commas(V))
+	t.Formula += p.say(", with s·b = %s tokens and V = %s", num(p.tokens()), num(V))
+	if tp := p.tp(); tp > 1 {
+		t = Term{t.Name, ceilDiv(t.Bytes, tp), "(" + t.Formula + ") ÷ tp " + strconv.FormatInt(tp, 10) + " (vocabulary-parallel cross-entropy)"}
+	}
 	return bucket(BucketLogits, "", t)
 }
 
@@ -329,25 +395,43 @@ func (p *plan) kvBytes() int64 {
 	return dtypeBytes(p.r.KVDtype)
 }
 
-// kvCache is the KV cache bucket (inference only).
+// kvLayerBytes is what one layer caches per token on one GPU: K and V for
+// the rank's key/value heads × head_dim, or MLA's latent (kv_lora_rank +
+// the rotary key), which every tensor-parallel rank keeps whole.
+func (p *plan) kvLayerBytes() (int64, string) {
+	m := &p.m
+	kb := p.kvBytes()
+	if m.MLA() {
+		return mul(int64(m.KVLoraRank+m.QKRopeDim), kb), p.say("(kv_lora_rank %d + rope %d) × %d B (MLA latent, as vLLM and SGLang cache it)", m.KVLoraRank, m.QKRopeDim, kb)
+	}
+	heads := p.kvHeadsPerGPU()
+	hw := p.say("%d kv heads", heads)
+	if p.tp() > 1 {
+		hw = p.say("%d kv heads ÷ tp %d = %d", m.KVHeads, p.tp(), heads)
+	}
+	return mul(2, heads, int64(m.HeadDim), kb), p.say("2 (K,V) × %s × %d head_dim × %d B", hw, m.HeadDim, kb)
+}
+
+// kvLayers splits the layers that cache text tokens into full-attention
+// and sliding-window layers (cross-attention layers cache image features).
+func (p *plan) kvLayers() (full, sliding int64) {
+	sliding = int64(p.m.SlidingLayers)
+	return int64(p.m.textLayers()) - sliding, sliding
+}
+
+// kvCache is the KV cache bucket of plain inference: b sequences of s
+// tokens, sliding-window layers capped at their window.
 func (p *plan) kvCache() Bucket {
 	if p.train() {
 		return Bucket{Name: BucketKVCache, Formula: "none: training keeps no KV cache"}
 	}
-	m := &p.m
 	b, s := int64(p.r.Batch), int64(p.r.Seq)
-	kb := p.kvBytes()
-	if m.MLA() {
-		per := int64(m.KVLoraRank + m.QKRopeDim)
-		t := Term{"latent cache", mul(int64(m.Layers), per, kb, b, s), fmt.Sprintf("%d layers × (kv_lora_rank %d + rope %d) × %d B × b·s (MLA latent, as vLLM/SGLang cache it)", m.Layers, m.KVLoraRank, m.QKRopeDim, kb)}
-		return bucket(BucketKVCache, "", t)
-	}
-	per := mul(2, int64(m.KVHeads), int64(m.HeadDim), kb)
-	full := int64(m.Layers - m.SlidingLayers)
-	terms := []Term{{"full-attention layers", mul(full, per, b, s), fmt.Sprintf("2 (K,V) × %d layers × %d kv heads × %d head_dim × %d B × b·s", full, m.KVHeads, m.HeadDim, kb)}}
-	if m.SlidingLayers > 0 {
-		w := min(s, int64(m.SlidingWindow))
-		terms = append(terms, Term{"sliding-window layers", mul(int64(m.SlidingLayers), per, b, w), fmt.Sprintf("2 × %d layers × %d kv heads × %d head_dim × %d B × b × min(s, window %d)", m.SlidingLayers, m.KVHeads, m.HeadDim, kb, m.SlidingWindow)})
+	per, words := p.kvLayerBytes()
+	full, sliding := p.kvLayers()
+	terms := []Term{{"full-attention layers", mul(full, per, b, s), p.say("%d layers × %s × b·s", full, words)}}
+	if sliding > 0 {
+		w := min(s, int64(p.m.SlidingWindow))
+		terms = append(terms, Term{"sliding-window layers", mul(sliding, per, b, w), p.say("%d layers × %s × b × min(s, window %d)", sliding, words, p.m.SlidingWindow)})
 	}
 	return bucket(BucketKVCache, joinFormulas(terms...), terms...)
 }

@@ -7,6 +7,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"oomscope/bytesize"
 )
 
 // MaxConfigBytes bounds the size of a config.json ParseConfig accepts.
@@ -23,6 +25,9 @@ const (
 	maxVocab   = 1 << 23
 	maxExperts = 1 << 10
 	maxPos     = 1 << 26
+	// maxParams is 20 trillion parameters, ten times the largest model
+	// published: a config beyond it has a typing error in a size.
+	maxParams = 20e12
 )
 
 // cfgReader reads typed values out of a decoded config.json object and
@@ -38,7 +43,7 @@ func (r *cfgReader) has(key string) bool {
 	return ok && v != nil
 }
 
-// intValue converts a JSON number to a bounded positive int.
+// intValue converts a JSON number to a bounded int.
 func (r *cfgReader) intValue(key string, v any, min, max int) (int, bool) {
 	n, ok := v.(json.Number)
 	if !ok {
@@ -47,7 +52,7 @@ func (r *cfgReader) intValue(key string, v any, min, max int) (int, bool) {
 	}
 	f, err := n.Float64()
 	if err != nil || f != math.Trunc(f) || f < float64(min) || f > float64(max) {
-		r.bad = append(r.bad, fmt.Sprintf("%s: want an integer from %d to %d, got %s", key, min, max, n))
+		r.bad = append(r.bad, fmt.Sprintf("%s: want a whole number from %d to %d, got %s", key, min, max, n))
 		return 0, false
 	}
 	return int(f), true
@@ -96,26 +101,71 @@ func (r *cfgReader) optString(key string) string {
 	return s
 }
 
-// countLayerTypes counts entries equal to want in a layer_types list, or -1
-// when the key is absent or not a list of strings.
-func (r *cfgReader) countLayerTypes(want string) int {
-	list, ok := r.obj["layer_types"].([]any)
+// object returns the nested object under key, nil when absent; anything
+// else there is an error.
+func (r *cfgReader) object(key string) map[string]any {
+	if !r.has(key) {
+		return nil
+	}
+	o, ok := r.obj[key].(map[string]any)
 	if !ok {
-		return -1
+		r.bad = append(r.bad, fmt.Sprintf("%s: want an object, got %s", key, describeJSON(r.obj[key])))
 	}
-	n := 0
-	for _, v := range list {
-		if s, _ := v.(string); s == want {
-			n++
-		}
-	}
-	return n
+	return o
 }
 
-// countList returns the length of a JSON list, 0 when absent.
-func (r *cfgReader) countList(key string) int {
-	list, _ := r.obj[key].([]any)
-	return len(list)
+// list returns the JSON list under key, nil when absent; anything else
+// there is an error.
+func (r *cfgReader) list(key string) []any {
+	if !r.has(key) {
+		return nil
+	}
+	l, ok := r.obj[key].([]any)
+	if !ok {
+		r.bad = append(r.bad, fmt.Sprintf("%s: want a list, got %s", key, describeJSON(r.obj[key])))
+	}
+	return l
+}
+
+// layerTypes reads layer_types, which must name every layer when present.
+func (r *cfgReader) layerTypes(layers int) []string {
+	l := r.list("layer_types")
+	if l == nil {
+		return nil
+	}
+	if layers > 0 && len(l) != layers {
+		r.bad = append(r.bad, fmt.Sprintf("layer_types: %d entries for %d layers (num_hidden_layers)", len(l), layers))
+		return nil
+	}
+	out := make([]string, len(l))
+	for i, v := range l {
+		s, ok := v.(string)
+		if !ok {
+			r.bad = append(r.bad, fmt.Sprintf("layer_types: entry %d is %s, not a name", i, describeJSON(v)))
+			return nil
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// indices reads a list of distinct layer indices in [0, layers).
+func (r *cfgReader) indices(key string, layers int) []int {
+	var out []int
+	seen := map[int]bool{}
+	for i, v := range r.list(key) {
+		n, ok := r.intValue(fmt.Sprintf("%s[%d]", key, i), v, 0, max(0, layers-1))
+		if !ok {
+			return nil
+		}
+		if seen[n] {
+			r.bad = append(r.bad, fmt.Sprintf("%s: layer %d is listed twice", key, n))
+			return nil
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out
 }
 
 func (r *cfgReader) err() error {
@@ -149,15 +199,31 @@ func describeJSON(v any) string {
 	return fmt.Sprintf("%v", v)
 }
 
+// knownArch lists the model_type values ParseConfig reads with their own
+// rules; any other is read as a Llama-style decoder with a note.
+var knownArch = map[string]bool{
+	"llama": true, "mistral": true, "mixtral": true, "phi3": true, "qwen2": true, "qwen3": true, "qwen3_moe": true,
+	"gemma": true, "gemma2": true, "gemma3": true, "gemma3_text": true, "gpt_oss": true, "gpt2": true,
+	"deepseek_v2": true, "deepseek_v3": true, "mistral3": true, "mllama": true, "granite": true, "granitemoehybrid": true,
+}
+
 // ParseConfig reads a Hugging Face config.json into a Model with ID "custom".
-// It understands the model types of the catalog (llama, mistral, mixtral,
-// qwen2, qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi3,
-// deepseek_v2, deepseek_v3, gpt_oss, gpt2); any other model_type is read as a
-// Llama-style decoder and says so in Model.Notes. Unknown keys are ignored;
-// missing required keys give one error naming all of them.
+// It understands the model types in knownArch (llama, mistral, mixtral,
+// qwen2, qwen3, qwen3_moe, gemma, gemma2, gemma3, phi3, deepseek_v2,
+// deepseek_v3, gpt_oss, gpt2, mistral3, mllama, granite,
+// granitemoehybrid); any other model_type is read as a Llama-style decoder
+// and says so in Model.Notes. Unknown keys are ignored; missing required
+// keys give one error naming all of them. Empty input, a config whose
+// sizes contradict each other (heads that do not divide hidden_size
+// without a head_dim, a layer_types list of the wrong length, top-k above
+// the expert count) or describe more than 20 trillion parameters is an
+// error, never a default model.
 func ParseConfig(data []byte) (Model, error) {
 	if len(data) > MaxConfigBytes {
 		return Model{}, fmt.Errorf("config.json: %d bytes is too large (limit %d)", len(data), MaxConfigBytes)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return Model{}, fmt.Errorf("config.json: empty: paste or drop the contents of a Hugging Face config.json")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -176,11 +242,14 @@ func ParseConfig(data []byte) (Model, error) {
 	arch := outer.optString("model_type")
 	r := outer
 	var notes []string
-	if tc, ok := obj["text_config"].(map[string]any); ok {
+	if tc := outer.object("text_config"); tc != nil {
 		r = &cfgReader{obj: tc}
 		if t, _ := tc["model_type"].(string); arch == "" && t != "" {
 			arch = t
 		}
+	}
+	if err := outer.err(); err != nil {
+		return Model{}, err
 	}
 	if arch == "" {
 		notes = append(notes, "config.json has no model_type: read as a Llama-style decoder")
@@ -197,19 +266,27 @@ func ParseConfig(data []byte) (Model, error) {
 	default:
 		m.Name = "custom model"
 	}
+	m.DtypeName = outer.optString("torch_dtype")
+	if m.DtypeName == "" {
+		m.DtypeName = r.optString("torch_dtype")
+	}
+	if qc := outer.object("quantization_config"); qc != nil {
+		q := &cfgReader{obj: qc}
+		m.CheckpointQuant = strings.ToLower(q.optString("quant_method"))
+	}
 
+	headDimGiven := r.has("head_dim")
 	switch arch {
 	case "gpt2":
 		readGPT2(r, &m)
+		headDimGiven = false
 	case "deepseek_v2", "deepseek_v3":
 		readDense(r, &m, false)
 		readMLA(r, &m)
+		headDimGiven = true // MLA heads are sized by their own keys
 	default:
 		readDense(r, &m, strings.HasPrefix(arch, "gemma"))
-		switch arch {
-		case "llama", "mistral", "phi3", "qwen2", "qwen3", "gemma", "gemma2", "gemma3", "gemma3_text", "mixtral", "qwen3_moe", "gpt_oss":
-		case "":
-		default:
+		if !knownArch[arch] && arch != "" {
 			notes = append(notes, fmt.Sprintf("model_type %q is not one the estimator knows: read as a Llama-style decoder (GQA attention, gated MLP, RMSNorm)", arch))
 			if r.has("num_experts") || r.has("num_local_experts") || r.has("n_routed_experts") {
 				notes = append(notes, "its expert keys were ignored: the count may be far too low")
@@ -219,17 +296,11 @@ func ParseConfig(data []byte) (Model, error) {
 	if err := r.err(); err != nil {
 		return Model{}, err
 	}
-	if arch == "gemma3" {
-		if vc, ok := obj["vision_config"].(map[string]any); ok {
-			v := &cfgReader{obj: vc}
-			m.VisionParams = siglipParams(
-				v.opt(1152, 1, maxHidden, "hidden_size"), v.opt(27, 1, maxLayers, "num_hidden_layers"),
-				v.opt(4304, 1, maxInter, "intermediate_size"), v.opt(14, 1, 4096, "patch_size"),
-				v.opt(896, 1, 1<<16, "image_size"), m.Hidden)
-			if err := v.err(); err != nil {
-				return Model{}, fmt.Errorf("vision_config: %v", err)
-			}
-		}
+	if err := readVision(outer, r, &m); err != nil {
+		return Model{}, err
+	}
+	if !headDimGiven && m.Hidden%m.Heads != 0 {
+		return Model{}, fmt.Errorf("config.json: num_attention_heads (%d) does not divide hidden_size (%d), and no head_dim says how wide a head is", m.Heads, m.Hidden)
 	}
 	if !m.MLA() && m.Heads%m.KVHeads != 0 {
 		return Model{}, fmt.Errorf("config.json: num_attention_heads (%d) must be a multiple of num_key_value_heads (%d)", m.Heads, m.KVHeads)
@@ -238,9 +309,13 @@ func ParseConfig(data []byte) (Model, error) {
 		return Model{}, fmt.Errorf("config.json: num_experts_per_tok (%d) exceeds the number of experts (%d)", m.ExpertsPerToken, m.Experts)
 	}
 	if m.DenseLayers > m.Layers {
+		notes = append(notes, fmt.Sprintf("first_k_dense_replace (%d) is more than the %d layers: every layer is dense", m.DenseLayers, m.Layers))
 		m.DenseLayers = m.Layers
 	}
-	m.Notes = notes
+	if n := m.Params(); float64(n) > maxParams {
+		return Model{}, fmt.Errorf("config.json: these sizes describe %s parameters, more than any real model (limit 20 trillion): check hidden_size, num_hidden_layers, intermediate_size and vocab_size", bytesize.Commas(n))
+	}
+	m.Notes = append(notes, m.Notes...)
 	sort.Strings(m.Notes)
 	return m, nil
 }
@@ -251,27 +326,36 @@ func readDense(r *cfgReader, m *Model, gemma bool) {
 	m.Layers = r.req(maxLayers, "num_hidden_layers")
 	m.Heads = r.req(maxHeads, "num_attention_heads")
 	m.Vocab = r.req(maxVocab, "vocab_size")
-	if m.Arch != "qwen3_moe" && m.Arch != "gpt_oss" {
-		m.Intermediate = r.req(maxInter, "intermediate_size")
-	} else {
+	switch m.Arch {
+	case "qwen3_moe", "gpt_oss":
 		m.Intermediate = r.opt(0, 0, maxInter, "intermediate_size")
+	case "granitemoehybrid":
+		m.Intermediate = r.req(maxInter, "shared_intermediate_size", "intermediate_size")
+	default:
+		m.Intermediate = r.req(maxInter, "intermediate_size")
 	}
 	m.KVHeads = r.opt(m.Heads, 1, maxHeads, "num_key_value_heads")
-	def := 0
-	if m.Heads > 0 {
+	def := 1
+	if m.Heads > 0 && m.Hidden >= m.Heads {
 		def = m.Hidden / m.Heads
 	}
 	m.HeadDim = r.opt(def, 1, maxHeadDim, "head_dim")
-	if m.HeadDim == 0 {
-		m.HeadDim = 1
-	}
 	m.MaxPositions = r.opt(0, 0, maxPos, "max_position_embeddings")
 	m.TiedEmbeddings = r.optBool(gemma, "tie_word_embeddings")
 	bias := r.optBool(false, "attention_bias")
 	m.QKVBias, m.OutBias = bias, bias
 	m.MLPBias = r.optBool(false, "mlp_bias")
 	window := r.opt(0, 0, maxPos, "sliding_window")
-	sliding := r.countLayerTypes("sliding_attention")
+	types := r.layerTypes(m.Layers)
+	sliding := -1
+	if types != nil {
+		sliding = 0
+		for _, t := range types {
+			if t == "sliding_attention" {
+				sliding++
+			}
+		}
+	}
 
 	switch m.Arch {
 	case "qwen2":
@@ -303,13 +387,30 @@ func readDense(r *cfgReader, m *Model, gemma bool) {
 		m.Experts = r.req(maxExperts, "num_local_experts")
 		m.ExpertsPerToken = r.req(maxExperts, "num_experts_per_tok")
 		m.ExpertIntermediate = m.Intermediate
+	case "mllama_text_model", "mllama":
+		m.ExtraTokens = 8 // image tokens appended to the embedding
+		m.CrossAttnLayers = len(r.indices("cross_attention_layers", m.Layers))
+		if m.CrossAttnLayers == m.Layers && m.Layers > 0 {
+			r.bad = append(r.bad, "cross_attention_layers: every layer is a cross-attention layer, none reads text")
+		}
+	case "granitemoehybrid":
+		for i, t := range types {
+			if t != "attention" {
+				r.bad = append(r.bad, fmt.Sprintf("layer_types: layer %d is %q; only all-attention Granite 4.0 models (no Mamba layers) are supported", i, t))
+				break
+			}
+		}
+		if n := r.opt(0, 0, maxExperts, "num_local_experts"); n > 0 {
+			r.bad = append(r.bad, fmt.Sprintf("num_local_experts: %d; only dense Granite 4.0 models (0 experts) are supported", n))
+		}
+		m.Arch = "granitemoehybrid"
 	}
 	if m.Arch == "qwen3_moe" {
 		m.Experts = r.req(maxExperts, "num_experts")
 		m.ExpertsPerToken = r.req(maxExperts, "num_experts_per_tok")
 		m.ExpertIntermediate = r.req(maxInter, "moe_intermediate_size")
 		step := r.opt(1, 1, maxLayers, "decoder_sparse_step")
-		only := r.countList("mlp_only_layers")
+		only := len(r.indices("mlp_only_layers", m.Layers))
 		dense := 0
 		for i := 0; i < m.Layers; i++ {
 			if (i+1)%step != 0 {
@@ -358,4 +459,45 @@ func readGPT2(r *cfgReader, m *Model) {
 	m.MaxPositions = r.opt(1024, 1, maxPos, "n_positions")
 	m.TiedEmbeddings = r.optBool(true, "tie_word_embeddings")
 	m.GatedMLP, m.NormBias, m.MLPBias, m.QKVBias, m.OutBias, m.LearnedPositions = false, true, true, true, true, true
+	if m.Heads > 0 && m.Hidden%m.Heads != 0 {
+		r.bad = append(r.bad, fmt.Sprintf("n_head (%d) does not divide n_embd (%d)", m.Heads, m.Hidden))
+	}
+}
+
+// readVision counts the vision tower of a multimodal config (Gemma 3,
+// Mistral 3, Llama 3.2 Vision) from its vision_config; other vision
+// configs are noted and left out.
+func readVision(outer, text *cfgReader, m *Model) error {
+	vc := outer.object("vision_config")
+	if vc == nil {
+		return outer.err()
+	}
+	v := &cfgReader{obj: vc}
+	switch m.Arch {
+	case "gemma3":
+		m.VisionParams = siglipParams(
+			v.opt(1152, 1, maxHidden, "hidden_size"), v.opt(27, 1, maxLayers, "num_hidden_layers"),
+			v.opt(4304, 1, maxInter, "intermediate_size"), v.opt(14, 1, 4096, "patch_size"),
+			v.opt(896, 1, 1<<16, "image_size"), m.Hidden)
+	case "mistral3":
+		m.VisionParams = pixtralParams(
+			v.req(maxHidden, "hidden_size"), v.req(maxLayers, "num_hidden_layers"), v.req(maxInter, "intermediate_size"),
+			v.req(4096, "patch_size"), v.opt(3, 1, 16, "num_channels"), outer.opt(2, 1, 64, "spatial_merge_size"),
+			m.Hidden, outer.optBool(true, "multimodal_projector_bias"))
+	case "mllama", "mllama_text_model":
+		m.VisionParams = mllamaVisionParams(
+			v.req(maxHidden, "hidden_size"), v.req(maxInter, "intermediate_size"), v.req(maxLayers, "num_hidden_layers"),
+			v.opt(8, 0, maxLayers, "num_global_layers"), v.req(4096, "patch_size"), v.req(1<<16, "image_size"),
+			v.opt(3, 1, 16, "num_channels"), v.opt(4, 1, 64, "max_num_tiles"), max(1, len(v.list("supported_aspect_ratios"))),
+			v.req(1<<20, "vision_output_dim"), m.Hidden)
+		if len(v.list("supported_aspect_ratios")) == 0 {
+			v.missing = append(v.missing, "supported_aspect_ratios")
+		}
+	default:
+		m.Notes = append(m.Notes, "the vision_config's tower is not counted: weights are the text model's only")
+	}
+	if err := v.err(); err != nil {
+		return fmt.Errorf("vision_config: %v", err)
+	}
+	return outer.err()
 }

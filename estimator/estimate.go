@@ -1,14 +1,15 @@
 package estimator
 
 import (
-	"oomscope/bytesize"
-
-	"fmt"
 	"strconv"
 	"strings"
 )
 
-// Bucket names, in display order.
+// Bucket names, in display order. The first seven are what PyTorch's
+// caching allocator hands out (torch.cuda.max_memory_allocated); the
+// allocator bucket is what it reserves beyond that
+// (max_memory_reserved − allocated); non_torch is what the driver holds
+// outside it (nvidia-smi − reserved). See docs/estimator.md §3.
 const (
 	BucketWeights     = "weights"
 	BucketGradients   = "gradients"
@@ -16,11 +17,13 @@ const (
 	BucketActivations = "activations"
 	BucketLogits      = "logits"
 	BucketKVCache     = "kv_cache"
-	BucketOverhead    = "overhead"
+	BucketWorkspace   = "workspace"
+	BucketAllocator   = "allocator"
+	BucketNonTorch    = "non_torch"
 )
 
 // BucketNames lists the buckets in display order.
-var BucketNames = []string{BucketWeights, BucketGradients, BucketOptimizer, BucketActivations, BucketLogits, BucketKVCache, BucketOverhead}
+var BucketNames = []string{BucketWeights, BucketGradients, BucketOptimizer, BucketActivations, BucketLogits, BucketKVCache, BucketWorkspace, BucketAllocator, BucketNonTorch}
 
 // Term is one named part of a bucket with the rule that produced it.
 type Term struct {
@@ -46,7 +49,9 @@ type Buckets struct {
 	Activations int64 `json:"activations"`
 	Logits      int64 `json:"logits"`
 	KVCache     int64 `json:"kv_cache"`
-	Overhead    int64 `json:"overhead"`
+	Workspace   int64 `json:"workspace"`
+	Allocator   int64 `json:"allocator"`
+	NonTorch    int64 `json:"non_torch"`
 }
 
 // Get returns the bytes of the bucket with the given name.
@@ -64,13 +69,48 @@ func (b Buckets) Get(name string) int64 {
 		return b.Logits
 	case BucketKVCache:
 		return b.KVCache
-	case BucketOverhead:
-		return b.Overhead
+	case BucketWorkspace:
+		return b.Workspace
+	case BucketAllocator:
+		return b.Allocator
+	case BucketNonTorch:
+		return b.NonTorch
 	}
 	return 0
 }
 
-// Result is one estimate: every bucket with its formula, the total, and the
+// Readouts are the three numbers a job prints, at the peak, per GPU:
+// Allocated is what torch.cuda.max_memory_allocated() reports, Reserved
+// what max_memory_reserved() reports, Device what nvidia-smi shows. Each
+// is a running sum of the buckets (docs/estimator.md §3).
+type Readouts struct {
+	Allocated int64 `json:"allocated"`
+	Reserved  int64 `json:"reserved"`
+	Device    int64 `json:"device"`
+	// Formulas says how each readout is built, keyed allocated, reserved,
+	// device; Compare which log line it is to be compared with.
+	Formulas map[string]string `json:"formulas"`
+	Compare  map[string]string `json:"compare"`
+}
+
+// ReadoutNames lists the readouts in order.
+var ReadoutNames = []string{"allocated", "reserved", "device"}
+
+// Get returns a readout's bytes by name.
+func (r Readouts) Get(name string) int64 {
+	switch name {
+	case "allocated":
+		return r.Allocated
+	case "reserved":
+		return r.Reserved
+	case "device":
+		return r.Device
+	}
+	return 0
+}
+
+// Result is one estimate: every bucket with its formula, the three
+// readouts, host RAM, the serving engine's numbers in serve mode, and the
 // fit verdict on the chosen GPU.
 type Result struct {
 	Request Request `json:"request"`
@@ -85,12 +125,24 @@ type Result struct {
 	Details []Bucket `json:"details"`
 	// Formulas maps each bucket name to its formula in words.
 	Formulas map[string]string `json:"formulas"`
-	// TotalBytes is the sum of the buckets: the estimated peak per GPU.
+	Readouts Readouts          `json:"readouts"`
+	// TotalBytes is the device readout: what the job needs of the card,
+	// per GPU, and what the verdict compares.
 	TotalBytes int64 `json:"total_bytes"`
-	// UsableBytes is the GPU capacity less the headroom; Fits compares.
+	// HostBytes is the host RAM the offloaded model states need on one
+	// machine (all its GPUs' ranks), with its terms.
+	HostBytes   int64  `json:"host_bytes"`
+	HostFormula string `json:"host_formula,omitempty"`
+	HostTerms   []Term `json:"host_terms,omitempty"`
+	// Serving holds what a serving engine prints at start-up (mode serve).
+	Serving *Serving `json:"serving,omitempty"`
+	// UsableBytes is the GPU capacity less the headroom (in serve mode the
+	// engine's budget); Fits compares.
 	UsableBytes   int64  `json:"usable_bytes"`
 	UsableFormula string `json:"usable_formula"`
 	Fits          bool   `json:"fits"`
+	// Verdict says why it fits or not in one sentence.
+	Verdict string `json:"verdict"`
 }
 
 // Bucket returns the detailed bucket by name.
@@ -126,27 +178,102 @@ func Estimate(r Request) (*Result, error) {
 // compute fills every bucket. It cannot fail: newPlan validated everything.
 func (p *plan) compute() *Result {
 	res := &Result{Request: p.r, Model: p.m, GPU: p.g, Params: p.params, TrainableParams: p.trainableParams()}
-	weights := p.weights()
-	grads := p.gradients()
-	opt := p.optimizer()
+	if p.serve() {
+		p.computeServe(res)
+	} else {
+		p.computeJob(res)
+	}
+	res.Formulas = make(map[string]string, len(res.Details))
+	for _, b := range res.Details {
+		res.Formulas[b.Name] = b.Formula
+		switch b.Name {
+		case BucketWeights:
+			res.Buckets.Weights = b.Bytes
+		case BucketGradients:
+			res.Buckets.Gradients = b.Bytes
+		case BucketOptimizer:
+			res.Buckets.Optimizer = b.Bytes
+		case BucketActivations:
+			res.Buckets.Activations = b.Bytes
+		case BucketLogits:
+			res.Buckets.Logits = b.Bytes
+		case BucketKVCache:
+			res.Buckets.KVCache = b.Bytes
+		case BucketWorkspace:
+			res.Buckets.Workspace = b.Bytes
+		case BucketAllocator:
+			res.Buckets.Allocator = b.Bytes
+		case BucketNonTorch:
+			res.Buckets.NonTorch = b.Bytes
+		}
+	}
+	return res
+}
+
+// readoutCompare says which log line each readout matches.
+var readoutCompare = map[string]string{
+	"allocated": "torch.cuda.max_memory_allocated(); torchtune's \"peak memory alloc\"; the Trainer's and PEFT's logged peaks; snapshot peaks",
+	"reserved":  "torch.cuda.max_memory_reserved(); torchtune's \"peak memory resv\"; an OOM message's \"reserved by PyTorch\"",
+	"device":    "nvidia-smi's memory used (per GPU); an OOM message's total minus \"free\"; what must fit the card",
+}
+
+// computeJob fills the buckets of a training or inference job.
+func (p *plan) computeJob(res *Result) {
+	weights, hostW := p.weights()
+	grads, hostG := p.gradients()
+	opt, hostO := p.optimizer()
 	acts := p.activations()
 	logits := p.logits()
 	kv := p.kvCache()
-	allocated := sum(weights.Bytes, grads.Bytes, opt.Bytes, acts.Bytes, logits.Bytes, kv.Bytes)
-	over := p.overhead(allocated)
-	res.Details = []Bucket{weights, grads, opt, acts, logits, kv, over}
-	res.Formulas = map[string]string{}
-	for _, b := range res.Details {
-		res.Formulas[b.Name] = b.Formula
+	ws := p.workspace()
+	allocated := sum(weights.Bytes, grads.Bytes, opt.Bytes, acts.Bytes, logits.Bytes, kv.Bytes, ws.Bytes)
+	transient := sum(acts.Bytes, logits.Bytes)
+	for _, b := range []Bucket{weights, grads} {
+		for _, t := range b.Terms {
+			switch t.Name {
+			case "gather buffers", "dequant buffer", "gradient staging":
+				transient = sum(transient, t.Bytes)
+			}
+		}
 	}
-	res.Buckets = Buckets{weights.Bytes, grads.Bytes, opt.Bytes, acts.Bytes, logits.Bytes, kv.Bytes, over.Bytes}
-	res.TotalBytes = sum(allocated, over.Bytes)
-	res.UsableBytes = fraction(p.g.CapacityBytes, 100-p.r.Headroom, 100)
-	res.UsableBytes = min(res.UsableBytes, p.g.CapacityBytes)
-	res.UsableFormula = fmt.Sprintf("%s capacity as PyTorch reports it (%s B) × (1 − %s %% headroom)",
-		p.g.Name, bytesize.Commas(p.g.CapacityBytes), strconv.FormatFloat(p.r.Headroom, 'f', -1, 64))
+	alloc := p.allocator(transient)
+	reserved := sum(allocated, alloc.Bytes)
+	nt := p.nonTorch()
+	device := sum(reserved, nt.Bytes)
+	res.Details = []Bucket{weights, grads, opt, acts, logits, kv, ws, alloc, nt}
+	res.Readouts = Readouts{Allocated: allocated, Reserved: reserved, Device: device,
+		Formulas: map[string]string{
+			"allocated": "weights + gradients + optimizer + activations + logits + KV cache + cuBLAS workspaces: every tensor alive at the peak",
+			"reserved":  "allocated + the allocator's block rounding and fragmentation (modelled rounding, fixed fragmentation allowance)",
+			"device":    "reserved + CUDA context + libraries + NCCL communicators: everything on the card",
+		}, Compare: readoutCompare}
+	res.TotalBytes = device
+	p.hostRAM(res, append(append(hostW, hostG...), hostO...))
+	res.UsableBytes = min(fraction(p.g.CapacityBytes, 100-p.r.Headroom, 100), p.g.CapacityBytes)
+	res.UsableFormula = p.say("%s capacity as PyTorch reports it (%s B) × (1 − %s %% headroom)",
+		p.g.Name, num(p.g.CapacityBytes), strconv.FormatFloat(p.r.Headroom, 'f', -1, 64))
 	res.Fits = res.TotalBytes <= res.UsableBytes
-	return res
+	if res.Fits {
+		res.Verdict = "the device readout fits the usable memory"
+	} else {
+		res.Verdict = "the device readout exceeds the usable memory"
+	}
+}
+
+// hostRAM totals the offloaded model states of every rank on one machine
+// (up to 8 GPUs each).
+func (p *plan) hostRAM(res *Result, terms []Term) {
+	if len(terms) == 0 {
+		return
+	}
+	var rank int64
+	for _, t := range terms {
+		rank = sum(rank, t.Bytes)
+	}
+	ranks := min(int64(max(1, p.r.GPUs)), 8)
+	res.HostTerms = terms
+	res.HostBytes = mul(rank, ranks)
+	res.HostFormula = p.say("(%s) per rank × %d ranks on one machine", joinFormulas(terms...), ranks)
 }
 
 // bucket builds a Bucket from terms, dropping zero terms.
@@ -165,15 +292,20 @@ func bucket(name, formula string, terms ...Term) Bucket {
 	return b
 }
 
-// joinFormulas writes the terms' formulas as one sentence.
+// joinFormulas writes the terms' formulas as one sentence ("" when they
+// have none: a quiet plan's).
 func joinFormulas(terms ...Term) string {
 	var parts []string
+	any := false
 	for _, t := range terms {
 		if t.Bytes != 0 {
-			parts = append(parts, t.Formula)
+			any = true
+			if t.Formula != "" {
+				parts = append(parts, t.Formula)
+			}
 		}
 	}
-	if len(parts) == 0 {
+	if !any {
 		return "none"
 	}
 	return strings.Join(parts, " + ")

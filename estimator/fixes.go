@@ -6,12 +6,16 @@ import "fmt"
 // saves against the rung before, and the total after it. Fixes apply
 // cumulatively, cheapest first; each saves bytes, and the last one listed is
 // the first that fits (or none fits, when even the whole ladder falls short).
+// In serve mode the total is what one max_model_len request needs of the
+// engine's budget (weights, activation peak, non-torch memory and its KV
+// cache), and raising the budget saves what it adds.
 type Fix struct {
 	// Name is a short label, e.g. "activation checkpointing".
 	Name string `json:"name"`
 	// Change says what the fix changes, e.g. "ckpt none → full".
 	Change string `json:"change"`
-	// SavesBytes is the previous total minus TotalBytes.
+	// SavesBytes is how much closer to fitting the fix brings the request:
+	// the previous shortfall minus this one.
 	SavesBytes int64 `json:"saves_bytes"`
 	// TotalBytes is the estimate with this and every earlier fix applied.
 	TotalBytes int64 `json:"total_bytes"`
@@ -80,11 +84,13 @@ var trainLadder = []rung{
 	}},
 	swap("activation checkpointing", "ckpt", "", CkptFull),
 	swap("chunked cross-entropy", "logits", "", LogitsChunked),
+	swap("16-bit optimizer states", "optim_dtype", DtypeFP32, DtypeBF16),
 	swap("8-bit optimizer", "optimizer", OptAdamW, OptAdamW8bit),
 	swap("LoRA", "method", MethodFull, MethodLoRA).noting(func(r *Request) string {
 		return fmt.Sprintf("rank %d, %s", r.LoraRank, r.LoraTargets)
 	}),
 	swap("QLoRA", "method", MethodLoRA, MethodQLoRA).noting(func(*Request) string { return "NF4 base" }),
+	swap("CPU offload", "offload", OffloadNone, OffloadOptimizer).noting(func(*Request) string { return "optimizer states and gradients in host RAM" }),
 	{"ZeRO-3 sharding", func(p *plan) string {
 		// Shard over the GPUs given, or over as many as ZeRO-3 needs
 		// when that is more.
@@ -96,14 +102,102 @@ var trainLadder = []rung{
 		p.r.GPUs, p.r.Shard = n, ShardZero3
 		return fmt.Sprintf("shard %s → zero3, gpus %d → %d", old, oldN, n)
 	}},
+	tensorParallel,
 }
+
+// tensorParallel is the rung that splits each layer over more GPUs: the
+// smallest tensor-parallel size (2, 4 or 8, dividing the heads) that fits,
+// or the largest tried. Training keeps its data-parallel replicas.
+var tensorParallel = rung{"tensor parallelism", func(p *plan) string {
+	old, oldGPUs := p.r.TP, p.r.GPUs
+	dp := max(1, p.r.GPUs/max(1, p.r.TP))
+	best := 0
+	for tp := 2; tp <= 8; tp *= 2 {
+		if tp <= old || p.m.Heads%tp != 0 || (!p.m.MLA() && p.m.KVHeads > tp && p.m.KVHeads%tp != 0) {
+			continue
+		}
+		best = tp
+		q := *p
+		q.r.TP = tp
+		if q.train() {
+			q.r.GPUs = dp * tp
+		}
+		if q.fits() {
+			break
+		}
+	}
+	if best == 0 {
+		return ""
+	}
+	p.r.TP = best
+	if !p.train() {
+		return fmt.Sprintf("tp %d → %d", old, best)
+	}
+	p.r.GPUs = dp * best
+	return fmt.Sprintf("tp %d → %d, gpus %d → %d", old, best, oldGPUs, p.r.GPUs)
+}}
 
 // inferLadder is the inference fix ladder.
 var inferLadder = []rung{
 	swap("smaller batch", "batch", "", "1"),
 	swap("fp8 KV cache", "kv_dtype", "", KVFP8),
-	swap("8-bit weights", "quant", QuantNone, QuantInt8),
+	{"8-bit weights", func(p *plan) string {
+		if f, _, _ := p.weightFormat(); f != fmtDtype {
+			return ""
+		}
+		old := p.r.Quant
+		p.r.Quant = QuantInt8
+		return "quant " + old + " → int8"
+	}},
 	swap("4-bit weights", "quant", "", QuantInt4),
+	tensorParallel,
+}
+
+// serveLadder is the serving fix ladder: the engine's own knobs first,
+// then smaller weights, more GPUs, and last a shorter max_model_len.
+var serveLadder = []rung{
+	{"more of the card for the engine", func(p *plan) string {
+		if p.r.GPUMemoryUtil >= 0.95 {
+			return ""
+		}
+		old := p.r.Get("gpu_memory_utilization")
+		p.r.GPUMemoryUtil = 0.95
+		return "gpu_memory_utilization " + old + " → 0.95"
+	}},
+	swap("fp8 KV cache", "kv_dtype", "", KVFP8),
+	{"smaller profile batch", func(p *plan) string {
+		seqs, batched := p.servingDefaults()
+		if seqs <= 256 && batched <= 2048 {
+			return ""
+		}
+		p.r.MaxNumSeqs, p.r.MaxBatchedToks = min(seqs, 256), min(batched, 2048)
+		return fmt.Sprintf("max_num_seqs %d → %d, max_num_batched_tokens %d → %d (a smaller start-up profile)", seqs, p.r.MaxNumSeqs, batched, p.r.MaxBatchedToks)
+	}},
+	{"FP8 weights", func(p *plan) string {
+		if f, _, _ := p.weightFormat(); f != fmtDtype {
+			return ""
+		}
+		old := p.r.Quant
+		p.r.Quant = QuantFP8
+		return "quant " + old + " → fp8"
+	}},
+	{"4-bit weights (AWQ)", func(p *plan) string {
+		if f, _, _ := p.weightFormat(); f == fmtInt4 || f == fmtNF4 || f == fmtMXFP4 {
+			return ""
+		}
+		old := p.r.Quant
+		p.r.Quant = QuantAWQ
+		return "quant " + old + " → awq (a 4-bit AWQ checkpoint)"
+	}},
+	tensorParallel,
+	{"shorter max_model_len", func(p *plan) string {
+		s := p.probe().Serving
+		if s.KVCacheTokens <= 0 || s.KVCacheTokens >= int64(s.MaxModelLen) {
+			return ""
+		}
+		p.r.MaxModelLen = int(s.KVCacheTokens)
+		return fmt.Sprintf("max_model_len %d → %d (the longest the KV cache holds)", s.MaxModelLen, p.r.MaxModelLen)
+	}},
 }
 
 // fixes applies the ladder cumulatively to a request whose estimate is
@@ -112,11 +206,14 @@ var inferLadder = []rung{
 // when the request already fits.
 func (p *plan) fixes(start *Result) []Fix {
 	ladder := trainLadder
-	if !p.train() {
+	switch {
+	case p.serve():
+		ladder = serveLadder
+	case !p.train():
 		ladder = inferLadder
 	}
 	cur := *p
-	prevTotal, fits := start.TotalBytes, start.Fits
+	prev, fits := shortfall(start), start.Fits
 	out := []Fix{} // JSON [] rather than null when nothing is needed
 	for _, rg := range ladder {
 		if fits {
@@ -127,17 +224,35 @@ func (p *plan) fixes(start *Result) []Fix {
 		if change == "" {
 			continue
 		}
-		res := next.compute()
-		if res.TotalBytes >= prevTotal {
+		res := next.probe()
+		short := shortfall(res)
+		if short >= prev {
 			continue // e.g. full checkpointing after selective with eager s² scores
 		}
 		out = append(out, Fix{
 			Name: rg.name, Change: change,
-			SavesBytes: prevTotal - res.TotalBytes, TotalBytes: res.TotalBytes, Fits: res.Fits,
+			SavesBytes: prev - short, TotalBytes: needBytes(res), Fits: res.Fits,
 			Query: next.r.QueryString(), Request: next.r,
 		})
-		prevTotal, fits = res.TotalBytes, res.Fits
+		prev, fits = short, res.Fits
 		cur = next
 	}
 	return out
+}
+
+// needBytes is what must fit: the device readout, or in serve mode one
+// max_model_len request's share of the engine's budget.
+func needBytes(res *Result) int64 {
+	if s := res.Serving; s != nil {
+		return sum(s.WeightsBytes, s.ActivationPeakBytes, s.NonTorchBytes, s.RequestKVBytes)
+	}
+	return res.TotalBytes
+}
+
+// shortfall is how far a result is from fitting (negative when it fits).
+func shortfall(res *Result) int64 {
+	if s := res.Serving; s != nil {
+		return needBytes(res) - s.BudgetBytes
+	}
+	return res.TotalBytes - res.UsableBytes
 }

@@ -6,10 +6,11 @@ import "testing"
 // it changed ("" when it does not apply) and the request it leaves.
 func TestRungChanges(t *testing.T) {
 	rungs := map[string]rung{}
-	for _, rg := range append(append([]rung(nil), trainLadder...), inferLadder...) {
+	for _, rg := range append(append(append([]rung(nil), trainLadder...), inferLadder...), serveLadder...) {
 		rungs[rg.name] = rg
 	}
 	infer := "mode=infer&"
+	serve := "mode=serve&"
 	tests := []struct {
 		rung, query, change, after string
 	}{
@@ -34,10 +35,26 @@ func TestRungChanges(t *testing.T) {
 		{"smaller batch", infer, "", "mode=infer"},
 		{"fp8 KV cache", infer, "kv_dtype auto → fp8", "mode=infer&kv_dtype=fp8"},
 		{"fp8 KV cache", infer + "kv_dtype=fp8", "", "mode=infer&kv_dtype=fp8"},
-		{"8-bit weights", infer, "quant none → int8", "mode=infer&quant=int8"},
+		{"8-bit weights", infer, "quant auto → int8", "mode=infer&quant=int8"},
+		{"8-bit weights", infer + "model=gpt-oss-20b", "", "model=gpt-oss-20b&mode=infer"},
 		{"8-bit weights", infer + "quant=fp8", "", "mode=infer&quant=fp8"},
 		{"4-bit weights", infer + "quant=int8", "quant int8 → int4", "mode=infer&quant=int4"},
 		{"4-bit weights", infer + "quant=int4", "", "mode=infer&quant=int4"},
+		{"16-bit optimizer states", "optim_dtype=fp32", "optim_dtype fp32 → bf16", "optim_dtype=bf16"},
+		{"16-bit optimizer states", "", "", ""},
+		{"CPU offload", "", "offload none → optimizer (optimizer states and gradients in host RAM)", "offload=optimizer"},
+		{"tensor parallelism", "model=llama-3.1-70b&gpus=8", "tp 1 → 8, gpus 8 → 64", "model=llama-3.1-70b&gpus=64&tp=8"},
+		{"tensor parallelism", "model=llama-3.1-8b&gpus=8&tp=8", "", "gpus=8&tp=8"},
+		{"more of the card for the engine", serve, "gpu_memory_utilization 0.9 → 0.95", "mode=serve&gpu_memory_utilization=0.95"},
+		{"more of the card for the engine", serve + "gpu_memory_utilization=0.97", "", "mode=serve&gpu_memory_utilization=0.97"},
+		{"smaller profile batch", serve, "max_num_seqs 1024 → 256, max_num_batched_tokens 8192 → 2048 (a smaller start-up profile)", "mode=serve&max_num_seqs=256&max_num_batched_tokens=2048"},
+		{"smaller profile batch", serve + "gpu=a100-80gb", "", "gpu=a100-80gb&mode=serve"},
+		{"FP8 weights", serve, "quant auto → fp8", "mode=serve&quant=fp8"},
+		{"FP8 weights", serve + "model=deepseek-r1", "", "model=deepseek-r1&mode=serve"},
+		{"4-bit weights (AWQ)", serve, "quant auto → awq (a 4-bit AWQ checkpoint)", "mode=serve&quant=awq"},
+		{"tensor parallelism", serve + "model=llama-3.1-70b", "tp 1 → 4", "model=llama-3.1-70b&mode=serve&tp=4"},
+		{"shorter max_model_len", serve + "gpu=rtx-4090-24gb", "max_model_len 131072 → 48000 (the longest the KV cache holds)", "gpu=rtx-4090-24gb&mode=serve&max_model_len=48000"},
+		{"shorter max_model_len", serve + "max_model_len=8192", "", "mode=serve&max_model_len=8192"},
 	}
 	for _, tt := range tests {
 		rg, ok := rungs[tt.rung]

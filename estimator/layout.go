@@ -43,8 +43,11 @@ type LayerKind struct {
 	// Linears are the weight matrices of one such layer.
 	Linears []Linear `json:"linears"`
 	// Other counts the remaining parameters of one layer: norms, q/k norms,
-	// MLA latent norms, attention sinks.
+	// MLA latent norms, attention sinks, cross-attention gates.
 	Other int64 `json:"other"`
+	// Cross marks cross-attention layers (Llama 3.2 Vision), which read
+	// image features: weights only for text.
+	Cross bool `json:"cross,omitempty"`
 }
 
 // Params is the parameter count of one layer of this kind.
@@ -61,10 +64,16 @@ func (k LayerKind) Params() int64 {
 func (m *Model) LayerKinds() []LayerKind {
 	attn := m.attentionLinears()
 	other := m.layerOtherParams()
-	if !m.MoE() {
-		return []LayerKind{{Count: m.Layers, Linears: append(attn, m.denseMLP()...), Other: other}}
-	}
 	var kinds []LayerKind
+	if !m.MoE() {
+		kinds = append(kinds, LayerKind{Count: m.textLayers(), Linears: append(append([]Linear(nil), attn...), m.denseMLP()...), Other: other})
+		if m.CrossAttnLayers > 0 {
+			// Same projections, plus q/k norms and two tanh gates.
+			kinds = append(kinds, LayerKind{Count: m.CrossAttnLayers, Cross: true,
+				Linears: append(append([]Linear(nil), attn...), m.denseMLP()...), Other: other + 2*int64(m.HeadDim) + 2})
+		}
+		return kinds
+	}
 	if m.DenseLayers > 0 {
 		kinds = append(kinds, LayerKind{Count: m.DenseLayers, Linears: append(append([]Linear(nil), attn...), m.denseMLP()...), Other: other})
 	}
@@ -144,6 +153,11 @@ func (m *Model) mlpLinears(group string, i, count int, bias bool) []Linear {
 			{Name: "gate_up_proj", Group: group, In: h, Out: 2 * i, Count: count, Bias: bias},
 			{Name: "down_proj", Group: group, In: i, Out: h, Count: count, Bias: bias},
 		}
+	case m.Arch == "granitemoehybrid":
+		return []Linear{
+			{Name: "input_linear", Group: group, In: h, Out: 2 * i, Count: count, Bias: bias},
+			{Name: "output_linear", Group: group, In: i, Out: h, Count: count, Bias: bias},
+		}
 	case m.Arch == "mixtral" && group == groupExpert:
 		return []Linear{
 			{Name: "w1", Group: group, In: h, Out: i, Count: count, Bias: bias},
@@ -173,7 +187,7 @@ func (m *Model) moeMLP() []Linear {
 
 // EmbeddingParams counts the token embedding (and learned positions).
 func (m *Model) EmbeddingParams() int64 {
-	p := int64(m.Vocab) * int64(m.Hidden)
+	p := int64(m.Vocab+m.ExtraTokens) * int64(m.Hidden)
 	if m.LearnedPositions {
 		p += int64(m.MaxPositions) * int64(m.Hidden)
 	}

@@ -88,24 +88,45 @@ type Model struct {
 	// VHeadDim is the value head size (MLA).
 	VHeadDim int `json:"v_head_dim,omitempty"`
 
-	// VisionParams counts a vision tower and projector (Gemma 3), held as
-	// weights but not part of the text activations.
+	// CrossAttnLayers is how many of the Layers are cross-attention layers
+	// that read image features (Llama 3.2 Vision): they hold weights but
+	// neither text activations nor text KV cache.
+	CrossAttnLayers int `json:"cross_attn_layers,omitempty"`
+	// ExtraTokens counts embedding rows beyond Vocab (Llama 3.2 Vision's
+	// 8 image tokens); lm_head keeps Vocab rows.
+	ExtraTokens int `json:"extra_tokens,omitempty"`
+
+	// VisionParams counts a vision tower and projector (Gemma 3, Mistral 3,
+	// Llama 3.2 Vision), held as weights but not part of the text
+	// activations.
 	VisionParams int64 `json:"vision_params,omitempty"`
+	// CheckpointQuant is the quant_method of the config's
+	// quantization_config (fp8, mxfp4, awq, gptq, bitsandbytes, ...): the
+	// format the published weights are stored in. Empty when unquantized.
+	CheckpointQuant string `json:"checkpoint_quant,omitempty"`
+	// DtypeName is the config's torch_dtype (bfloat16, float16, float32).
+	DtypeName string `json:"torch_dtype,omitempty"`
 	// Published is the parameter count the model card states ("8.03B"), if any.
 	Published string `json:"published,omitempty"`
+	// PublishedSource says where Published comes from.
+	PublishedSource string `json:"published_source,omitempty"`
 	// Notes record assumptions made when reading a custom config.
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Size is the parameter count in the short form model names use: "8.03B"
-// from a billion up, "124M" below.
+// Size is the parameter count in the short form model cards use: "8.03B"
+// from a billion up (999.9 million is "1.00B", not "1000M"), "124M" below.
 func (m *Model) Size() string {
 	n := m.Params()
-	if n >= 1e9 {
+	if n >= 999_500_000 {
 		return fmt.Sprintf("%.2fB", float64(n)/1e9)
 	}
 	return fmt.Sprintf("%.0fM", float64(n)/1e6)
 }
+
+// textLayers is how many decoder layers process text tokens: all but the
+// cross-attention layers.
+func (m *Model) textLayers() int { return m.Layers - m.CrossAttnLayers }
 
 // MLA reports whether the model uses multi-head latent attention.
 func (m *Model) MLA() bool { return m.KVLoraRank > 0 }

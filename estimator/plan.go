@@ -2,6 +2,8 @@ package estimator
 
 import (
 	"fmt"
+
+	"oomscope/bytesize"
 	"sort"
 	"strings"
 )
@@ -21,6 +23,8 @@ type plan struct {
 	// targets is the LoRA target set: nil for all-linear, or names.
 	targets     map[string]bool
 	targetsAttn bool
+	// quiet skips the formulas' words (search probes).
+	quiet bool
 }
 
 // newPlan validates r and resolves its model, GPU and LoRA targets.
@@ -44,12 +48,33 @@ func newPlan(r Request) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkTP(r, &m); err != nil {
+		return nil, err
+	}
+	if r.Mode == ModeServe && r.MaxModelLen > 0 && m.MaxPositions > 0 && r.MaxModelLen > m.MaxPositions {
+		return nil, &FieldError{Key: "max_model_len", Msg: fmt.Sprintf("%d is longer than the model's context (max_position_embeddings %d); vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN is set", r.MaxModelLen, m.MaxPositions)}
+	}
 	kinds := m.LayerKinds()
 	p := &plan{r: r, m: m, g: g, kinds: kinds, params: m.paramsWith(kinds), largestMatrix: largestMatrixParams(kinds)}
 	if err := p.resolveTargets(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// checkTP checks that tensor parallelism can split the model's heads as
+// Megatron and vLLM require.
+func checkTP(r Request, m *Model) error {
+	if r.TP <= 1 {
+		return nil
+	}
+	if m.Heads%r.TP != 0 {
+		return &FieldError{Key: "tp", Msg: fmt.Sprintf("%d does not divide the model's %d attention heads: tensor parallelism splits whole heads", r.TP, m.Heads)}
+	}
+	if !m.MLA() && m.KVHeads > r.TP && m.KVHeads%r.TP != 0 {
+		return &FieldError{Key: "tp", Msg: fmt.Sprintf("%d does not divide the model's %d key/value heads", r.TP, m.KVHeads)}
+	}
+	return nil
 }
 
 // resolveTargets reads lora_targets against the model's module names.
@@ -104,6 +129,8 @@ func quoteAll(ss []string) []string {
 }
 
 func (p *plan) train() bool { return p.r.Mode == ModeTrain }
+
+func (p *plan) serve() bool { return p.r.Mode == ModeServe }
 
 // full reports full fine-tuning: every parameter trains.
 func (p *plan) full() bool { return p.train() && p.r.Method == MethodFull }
@@ -167,13 +194,21 @@ func (p *plan) precisionWords() string {
 	return "pure " + p.r.Dtype
 }
 
-// gpus is the data-parallel degree (1 for inference).
+// gpus is the data-parallel degree: the GPUs over tensor-parallel groups
+// (1 for inference and serving).
 func (p *plan) gpus() int64 {
 	if !p.train() {
 		return 1
 	}
-	return int64(p.r.GPUs)
+	return int64(max(1, p.r.GPUs/max(1, p.r.TP)))
 }
+
+// tp is the tensor-parallel size.
+func (p *plan) tp() int64 { return int64(max(1, p.r.TP)) }
+
+// kvHeadsPerGPU is how many key/value heads one tensor-parallel rank holds:
+// the heads ÷ tp, at least one (a head is replicated when tp exceeds them).
+func (p *plan) kvHeadsPerGPU() int64 { return max(1, int64(p.m.KVHeads)/p.tp()) }
 
 // tokens is micro-batch × sequence length.
 func (p *plan) tokens() int64 { return mul(int64(p.r.Batch), int64(p.r.Seq)) }
@@ -202,3 +237,19 @@ func (p *plan) trainableParams() int64 {
 	}
 	return p.loraParams()
 }
+
+// say formats a formula, or returns "" for a quiet plan: a search probe
+// that reads only bytes and the verdict, so the searches do not pay for
+// the words.
+func (p *plan) say(format string, args ...any) string {
+	if p.quiet {
+		return ""
+	}
+	return fmt.Sprintf(format, args...)
+}
+
+// num writes a count with thousands separators when a formula is formatted
+// (and costs nothing when a quiet plan skips it).
+type num int64
+
+func (n num) String() string { return bytesize.Commas(int64(n)) }

@@ -61,10 +61,19 @@ func TestParseQuery(t *testing.T) {
 
 func TestParseQueryErrors(t *testing.T) {
 	tests := []struct{ query, want string }{
-		{"batch=four", `batch: "four" is not a whole number`},
+		{"batch=four", `batch: "four" is not a whole number: enter 1 to 65,536`},
 		{"batch=0", "batch: 0 is out of range"},
 		{"seq=99999999999", "seq: 99999999999 is out of range"},
-		{"mode=serve", `mode: "serve" is not one of train, infer`},
+		{"mode=training", `mode: "training" is not one of train, infer, serve`},
+		{"gpu_memory_utilization=1.5", "gpu_memory_utilization: 1.5 is out of range (a fraction above 0, at most 1)"},
+		{"gpu_memory_utilization=0", "gpu_memory_utilization: 0 is out of range"},
+		{"max_model_len=-5", "max_model_len: -5 is out of range (0 to 16,777,216 (0: the model's context))"},
+		{"tp=0", "tp: 0 is out of range (1 to 64)"},
+		{"gpus=6&tp=4", "6 GPUs cannot be split into tensor-parallel groups of 4"},
+		{"checkpoint_bytes=lots", `checkpoint_bytes: "lots" is not a byte count`},
+		{"offload=disk", `offload: "disk" is not one of none, optimizer, params`},
+		{"optim_dtype=fp8", `optim_dtype: "fp8" is not one of auto, fp32, bf16, 8bit`},
+		{"config=", "config: model=custom needs a config.json"},
 		{"dtype=fp8", `dtype: "fp8" is not one of fp32, bf16, fp16`},
 		{"shard=fsdp", `shard: "fsdp" is not one of`},
 		{"master=maybe", `master: "maybe" is not true or false`},
@@ -101,6 +110,8 @@ func TestEveryKeyRoundTrips(t *testing.T) {
 		"optimizer": "lion", "batch": "3", "seq": "333", "accum": "7", "ckpt": "selective", "attn": "eager",
 		"logits": "chunked", "gpus": "4", "shard": "zero2", "lora_rank": "32", "lora_targets": "attention",
 		"quant": "fp8", "kv_dtype": "fp8", "headroom": "12.5", "activations": "paper",
+		"checkpoint_bytes": "16060522496", "optim_dtype": "fp32", "tp": "2", "offload": "optimizer", "engine": "sglang",
+		"gpu_memory_utilization": "0.85", "max_model_len": "4096", "max_num_seqs": "64", "max_num_batched_tokens": "4096", "block_size": "32",
 	}
 	q := url.Values{}
 	for k, v := range values {
@@ -132,7 +143,7 @@ func TestEveryKeyRoundTrips(t *testing.T) {
 // TestFieldsNameTheirFields sets each key in turn and checks that exactly
 // the Request field whose json tag is that key changed.
 func TestFieldsNameTheirFields(t *testing.T) {
-	values := map[string]string{"master": "true", "autocast": "true", "headroom": "33", "gpu": "T4-16GB"}
+	values := map[string]string{"master": "true", "autocast": "true", "headroom": "33", "gpu": "T4-16GB", "gpu_memory_utilization": "0.5"}
 	typ := reflect.TypeOf(Request{})
 	for _, k := range Keys {
 		v, ok := values[k]

@@ -1,15 +1,82 @@
 package estimator
 
-import (
-	"fmt"
+import ()
 
-	"oomscope/bytesize"
-)
+// Model states: weights, gradients and optimizer states, per GPU and, with
+// offload, in host RAM (docs/estimator.md §2, §5, §6).
 
 // NF4 storage (QLoRA with double quantization): 4 bits per weight, an 8-bit
 // absmax per 64-weight block and an fp32 scale per 256 blocks.
 func nf4Bytes(n int64) int64 {
 	return sum(ceilDiv(n, 2), ceilDiv(n, 64), mul(4, ceilDiv(n, 64*256)))
+}
+
+// Weight formats a linear can be stored in (docs/estimator.md §2).
+const (
+	fmtDtype = "dtype"
+	fmtFP8   = "fp8"
+	fmtInt8  = "int8"
+	fmtInt4  = "int4" // AWQ and GPTQ store the same way
+	fmtNF4   = "nf4"
+	fmtMXFP4 = "mxfp4"
+)
+
+// linearBytes is the stored size of count in×out matrices in a format.
+func linearBytes(format string, in, out, count, dtype int64) int64 {
+	n := mul(in, out, count)
+	switch format {
+	case fmtFP8: // 1 B + an fp32 scale per output channel
+		return sum(n, mul(out, count, 4))
+	case fmtInt8: // 1 B + a 16-bit scale per output channel
+		return sum(n, mul(out, count, 2))
+	case fmtInt4: // 0.5 B + a 16-bit scale and a 4-bit zero per 128 inputs
+		return sum(ceilDiv(n, 2), fraction(mul(ceilDiv(in, 128), out, count), 5, 2))
+	case fmtNF4:
+		return nf4Bytes(n)
+	case fmtMXFP4: // 0.5 B + an 8-bit shared exponent per 32 inputs
+		return sum(ceilDiv(n, 2), mul(ceilDiv(in, 32), out, count))
+	}
+	return mul(n, dtype)
+}
+
+// formatWords describes a weight format for formulas.
+var formatWords = map[string]string{
+	fmtFP8:   "FP8: 1 B + an fp32 scale per output channel",
+	fmtInt8:  "int8: 1 B + a 16-bit scale per output channel",
+	fmtInt4:  "4-bit: 0.5 B + a 16-bit scale and a 4-bit zero per 128 inputs",
+	fmtNF4:   "NF4 with double quantization: 4 bits + an 8-bit absmax per 64 + an fp32 scale per 16,384 ≈ 4.13 bits",
+	fmtMXFP4: "MXFP4: 4 bits + an 8-bit shared exponent per 32 ≈ 4.25 bits",
+}
+
+// weightFormat resolves how the decoder linears are stored for inference
+// and serving: the quant field, or with auto the checkpoint's own format,
+// and whether it applies to the routed experts only (gpt-oss's MXFP4).
+func (p *plan) weightFormat() (format string, expertsOnly bool, words string) {
+	q := p.r.Quant
+	if q == QuantAuto {
+		switch p.m.CheckpointQuant {
+		case "fp8", "fbgemm_fp8", "compressed-tensors":
+			return fmtFP8, false, "the checkpoint's FP8 (its quantization_config)"
+		case "mxfp4":
+			return fmtMXFP4, true, "the checkpoint's MXFP4 experts (its quantization_config)"
+		case "awq", "gptq", "awq_marlin", "gptq_marlin":
+			return fmtInt4, false, "the checkpoint's " + p.m.CheckpointQuant + " 4-bit (its quantization_config)"
+		case "bitsandbytes":
+			return fmtNF4, false, "the checkpoint's bitsandbytes 4-bit (its quantization_config)"
+		}
+		return fmtDtype, false, ""
+	}
+	switch q {
+	case QuantFP8:
+		return fmtFP8, false, "fp8"
+	case QuantInt8:
+		return fmtInt8, false, "int8"
+	case QuantInt4, QuantAWQ, QuantGPTQ:
+		return fmtInt4, false, q
+	case QuantBnB:
+		return fmtNF4, false, "bitsandbytes"
+	}
+	return fmtDtype, false, ""
 }
 
 // linearWeights counts the weights (no biases) of the decoder layers'
@@ -24,13 +91,13 @@ func (p *plan) linearWeights() int64 {
 	return n
 }
 
-// shardWords says how a model state is split over GPUs.
+// shardDiv says how a model state is split over the data-parallel ranks.
 func (p *plan) shardDiv(sharded bool) (int64, string) {
 	n := p.gpus()
 	if !sharded || n == 1 {
 		return 1, ""
 	}
-	return n, fmt.Sprintf(" ÷ %d GPUs (%s)", n, p.r.Shard)
+	return n, p.say(" ÷ %d data-parallel ranks (%s)", n, p.r.Shard)
 }
 
 func (p *plan) shardsWeights() bool { return p.train() && p.r.Shard == ShardZero3 }
@@ -41,40 +108,81 @@ func (p *plan) shardsOptimizer() bool {
 	return p.shardsGradients() || p.train() && p.r.Shard == ShardZero1
 }
 
-// weights is the weights bucket.
-func (p *plan) weights() Bucket {
+// offloads reports whether model states move to host RAM: the optimizer
+// (states, master weights, gradients) or also the parameters.
+func (p *plan) offloads(what string) bool {
+	if !p.train() || p.r.Offload == OffloadNone {
+		return false
+	}
+	return what == OffloadOptimizer || p.r.Offload == OffloadParams
+}
+
+// tpSplit divides bytes of model states over the tensor-parallel ranks:
+// the decoder matrices and the (vocabulary-parallel) embeddings split, the
+// norms (repl bytes) are replicated on every rank.
+func (p *plan) tpSplit(t Term, repl int64) Term {
+	tp := p.tp()
+	if tp == 1 {
+		return t
+	}
+	repl = min(repl, t.Bytes)
+	t.Bytes = sum(ceilDiv(t.Bytes-repl, tp), repl)
+	t.Formula = p.say("(%s) split over tp %d, norms replicated", t.Formula, tp)
+	return t
+}
+
+// normParamsAll counts the norm and other small per-layer parameters that
+// tensor parallelism replicates.
+func (p *plan) normParamsAll() int64 {
+	n := p.m.normParams()
+	for _, k := range p.kinds {
+		n = sum(n, mul(int64(k.Count), k.Other))
+	}
+	return n
+}
+
+// weights is the weights bucket on the GPU and what offload moves to the host.
+func (p *plan) weights() (Bucket, []Term) {
 	pb := p.paramBytes()
 	params := p.params
 	adapters := func() Term {
 		n := p.loraParams()
-		return Term{"lora adapters", mul(n, pb), fmt.Sprintf("%s adapter params × %d B", bytesize.Commas(n), pb)}
+		return Term{"lora adapters", mul(n, pb), p.say("%s adapter params × %d B", num(n), pb)}
 	}
+	repl := mul(p.normParamsAll(), pb)
 	var terms []Term
 	switch {
+	case p.r.CheckpointBytes > 0 && !p.train():
+		terms = append(terms, Term{"checkpoint", p.r.CheckpointBytes, p.say("the checkpoint's stored bytes (%s B, from its index or header; the config counts %s params)",
+			num(p.r.CheckpointBytes), num(params))})
 	case p.train() && p.r.Method == MethodQLoRA:
 		q := p.linearWeights()
 		rest := params - q
 		terms = append(terms,
-			Term{"nf4 base", nf4Bytes(q), fmt.Sprintf("%s linear weights in NF4 with double quantization (4 bits + an 8-bit absmax per 64 + an fp32 scale per 16,384 ≈ 4.13 bits)", bytesize.Commas(q))},
-			Term{"unquantized rest", mul(rest, pb), fmt.Sprintf("%s embedding, lm_head, norm and bias params × %d B (%s)", bytesize.Commas(rest), pb, p.precisionWords())},
-			Term{"dequant buffer", mul(p.largestMatrix, 2), fmt.Sprintf("the largest matrix (%s weights) dequantized to 16 bits × 2 B", bytesize.Commas(p.largestMatrix))},
+			Term{"nf4 base", nf4Bytes(q), p.say("%s linear weights in %s", num(q), formatWords[fmtNF4])},
+			Term{"unquantized rest", mul(rest, pb), p.say("%s embedding, lm_head, norm and bias params × %d B (%s)", num(rest), pb, p.precisionWords())},
 			adapters())
 	case p.train() && p.r.Method == MethodLoRA:
 		terms = append(terms,
-			Term{"frozen base", mul(params, pb), fmt.Sprintf("%s params × %d B (%s)", bytesize.Commas(params), pb, p.precisionWords())},
+			Term{"frozen base", mul(params, pb), p.say("%s params × %d B (%s)", num(params), pb, p.precisionWords())},
 			adapters())
-	case !p.train() && p.r.Quant != QuantNone:
-		q := p.linearWeights()
-		rest := params - q
-		db := dtypeBytes(p.r.Dtype)
-		terms = append(terms, p.quantTerm(q), Term{"unquantized rest", mul(rest, db), fmt.Sprintf("%s embedding, lm_head, norm and bias params × %d B (%s)", bytesize.Commas(rest), db, p.r.Dtype)})
+	case !p.train():
+		terms = append(terms, p.inferenceWeights()...)
 	default:
-		terms = append(terms, Term{"weights", mul(params, pb), fmt.Sprintf("%s params × %d B (%s)", bytesize.Commas(params), pb, p.precisionWords())})
+		terms = append(terms, Term{"weights", mul(params, pb), p.say("%s params × %d B (%s)", num(params), pb, p.precisionWords())})
 	}
+	for i := range terms {
+		terms[i] = p.tpSplit(terms[i], repl)
+	}
+	if p.train() && p.r.Method == MethodQLoRA {
+		// A per-GPU working buffer, never sharded.
+		terms = append(terms, Term{"dequant buffer", mul(p.largestMatrix, 2), p.say("the largest matrix (%s weights) dequantized to 16 bits × 2 B", num(p.largestMatrix))})
+	}
+	var host []Term
 	div, words := p.shardDiv(p.shardsWeights())
-	if div > 1 {
-		// The stored weights are sharded; the dequantization temporary is
-		// a per-GPU working buffer and is not.
+	if div > 1 || p.offloads(OffloadParams) {
+		// The stored weights are sharded or in host RAM; the GPU gathers
+		// one unit at a time, with the next prefetched.
 		var whole int64
 		var stored, local []Term
 		for _, t := range terms {
@@ -86,12 +194,67 @@ func (p *plan) weights() Bucket {
 			whole = sum(whole, t.Bytes)
 		}
 		unit, unitWords := p.gatherUnit()
-		terms = append([]Term{
-			{"sharded weights", ceilDiv(whole, div), fmt.Sprintf("(%s)%s", joinFormulas(stored...), words)},
-			{"gather buffers", mul(2, unit), fmt.Sprintf("2 × the largest unit (%s = %s B) gathered for the current and the prefetched layer", unitWords, bytesize.Commas(unit))},
-		}, local...)
+		shard := Term{"sharded weights", ceilDiv(whole, div), p.say("(%s)%s", joinFormulas(stored...), words)}
+		gather := Term{"gather buffers", mul(2, unit), p.say("2 × the largest unit (%s = %s B) gathered for the current and the prefetched layer", unitWords, num(unit))}
+		terms = append([]Term{shard, gather}, local...)
+		if p.offloads(OffloadParams) {
+			shard.Name = "offloaded weights"
+			host = append(host, shard)
+			terms = append([]Term{gather}, local...)
+		}
 	}
-	return bucket(BucketWeights, joinFormulas(terms...), terms...)
+	b := bucket(BucketWeights, joinFormulas(terms...), terms...)
+	if p.offloads(OffloadParams) {
+		b.Formula += " (the weights live in host RAM: CPU offload)"
+	}
+	return b, host
+}
+
+// inferenceWeights sizes the weights of inference and serving in the
+// resolved weight format: quantized decoder linears, the rest in dtype.
+func (p *plan) inferenceWeights() []Term {
+	db := dtypeBytes(p.r.Dtype)
+	params := p.params
+	format, expertsOnly, words := p.weightFormat()
+	if format == fmtDtype {
+		return []Term{{"weights", mul(params, db), p.say("%s params × %d B (%s)", num(params), db, p.r.Dtype)}}
+	}
+	// vLLM's MXFP4 kernels pad each rank's expert width to a multiple of
+	// 256 (2,880 → 3,072 for gpt-oss).
+	I, padded := int64(p.m.ExpertIntermediate), int64(p.m.ExpertIntermediate)
+	if format == fmtMXFP4 && p.serve() && p.r.Engine == EngineVLLM {
+		padded = roundUp(ceilDiv(I, p.tp()), 256) * p.tp()
+	}
+	var q, qb int64
+	for _, k := range p.kinds {
+		for _, l := range k.Linears {
+			if expertsOnly && l.Group != groupExpert {
+				continue
+			}
+			in, out := int64(l.In), int64(l.Out)
+			if l.Group == groupExpert && padded != I {
+				if isDown(l) {
+					in = padded
+				} else {
+					out = out / I * padded
+				}
+			}
+			q = sum(q, mul(int64(k.Count), int64(l.Count), int64(l.In), int64(l.Out)))
+			qb = sum(qb, mul(int64(k.Count), linearBytes(format, in, out, int64(l.Count), db)))
+		}
+	}
+	what := "linear weights"
+	if expertsOnly {
+		what = "expert weights"
+	}
+	if padded != I {
+		words += p.say("; vLLM pads the expert width %s to %s per rank", num(I), num(padded/p.tp()))
+	}
+	rest := params - q
+	return []Term{
+		{"quantized linears", qb, p.say("%s %s in %s (%s)", num(q), what, formatWords[format], words)},
+		{"unquantized rest", mul(rest, db), p.say("%s embedding, lm_head, norm, bias and other params × %d B (%s)", num(rest), db, p.r.Dtype)},
+	}
 }
 
 // gatherUnit is the largest unit FSDP / ZeRO-3 gathers whole, in the bytes
@@ -100,9 +263,9 @@ func (p *plan) weights() Bucket {
 // returns the bytes and how they were counted.
 func (p *plan) gatherUnit() (int64, string) {
 	pb := p.paramBytes()
-	emb := p.m.EmbeddingParams()
+	emb := ceilDiv(p.m.EmbeddingParams(), p.tp())
 	best := mul(emb, pb)
-	words := fmt.Sprintf("the embedding, %s params × %d B", bytesize.Commas(emb), pb)
+	words := p.say("the embedding, %s params × %d B", num(emb), pb)
 	rank := int64(p.r.LoraRank)
 	for _, k := range p.kinds {
 		var linear, adapters int64
@@ -112,13 +275,14 @@ func (p *plan) gatherUnit() (int64, string) {
 				adapters = sum(adapters, mul(int64(l.Count), rank, int64(l.In)+int64(l.Out)))
 			}
 		}
-		params := sum(k.Params(), adapters)
+		linear = ceilDiv(linear, p.tp())
+		params := sum(ceilDiv(k.Params()-k.Other, p.tp()), k.Other, ceilDiv(adapters, p.tp()))
 		b := mul(params, pb)
-		w := fmt.Sprintf("one decoder layer, %s params × %d B", bytesize.Commas(params), pb)
+		w := p.say("one decoder layer, %s params × %d B", num(params), pb)
 		if p.train() && p.r.Method == MethodQLoRA {
 			rest := params - linear
 			b = sum(nf4Bytes(linear), mul(rest, pb))
-			w = fmt.Sprintf("one decoder layer, %s linear weights in NF4 + %s norm, bias and adapter params × %d B", bytesize.Commas(linear), bytesize.Commas(rest), pb)
+			w = p.say("one decoder layer, %s linear weights in NF4 + %s norm, bias and adapter params × %d B", num(linear), num(rest), pb)
 		}
 		if b > best {
 			best, words = b, w
@@ -127,43 +291,34 @@ func (p *plan) gatherUnit() (int64, string) {
 	return best, words
 }
 
-// quantTerm sizes the quantized linear weights for inference.
-func (p *plan) quantTerm(q int64) Term {
-	var scales int64
-	for _, k := range p.kinds {
-		for _, l := range k.Linears {
-			n := mul(int64(k.Count), int64(l.Count))
-			switch p.r.Quant {
-			case QuantInt8:
-				scales = sum(scales, mul(n, int64(l.Out), 2))
-			case QuantInt4:
-				scales = sum(scales, fraction(mul(n, ceilDiv(int64(l.In), 128), int64(l.Out)), 5, 2))
-			case QuantFP8:
-				scales = sum(scales, mul(n, 4))
-			}
-		}
-	}
-	switch p.r.Quant {
-	case QuantInt8:
-		return Term{"int8 linears", sum(q, scales), fmt.Sprintf("%s linear weights × 1 B + a 16-bit scale per output channel", bytesize.Commas(q))}
-	case QuantInt4:
-		return Term{"int4 linears", sum(ceilDiv(q, 2), scales), fmt.Sprintf("%s linear weights × 0.5 B + a 16-bit scale and 4-bit zero per 128-weight group", bytesize.Commas(q))}
-	}
-	return Term{"fp8 linears", sum(q, scales), fmt.Sprintf("%s linear weights × 1 B (fp8) + an fp32 scale per matrix", bytesize.Commas(q))}
-}
-
-// gradients is the gradients bucket.
-func (p *plan) gradients() Bucket {
+// gradients is the gradients bucket on the GPU and what offload moves to
+// the host.
+func (p *plan) gradients() (Bucket, []Term) {
 	if !p.train() {
-		return Bucket{Name: BucketGradients, Formula: "none: inference keeps no gradients"}
+		return Bucket{Name: BucketGradients, Formula: "none: inference keeps no gradients"}, nil
 	}
 	pb := p.paramBytes()
 	n := p.trainableParams()
-	t := Term{"gradients", mul(n, pb), fmt.Sprintf("%s trainable params × %d B", bytesize.Commas(n), pb)}
+	t := Term{"gradients", mul(n, pb), p.say("%s trainable params × %d B", num(n), pb)}
+	if p.full() {
+		t = p.tpSplit(t, mul(p.normParamsAll(), pb))
+	} else if p.tp() > 1 {
+		t = Term{t.Name, ceilDiv(t.Bytes, p.tp()), p.say("(%s) ÷ tp %d", t.Formula, p.tp())}
+	}
 	div, words := p.shardDiv(p.shardsGradients())
 	if div > 1 {
 		t = Term{"sharded gradients", ceilDiv(t.Bytes, div), t.Formula + words}
-		return bucket(BucketGradients, "", t)
+	}
+	if p.offloads(OffloadOptimizer) {
+		// Gradients are reduced into host RAM; the GPU stages them one
+		// unit at a time.
+		unit, unitWords := p.gatherUnit()
+		staging := Term{"gradient staging", min(t.Bytes, mul(2, unit)), p.say("2 × the largest unit's gradients (%s) staged before the copy to host RAM", unitWords)}
+		host := Term{"offloaded gradients", t.Bytes, t.Formula}
+		return bucket(BucketGradients, staging.Formula+" (the gradients live in host RAM: CPU offload)", staging), []Term{host}
+	}
+	if div > 1 {
+		return bucket(BucketGradients, "", t), nil
 	}
 	terms := []Term{t}
 	// The bucket copy is a PyTorch DDP detail the textbook (paper mode)
@@ -171,16 +326,35 @@ func (p *plan) gradients() Bucket {
 	if p.gpus() > 1 && (p.r.Shard == ShardDDP || p.r.Shard == ShardNone) && p.r.Activations == ActivationsTally {
 		terms = append(terms, Term{"ddp buckets", t.Bytes, "DDP's gradient buckets, a second copy of the gradients (gradient_as_bucket_view=False)"})
 	}
-	return bucket(BucketGradients, joinFormulas(terms...), terms...)
+	return bucket(BucketGradients, joinFormulas(terms...), terms...), nil
 }
 
-// stateBytes is the size of one optimizer state element: torch.optim keeps
-// states in the parameter dtype, so fp32 with master weights or fp32 params.
-func (p *plan) stateBytes() int64 {
-	if p.r.Master {
-		return 4
+// stateDtype is the size of one optimizer state element and how it is
+// chosen: optim_dtype, or as torch.optim does, the parameter dtype (fp32
+// with master weights). eightBit marks blockwise 8-bit states (an fp32
+// absmax per 256 values).
+func (p *plan) stateDtype() (bytes int64, eightBit bool, words string) {
+	switch {
+	case p.r.Optimizer == OptAdamW8bit || p.r.OptimDtype == OptimDtype8bit:
+		return 1, true, "int8 + an fp32 absmax per 256-value block (bitsandbytes)"
+	case p.r.OptimDtype == DtypeFP32:
+		return 4, false, "fp32 (optim_dtype)"
+	case p.r.OptimDtype == DtypeBF16:
+		return 2, false, "bf16 (optim_dtype)"
+	case p.r.Master:
+		return 4, false, "fp32, the master weights' dtype"
 	}
-	return p.paramBytes()
+	b := p.paramBytes()
+	return b, false, p.say("%s, the parameters' dtype (PyTorch's default)", map[int64]string{4: "fp32", 2: "16-bit"}[b])
+}
+
+// stateTerm is k optimizer states of n values each.
+func (p *plan) stateTerm(name string, k, n int64, what string) Term {
+	sb, eight, words := p.stateDtype()
+	if eight {
+		return Term{name, mul(k, sum(n, mul(4, ceilDiv(n, 256)))), p.say("%s × %d %s × %s", num(n), k, what, words)}
+	}
+	return Term{name, mul(k, n, sb), p.say("%s × %d %s × %d B: %s", num(n), k, what, sb, words)}
 }
 
 // factoredStates counts Adafactor's state elements: a row and a column
@@ -209,7 +383,7 @@ func (p *plan) factoredStates() (int64, string) {
 		}
 		n = sum(n, mul(int64(k.Count), one))
 	}
-	emb := int64(p.m.Vocab + p.m.Hidden)
+	emb := int64(p.m.Vocab + p.m.ExtraTokens + p.m.Hidden)
 	if p.m.LearnedPositions {
 		emb += int64(p.m.MaxPositions + p.m.Hidden)
 	}
@@ -220,29 +394,33 @@ func (p *plan) factoredStates() (int64, string) {
 	return n, "rows + columns per weight matrix, full size for vectors (vision tower counted in full)"
 }
 
-// optimizer is the optimizer bucket: fp32 master weights and states.
-func (p *plan) optimizer() Bucket {
+// optimizer is the optimizer bucket (fp32 master weights and states) on
+// the GPU and what offload moves to the host.
+func (p *plan) optimizer() (Bucket, []Term) {
 	if !p.train() {
-		return Bucket{Name: BucketOptimizer, Formula: "none: inference has no optimizer"}
+		return Bucket{Name: BucketOptimizer, Formula: "none: inference has no optimizer"}, nil
 	}
-	n := p.trainableParams()
-	sb := p.stateBytes()
+	n := ceilDiv(p.trainableParams(), p.tp())
 	var terms []Term
 	if p.r.Master {
-		terms = append(terms, Term{"master weights", mul(n, 4), fmt.Sprintf("%s trainable params × 4 B (fp32 master copy)", bytesize.Commas(n))})
+		terms = append(terms, Term{"master weights", mul(n, 4), p.say("%s trainable params × 4 B (fp32 master copy)", num(n))})
 	}
 	switch p.r.Optimizer {
-	case OptAdamW:
-		terms = append(terms, Term{"adamw states", mul(n, 2, sb), fmt.Sprintf("%s × 2 states (momentum, variance) × %d B", bytesize.Commas(n), sb)})
-	case OptAdamW8bit:
-		terms = append(terms, Term{"adamw-8bit states", sum(mul(n, 2), mul(8, ceilDiv(n, 256))), fmt.Sprintf("%s × 2 int8 states + an fp32 absmax per 256-value block each", bytesize.Commas(n))})
+	case OptAdamW, OptAdamW8bit:
+		terms = append(terms, p.stateTerm(p.r.Optimizer+" states", 2, n, "states (momentum, variance)"))
 	case OptSGDMomentum:
-		terms = append(terms, Term{"momentum", mul(n, sb), fmt.Sprintf("%s × 1 momentum state × %d B", bytesize.Commas(n), sb)})
+		terms = append(terms, p.stateTerm("momentum", 1, n, "momentum state"))
 	case OptLion:
-		terms = append(terms, Term{"lion momentum", mul(n, sb), fmt.Sprintf("%s × 1 momentum state × %d B", bytesize.Commas(n), sb)})
+		terms = append(terms, p.stateTerm("lion momentum", 1, n, "momentum state"))
 	case OptAdafactor:
 		f, how := p.factoredStates()
-		terms = append(terms, Term{"adafactor states", mul(f, sb), fmt.Sprintf("%s factored second-moment values (%s) × %d B", bytesize.Commas(f), how, sb)})
+		t := p.stateTerm("adafactor states", 1, ceilDiv(f, p.tp()), "factored second moment ("+how+")")
+		terms = append(terms, t)
+	}
+	if p.tp() > 1 {
+		for i := range terms {
+			terms[i].Formula += p.say(" (trainable params ÷ tp %d)", p.tp())
+		}
 	}
 	div, words := p.shardDiv(p.shardsOptimizer())
 	if div > 1 {
@@ -251,11 +429,18 @@ func (p *plan) optimizer() Bucket {
 			whole.Bytes = sum(whole.Bytes, t.Bytes)
 		}
 		whole.Bytes = ceilDiv(whole.Bytes, div)
-		return bucket(BucketOptimizer, "", whole)
+		terms = []Term{whole}
+	}
+	if p.offloads(OffloadOptimizer) {
+		host := make([]Term, len(terms))
+		for i, t := range terms {
+			host[i] = Term{"offloaded " + t.Name, t.Bytes, t.Formula}
+		}
+		return Bucket{Name: BucketOptimizer, Formula: "none on the GPU: the optimizer states live in host RAM and the step runs on the CPU (offload)"}, host
 	}
 	b := bucket(BucketOptimizer, joinFormulas(terms...), terms...)
 	if len(b.Terms) == 0 {
 		b.Formula = "none: plain SGD keeps no state"
 	}
-	return b
+	return b, nil
 }
