@@ -114,7 +114,7 @@ func TestPaperRules(t *testing.T) {
 	}
 }
 
-// TestBytesPerParam checks the precision regimes of notes §7.2.
+// TestBytesPerParam checks the precision regimes of docs/estimator.md §5.
 func TestBytesPerParam(t *testing.T) {
 	tests := []struct {
 		name                 string

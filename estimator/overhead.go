@@ -23,7 +23,7 @@ const (
 	// fragmentation: reserved memory beyond the allocated bytes, as a
 	// share of the bytes allocated and freed during a step (activations,
 	// logits, gather and dequantization buffers). Calibrated on the
-	// measured longest-context rows (estimator-notes §3 rows 44–45; see
+	// measured longest-context rows (docs/estimator.md §10, rows 44–45; see
 	// TestCapacityBound), within the 2–15 % of allocated that reserved
 	// typically exceeds it by.
 	FragmentationPercent = 10

@@ -12,7 +12,8 @@ import (
 // measurement, the request that reproduces its setup, and the statistic
 // it reports (docs/estimator.md §10).
 type Measured struct {
-	// ID names the source row: "notes §3 row 10", or a start-up log's id
+	// ID names the source row of docs/estimator.md §10's table ("row 10"),
+	// or a start-up log's id
 	// in testdata/vllm-startup-logs.jsonl.
 	ID string `json:"id"`
 	// Source is where the measurement was published.
@@ -51,27 +52,27 @@ const unslothNote = "the README names the memory, not the card: the capacity is 
 
 // measuredSetups are the measurements the estimator is checked against.
 var measuredSetups = []Measured{
-	{ID: "notes §3 row 10", Source: "torchtune README @1814feb", What: "Llama 3.2 3B full FT, pure bf16 AdamW, packed 2×4096, no AC, plain CE", Query: "model=llama-3.2-3b&gpu=a100-80gb&batch=2&seq=4096", Stat: "allocated", Value: 60.0 * gibF},
-	{ID: "notes §3 row 7", Source: "torchtune README, 70B_lora.yaml", What: "Llama 3.1 70B LoRA r16 q,k,v, FSDP on 8 A100, packed 2×2048, AC, chunked CE", Query: "model=llama-3.1-70b&gpu=a100-80gb&method=lora&lora_targets=q_proj,k_proj,v_proj&batch=2&seq=2048&ckpt=full&logits=chunked&gpus=8&shard=zero3", Stat: "allocated", Value: 27.6 * gibF},
-	{ID: "notes §3 row 8", Source: "torchtune README, 405B_qlora.yaml", What: "Llama 3.1 405B QLoRA r16, FSDP on 8 A100, 1×2048, AC, chunked CE", Query: "model=llama-3.1-405b&gpu=a100-80gb&method=qlora&lora_targets=q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj&batch=1&seq=2048&ckpt=full&logits=chunked&gpus=8&shard=zero3", Stat: "allocated", Value: 44.8e9},
-	{ID: "notes §3 row 19", Source: "torchtune README @0217d44", What: "Llama 2 7B QLoRA r8, 4×2048, AC", Query: "model=llama-2-7b&gpu=rtx-4090-24gb&method=qlora&lora_rank=8&batch=4&seq=2048&ckpt=full", Stat: "allocated", Value: 12.3e9},
-	{ID: "notes §3 row 20", Source: "torchtune README @0217d44", What: "Llama 2 7B LoRA r8 q,v, 4×2048, AC", Query: "model=llama-2-7b&gpu=rtx-4090-24gb&method=lora&lora_rank=8&lora_targets=q_proj,v_proj&batch=4&seq=2048&ckpt=full", Stat: "allocated", Value: 21.3e9},
-	{ID: "notes §3 row 23", Source: "torchtune README @0217d44", What: "Llama 2 7B full FT, FSDP on 4 RTX 4090, 4×2048, AC", Query: "model=llama-2-7b&gpu=rtx-4090-24gb&batch=4&seq=2048&ckpt=full&gpus=4&shard=zero3", Stat: "allocated", Value: 24.1e9},
-	{ID: "notes §3 row 35", Source: "huggingface/peft docs/source/accelerate/deepspeed.md @09802c1", What: "Llama 2 70B LoRA r8 all-linear, ZeRO-3 on 8 H100, 8×2048, GC, FA2 (nvidia-smi)", Query: "model=llama-2-70b&gpu=h100-sxm-80gb&method=lora&lora_rank=8&batch=8&seq=2048&ckpt=full&gpus=8&shard=zero3", Stat: "device", Value: 64e9},
-	{ID: "notes §3 row 24", Source: "torchtune README @0217d44", What: "Llama 2 70B LoRA q,k,v, 8 A100, 4×4096 cap", Query: "model=llama-2-70b&gpu=a100-80gb&method=lora&lora_targets=q_proj,k_proj,v_proj&batch=4&seq=4096&ckpt=full&gpus=8&shard=zero3", Stat: "allocated", Value: 26.4e9,
+	{ID: "row 10", Source: "torchtune README @1814feb", What: "Llama 3.2 3B full FT, pure bf16 AdamW, packed 2×4096, no AC, plain CE", Query: "model=llama-3.2-3b&gpu=a100-80gb&batch=2&seq=4096", Stat: "allocated", Value: 60.0 * gibF},
+	{ID: "row 7", Source: "torchtune README, 70B_lora.yaml", What: "Llama 3.1 70B LoRA r16 q,k,v, FSDP on 8 A100, packed 2×2048, AC, chunked CE", Query: "model=llama-3.1-70b&gpu=a100-80gb&method=lora&lora_targets=q_proj,k_proj,v_proj&batch=2&seq=2048&ckpt=full&logits=chunked&gpus=8&shard=zero3", Stat: "allocated", Value: 27.6 * gibF},
+	{ID: "row 8", Source: "torchtune README, 405B_qlora.yaml", What: "Llama 3.1 405B QLoRA r16, FSDP on 8 A100, 1×2048, AC, chunked CE", Query: "model=llama-3.1-405b&gpu=a100-80gb&method=qlora&lora_targets=q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj&batch=1&seq=2048&ckpt=full&logits=chunked&gpus=8&shard=zero3", Stat: "allocated", Value: 44.8e9},
+	{ID: "row 19", Source: "torchtune README @0217d44", What: "Llama 2 7B QLoRA r8, 4×2048, AC", Query: "model=llama-2-7b&gpu=rtx-4090-24gb&method=qlora&lora_rank=8&batch=4&seq=2048&ckpt=full", Stat: "allocated", Value: 12.3e9},
+	{ID: "row 20", Source: "torchtune README @0217d44", What: "Llama 2 7B LoRA r8 q,v, 4×2048, AC", Query: "model=llama-2-7b&gpu=rtx-4090-24gb&method=lora&lora_rank=8&lora_targets=q_proj,v_proj&batch=4&seq=2048&ckpt=full", Stat: "allocated", Value: 21.3e9},
+	{ID: "row 23", Source: "torchtune README @0217d44", What: "Llama 2 7B full FT, FSDP on 4 RTX 4090, 4×2048, AC", Query: "model=llama-2-7b&gpu=rtx-4090-24gb&batch=4&seq=2048&ckpt=full&gpus=4&shard=zero3", Stat: "allocated", Value: 24.1e9},
+	{ID: "row 35", Source: "huggingface/peft docs/source/accelerate/deepspeed.md @09802c1", What: "Llama 2 70B LoRA r8 all-linear, ZeRO-3 on 8 H100, 8×2048, GC, FA2 (nvidia-smi)", Query: "model=llama-2-70b&gpu=h100-sxm-80gb&method=lora&lora_rank=8&batch=8&seq=2048&ckpt=full&gpus=8&shard=zero3", Stat: "device", Value: 64e9},
+	{ID: "row 24", Source: "torchtune README @0217d44", What: "Llama 2 70B LoRA q,k,v, 8 A100, 4×4096 cap", Query: "model=llama-2-70b&gpu=a100-80gb&method=lora&lora_targets=q_proj,k_proj,v_proj&batch=4&seq=4096&ckpt=full&gpus=8&shard=zero3", Stat: "allocated", Value: 26.4e9,
 		Outlier: true, Note: "4096 is the max_seq_len cap of unpacked Alpaca, not the real length: the checkpointed inputs of 4×4096 tokens alone would take 21.5 GB"},
-	{ID: "notes §3 row 36", Source: "huggingface/peft docs/source/accelerate/deepspeed.md @09802c1", What: "Llama 2 70B QLoRA r8, ZeRO-3 on 2 GPUs, bf16 quant storage", Query: "model=llama-2-70b&gpu=a100-80gb&method=qlora&lora_rank=8&batch=2&seq=2048&ckpt=full&gpus=2&shard=zero3", Stat: "device", Value: 36.6e9,
+	{ID: "row 36", Source: "huggingface/peft docs/source/accelerate/deepspeed.md @09802c1", What: "Llama 2 70B QLoRA r8, ZeRO-3 on 2 GPUs, bf16 quant storage", Query: "model=llama-2-70b&gpu=a100-80gb&method=qlora&lora_rank=8&batch=2&seq=2048&ckpt=full&gpus=2&shard=zero3", Stat: "device", Value: 36.6e9,
 		Outlier: true, Note: "QLoRA under DeepSpeed ZeRO-3 with bf16 quant storage: the wrapper's extra copies are not modelled"},
 
-	{ID: "notes §3 row 44 (8 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2: OOM on an 8 GB card", Query: unslothQuery + "model=llama-3.1-8b&gpu=8GiB", Stat: "max_seq", Value: 0, Note: unslothNote},
-	{ID: "notes §3 row 44 (12 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on a 12 GB card", Query: unslothQuery + "model=llama-3.1-8b&gpu=12GiB", Stat: "max_seq", Value: 932, Note: unslothNote},
-	{ID: "notes §3 row 44 (16 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on a 16 GB card", Query: unslothQuery + "model=llama-3.1-8b&gpu=16GiB", Stat: "max_seq", Value: 2551, Note: unslothNote},
-	{ID: "notes §3 row 44 (24 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on an RTX 4090", Query: unslothQuery + "model=llama-3.1-8b&gpu=rtx-4090-24gb", Stat: "max_seq", Value: 5789},
-	{ID: "notes §3 row 44 (40 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on an A100 40GB", Query: unslothQuery + "model=llama-3.1-8b&gpu=a100-sxm-40gb", Stat: "max_seq", Value: 12264},
-	{ID: "notes §3 row 44 (48 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on an RTX A6000", Query: unslothQuery + "model=llama-3.1-8b&gpu=rtx-a6000-48gb", Stat: "max_seq", Value: 15502},
-	{ID: "notes §3 row 44 (80 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on an A100 80GB", Query: unslothQuery + "model=llama-3.1-8b&gpu=a100-80gb", Stat: "max_seq", Value: 28454},
-	{ID: "notes §3 row 45 (48 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.3 70B QLoRA, HF + FA2: OOM on a 48 GB card", Query: unslothQuery + "model=llama-3.3-70b&gpu=rtx-a6000-48gb", Stat: "max_seq", Value: 0},
-	{ID: "notes §3 row 45 (80 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.3 70B QLoRA, HF + FA2, longest context on an A100 80GB", Query: unslothQuery + "model=llama-3.3-70b&gpu=a100-80gb", Stat: "max_seq", Value: 6916},
+	{ID: "row 44 (8 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2: OOM on an 8 GB card", Query: unslothQuery + "model=llama-3.1-8b&gpu=8GiB", Stat: "max_seq", Value: 0, Note: unslothNote},
+	{ID: "row 44 (12 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on a 12 GB card", Query: unslothQuery + "model=llama-3.1-8b&gpu=12GiB", Stat: "max_seq", Value: 932, Note: unslothNote},
+	{ID: "row 44 (16 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on a 16 GB card", Query: unslothQuery + "model=llama-3.1-8b&gpu=16GiB", Stat: "max_seq", Value: 2551, Note: unslothNote},
+	{ID: "row 44 (24 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on an RTX 4090", Query: unslothQuery + "model=llama-3.1-8b&gpu=rtx-4090-24gb", Stat: "max_seq", Value: 5789},
+	{ID: "row 44 (40 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on an A100 40GB", Query: unslothQuery + "model=llama-3.1-8b&gpu=a100-sxm-40gb", Stat: "max_seq", Value: 12264},
+	{ID: "row 44 (48 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on an RTX A6000", Query: unslothQuery + "model=llama-3.1-8b&gpu=rtx-a6000-48gb", Stat: "max_seq", Value: 15502},
+	{ID: "row 44 (80 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.1 8B QLoRA, HF + FA2, longest context on an A100 80GB", Query: unslothQuery + "model=llama-3.1-8b&gpu=a100-80gb", Stat: "max_seq", Value: 28454},
+	{ID: "row 45 (48 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.3 70B QLoRA, HF + FA2: OOM on a 48 GB card", Query: unslothQuery + "model=llama-3.3-70b&gpu=rtx-a6000-48gb", Stat: "max_seq", Value: 0},
+	{ID: "row 45 (80 GB)", Source: "unslothai/unsloth README @0acd1c7", What: "Llama 3.3 70B QLoRA, HF + FA2, longest context on an A100 80GB", Query: unslothQuery + "model=llama-3.3-70b&gpu=a100-80gb", Stat: "max_seq", Value: 6916},
 }
 
 // MeasuredSetups returns every measured setup with the estimator's number
