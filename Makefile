@@ -59,7 +59,7 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./estimator/... ./snapshot/...
 
 bench-browser: chromium dist
-	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 30m -run '^$$' -bench BrowserSnapshot -benchtime 1x ./e2e/
+	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 30m -run '^$$' -bench 'Browser(Snapshot|Estimate)' -benchtime 1x ./e2e/
 
 # fuzz runs every fuzz target for FUZZTIME and prints, per target, its last
 # progress line: executions and the new inputs that raised coverage.

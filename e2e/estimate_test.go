@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -512,4 +513,51 @@ func TestEstimateCheckpointAndEmpty(t *testing.T) {
 		t.Errorf("an empty config= shows model %q, not custom", got)
 	}
 	tb.assertClean()
+}
+
+// BenchmarkBrowserEstimate measures, in Chromium, what one edit costs the
+// page: the analysis in WebAssembly (estimate, searches, the feasible
+// region, fixes; the page's data-estimate-us) and the edit-to-render time.
+// Run: make bench-browser (or -bench BrowserEstimate -benchtime 1x).
+func BenchmarkBrowserEstimate(b *testing.B) {
+	s := serveSite(b, distDir(b), "", "no-store")
+	tb := newTab(b, s)
+	setups := []struct{ name, query, key, a, z string }{
+		{"train default", "", "est-batch", "2", "3"},
+		{"qlora 8B on a 4090", "model=llama-3.1-8b&gpu=rtx-4090-24gb&method=qlora&ckpt=full", "est-seq", "4096", "8192"},
+		{"70B zero3 tp2", "model=llama-3.1-70b&gpus=16&tp=2&shard=zero3&ckpt=full", "est-batch", "2", "4"},
+		{"serve gpt-oss-120b tp2", "mode=serve&model=gpt-oss-120b&tp=2", "est-max_model_len", "16384", "32768"},
+	}
+	type row struct {
+		name                            string
+		minUs, medUs, minEdit, medEdit float64
+	}
+	var rows []row
+	for _, st := range setups {
+		tb.open("/estimate?" + st.query)
+		tb.waitExpr(`!!document.body.getAttribute("data-estimate-ready")`)
+		var us, edit []float64
+		for i := 0; i < 12; i++ {
+			v := st.a
+			if i%2 == 1 {
+				v = st.z
+			}
+			n := evalJS[string](tb, `document.body.getAttribute("data-estimate-ready")`)
+			start := evalJS[float64](tb, `performance.now()`)
+			tb.setValue("#"+st.key, v)
+			end := poll[float64](tb, fmt.Sprintf(`document.body.getAttribute("data-estimate-ready") !== %q && performance.now()`, n), 20*time.Second)
+			u, _ := strconv.ParseFloat(evalJS[string](tb, `document.body.getAttribute("data-estimate-us")`), 64)
+			us, edit = append(us, u), append(edit, end-start)
+		}
+		sort.Float64s(us)
+		sort.Float64s(edit)
+		rows = append(rows, row{st.name, us[0] / 1000, us[len(us)/2] / 1000, edit[0], edit[len(edit)/2]})
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "\n| setup | analysis min | analysis median | edit → render min | median |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(&out, "| %s | %.1f ms | %.1f ms | %.0f ms | %.0f ms |\n", r.name, r.minUs, r.medUs, r.minEdit, r.medEdit)
+	}
+	b.Log(out.String())
+	b.ReportMetric(rows[0].medUs, "ms/analysis")
 }

@@ -37,3 +37,30 @@ func BenchmarkAnalyze(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFeasible is the feasible region alone: the largest micro-batch
+// at each sequence length and the longest sequence at each micro-batch.
+func BenchmarkFeasible(b *testing.B) {
+	r := DefaultRequest()
+	r.Method, r.Ckpt = MethodQLoRA, CkptFull
+	p, err := newPlan(r)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if len(p.feasible()) == 0 || len(p.feasibleByBatch()) == 0 {
+			b.Fatal("empty region")
+		}
+	}
+}
+
+// BenchmarkAnalyzeServe is everything /estimate shows in serve mode.
+func BenchmarkAnalyzeServe(b *testing.B) {
+	r := DefaultRequest()
+	r.Mode, r.Model, r.TP, r.MaxModelLen = ModeServe, "gpt-oss-120b", 2, 32768
+	for b.Loop() {
+		if _, err := Analyze(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
