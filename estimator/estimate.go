@@ -56,27 +56,35 @@ type Buckets struct {
 
 // Get returns the bytes of the bucket with the given name.
 func (b Buckets) Get(name string) int64 {
-	switch name {
-	case BucketWeights:
-		return b.Weights
-	case BucketGradients:
-		return b.Gradients
-	case BucketOptimizer:
-		return b.Optimizer
-	case BucketActivations:
-		return b.Activations
-	case BucketLogits:
-		return b.Logits
-	case BucketKVCache:
-		return b.KVCache
-	case BucketWorkspace:
-		return b.Workspace
-	case BucketAllocator:
-		return b.Allocator
-	case BucketNonTorch:
-		return b.NonTorch
+	if f := b.field(name); f != nil {
+		return *f
 	}
 	return 0
+}
+
+// field points at the bucket with the given name, nil for no bucket.
+func (b *Buckets) field(name string) *int64 {
+	switch name {
+	case BucketWeights:
+		return &b.Weights
+	case BucketGradients:
+		return &b.Gradients
+	case BucketOptimizer:
+		return &b.Optimizer
+	case BucketActivations:
+		return &b.Activations
+	case BucketLogits:
+		return &b.Logits
+	case BucketKVCache:
+		return &b.KVCache
+	case BucketWorkspace:
+		return &b.Workspace
+	case BucketAllocator:
+		return &b.Allocator
+	case BucketNonTorch:
+		return &b.NonTorch
+	}
+	return nil
 }
 
 // Readouts are the three numbers a job prints, at the peak, per GPU:
@@ -186,26 +194,7 @@ func (p *plan) compute() *Result {
 	res.Formulas = make(map[string]string, len(res.Details))
 	for _, b := range res.Details {
 		res.Formulas[b.Name] = b.Formula
-		switch b.Name {
-		case BucketWeights:
-			res.Buckets.Weights = b.Bytes
-		case BucketGradients:
-			res.Buckets.Gradients = b.Bytes
-		case BucketOptimizer:
-			res.Buckets.Optimizer = b.Bytes
-		case BucketActivations:
-			res.Buckets.Activations = b.Bytes
-		case BucketLogits:
-			res.Buckets.Logits = b.Bytes
-		case BucketKVCache:
-			res.Buckets.KVCache = b.Bytes
-		case BucketWorkspace:
-			res.Buckets.Workspace = b.Bytes
-		case BucketAllocator:
-			res.Buckets.Allocator = b.Bytes
-		case BucketNonTorch:
-			res.Buckets.NonTorch = b.Bytes
-		}
+		*res.Buckets.field(b.Name) = b.Bytes
 	}
 	return res
 }

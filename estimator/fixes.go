@@ -137,18 +137,24 @@ var tensorParallel = rung{"tensor parallelism", func(p *plan) string {
 	return fmt.Sprintf("tp %d → %d, gpus %d → %d", old, best, oldGPUs, p.r.GPUs)
 }}
 
-// inferLadder is the inference fix ladder.
-var inferLadder = []rung{
-	swap("smaller batch", "batch", "", "1"),
-	swap("fp8 KV cache", "kv_dtype", "", KVFP8),
-	{"8-bit weights", func(p *plan) string {
+// quantize is a rung that stores weights kept in the dtype in a quantized
+// format (a checkpoint already quantized is left alone).
+func quantize(name, to string) rung {
+	return rung{name, func(p *plan) string {
 		if f, _, _ := p.weightFormat(); f != fmtDtype {
 			return ""
 		}
 		old := p.r.Quant
-		p.r.Quant = QuantInt8
-		return "quant " + old + " → int8"
-	}},
+		p.r.Quant = to
+		return "quant " + old + " → " + to
+	}}
+}
+
+// inferLadder is the inference fix ladder.
+var inferLadder = []rung{
+	swap("smaller batch", "batch", "", "1"),
+	swap("fp8 KV cache", "kv_dtype", "", KVFP8),
+	quantize("8-bit weights", QuantInt8),
 	swap("4-bit weights", "quant", "", QuantInt4),
 	tensorParallel,
 }
@@ -173,14 +179,7 @@ var serveLadder = []rung{
 		p.r.MaxNumSeqs, p.r.MaxBatchedToks = min(seqs, 256), min(batched, 2048)
 		return fmt.Sprintf("max_num_seqs %d → %d, max_num_batched_tokens %d → %d (a smaller start-up profile)", seqs, p.r.MaxNumSeqs, batched, p.r.MaxBatchedToks)
 	}},
-	{"FP8 weights", func(p *plan) string {
-		if f, _, _ := p.weightFormat(); f != fmtDtype {
-			return ""
-		}
-		old := p.r.Quant
-		p.r.Quant = QuantFP8
-		return "quant " + old + " → fp8"
-	}},
+	quantize("FP8 weights", QuantFP8),
 	{"4-bit weights (AWQ)", func(p *plan) string {
 		if f, _, _ := p.weightFormat(); f == fmtInt4 || f == fmtNF4 || f == fmtMXFP4 {
 			return ""
