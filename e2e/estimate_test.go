@@ -529,7 +529,7 @@ func BenchmarkBrowserEstimate(b *testing.B) {
 		{"serve gpt-oss-120b tp2", "mode=serve&model=gpt-oss-120b&tp=2", "est-max_model_len", "16384", "32768"},
 	}
 	type row struct {
-		name                            string
+		name                           string
 		minUs, medUs, minEdit, medEdit float64
 	}
 	var rows []row

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -86,7 +87,13 @@ func TestServingAgainstStartupLogs(t *testing.T) {
 	for id, why := range skipped {
 		table = append(table, fmt.Sprintf("| %-62s | %-9s | %14s | %14s | %8s | not compared: %s", id, "-", "-", "-", "-", why))
 	}
-	for id, l := range logs {
+	ids := make([]string, 0, len(logs))
+	for id := range logs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		l := logs[id]
 		m, ok := byID[id]
 		if !ok {
 			if skipped[id] == "" {
