@@ -77,7 +77,9 @@ func TestEmbed(t *testing.T) {
 	}
 	// Links followed inside the frame keep embed mode: the fix ladder's
 	// "apply" and the navigation to another tool.
-	href := inFrame(`(() => { const a = document.querySelector("#est-fixes a"); if (!a) return ""; a.click(); return a.getAttribute("href"); })()`)
+	// The href is read before the click: the app reuses the element for the
+	// next state's first fix.
+	href := inFrame(`(() => { const a = document.querySelector("#est-fixes a"); if (!a) return ""; const h = a.getAttribute("href"); a.click(); return h; })()`)
 	inFrame(fmt.Sprintf(`location.pathname + location.search === %q && document.body.getAttribute("data-wasm-ready") ? "ok" : ""`, href))
 	if got := inFrame(`location.search`); !strings.Contains(got, "embed=1") {
 		t.Errorf("applying a fix inside the frame lost embed=1: %s", got)
