@@ -35,6 +35,15 @@ type EncodeOptions struct {
 	// (its frames still memo references), as torch does for most
 	// allocations; by default each distinct stack is written once.
 	FreshStackLists bool
+	// Traces, when set, writes device_traces from a generator instead of
+	// Snapshot.DeviceTraces, so that a trace too big to hold in memory can
+	// be written: Traces(d, emit) is called for each of TraceDevices
+	// devices and calls emit once per entry, oldest first. emit writes
+	// frames (when not nil) as a fresh list of frame references, in place
+	// of e.Frames.
+	Traces func(device int, emit func(e *TraceEntry, frames Stack) error) error
+	// TraceDevices is the number of devices Traces writes.
+	TraceDevices int
 }
 
 // Encode pickles s the way torch's _dump_snapshot (Python's pickle.dump)
@@ -48,7 +57,7 @@ func Encode(w io.Writer, s *Snapshot, opt EncodeOptions) error {
 	if err != nil {
 		return err
 	}
-	e := &encoder{p: p, s: s, f: opt.Format, fresh: opt.FreshStackLists, strs: map[string]int{},
+	e := &encoder{p: p, s: s, f: opt.Format, fresh: opt.FreshStackLists, stream: opt.Traces, streamDevices: opt.TraceDevices, strs: map[string]int{},
 		frames: make([]int, len(s.Frames)), stacks: make([]int, len(s.Stacks))}
 	for i := range e.frames {
 		e.frames[i] = -1
@@ -70,6 +79,9 @@ type encoder struct {
 	strs   map[string]int // memo id of each string written
 	frames []int          // memo id per FrameID, -1 if not yet written
 	stacks []int          // memo id per StackID, -1 if not yet written
+	// stream and streamDevices are EncodeOptions.Traces and TraceDevices.
+	stream        func(int, func(*TraceEntry, Stack) error) error
+	streamDevices int
 }
 
 // str writes s, or a memo reference to an earlier copy of it.
@@ -116,7 +128,12 @@ func (e *encoder) top() error {
 	}
 	items := []kv{
 		{"segments", func() error { return e.segments(s.Segments) }},
-		{"device_traces", func() error { return e.traces(s.DeviceTraces) }},
+		{"device_traces", func() error {
+			if e.stream != nil {
+				return e.streamTraces()
+			}
+			return e.traces(s.DeviceTraces)
+		}},
 	}
 	if s.AllocatorSettings != nil {
 		items = append(items, kv{"allocator_settings", func() error { return e.p.value(s.AllocatorSettings.Raw, 1) }})
@@ -213,7 +230,41 @@ func (e *encoder) traces(ts [][]TraceEntry) error {
 	})
 }
 
-func (e *encoder) entry(t *TraceEntry) error {
+// streamTraces writes device_traces from EncodeOptions.Traces, buffering
+// one batch of entries at a time as CPython's pickler does.
+func (e *encoder) streamTraces() error {
+	type pending struct {
+		e      TraceEntry
+		frames Stack
+	}
+	e.p.beginList()
+	return e.p.listItems(e.streamDevices, func(d int) error {
+		e.p.beginList()
+		batch := make([]pending, 0, batchSize)
+		flush := func() error {
+			err := e.p.listItems(len(batch), func(i int) error { return e.entryWith(&batch[i].e, batch[i].frames) })
+			batch = batch[:0]
+			return err
+		}
+		err := e.stream(d, func(t *TraceEntry, frames Stack) error {
+			batch = append(batch, pending{*t, append(Stack(nil), frames...)})
+			if len(batch) == batchSize {
+				return flush()
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return flush()
+	})
+}
+
+func (e *encoder) entry(t *TraceEntry) error { return e.entryWith(t, nil) }
+
+// entryWith writes a trace entry; frames, when not nil, replaces its Frames
+// by a fresh list of these frames.
+func (e *encoder) entryWith(t *TraceEntry, frames Stack) error {
 	items := make([]kv, 0, 10)
 	items = append(items, kv{"action", e.strv(string(t.Action))})
 	if t.Action == ActionOOM {
@@ -225,7 +276,13 @@ func (e *encoder) entry(t *TraceEntry) error {
 	if e.f != Format20 {
 		items = append(items, kv{"time_us", e.intv(t.TimeUS)})
 	}
-	if t.Frames != NoStack {
+	switch {
+	case frames != nil:
+		items = append(items, kv{"frames", func() error {
+			e.p.beginList()
+			return e.p.listItems(len(frames), func(i int) error { return e.frame(frames[i]) })
+		}})
+	case t.Frames != NoStack:
 		items = append(items, kv{"frames", e.stackv(t.Frames)})
 	}
 	if e.f == Format28 || e.f == Format210 {

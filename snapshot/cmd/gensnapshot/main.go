@@ -5,7 +5,11 @@
 // Usage:
 //
 //	gensnapshot [-scenario NAME] [-mb N] [-protocol P] [-seed S] [-truth FILE] -o FILE
+//	gensnapshot -family real|distinct (-mb N | -n ITERATIONS) [-seed S] -o FILE
 //	gensnapshot -list
+//
+// -family writes a benchmark file (gen.WriteFamily) as a stream: a 1 GB
+// file needs little memory.
 package main
 
 import (
@@ -32,6 +36,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("o", "", "output file (required)")
 	truthFile := fs.String("truth", "", "also write the truth as JSON to this file")
 	list := fs.Bool("list", false, "list the scenarios and exit")
+	family := fs.String("family", "", "write a benchmark family file instead: real (300 repeated stacks) or distinct (nearly every stack distinct)")
+	iterations := fs.Int("n", 0, "with -family: iterations (instead of -mb)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -45,6 +51,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gensnapshot: -o FILE is required")
 		fs.Usage()
 		return 2
+	}
+	if *family != "" {
+		return writeFamily(*out, gen.FamilyOptions{Family: gen.Family(*family), Iterations: *iterations,
+			TargetBytes: int64(*mb) << 20, Seed: *seed}, stdout, stderr)
 	}
 	known := false
 	for _, n := range gen.Scenarios() {
@@ -88,5 +98,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintf(stdout, "%s: %d bytes, %d steps\n", *out, truth.Bytes, truth.Steps)
+	return 0
+}
+
+// writeFamily writes a benchmark family file.
+func writeFamily(out string, opt gen.FamilyOptions, stdout, stderr io.Writer) int {
+	f, err := os.Create(out)
+	if err != nil {
+		fmt.Fprintln(stderr, "gensnapshot:", err)
+		return 1
+	}
+	info, err := gen.WriteFamily(f, opt)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "gensnapshot:", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: %d bytes, %d iterations, %d entries\n", out, info.Bytes, info.Iterations, info.Entries)
 	return 0
 }

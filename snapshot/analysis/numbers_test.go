@@ -1,0 +1,250 @@
+package analysis
+
+import (
+	"bytes"
+	"crypto/sha256"
+	hexenc "encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"oomscope/snapshot"
+	"oomscope/snapshot/gen"
+)
+
+var updateNumbers = flag.Bool("update-numbers", false, "rewrite testdata/numbers/*.json from the current analysis")
+
+// numbersCase is one input of TestSameNumbers.
+type numbersCase struct {
+	name string
+	snap func(t *testing.T) *snapshot.Snapshot // nil: skip (file absent)
+}
+
+// numbersCases lists every real, generated and fuzz-seed snapshot whose
+// numbers are pinned in testdata/numbers: the real files, every generator
+// scenario, small files of both benchmark families, the generator's
+// benchmark configuration, and the analysis fuzzer's seeds.
+func numbersCases(t *testing.T) []numbersCase {
+	var cs []numbersCase
+	decode := func(b []byte) *snapshot.Snapshot {
+		s, err := snapshot.DecodeBytes(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	reals, _ := filepath.Glob(filepath.Join(realDir, "*.pickle"))
+	for _, f := range reals {
+		cs = append(cs, numbersCase{"real_" + strings.TrimSuffix(filepath.Base(f), ".pickle"), func(t *testing.T) *snapshot.Snapshot {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return decode(b)
+		}})
+	}
+	for _, n := range gen.Scenarios() {
+		cs = append(cs, numbersCase{"gen_" + n, func(t *testing.T) *snapshot.Snapshot {
+			b, _, err := gen.Bytes(gen.Scenario(n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return decode(b)
+		}})
+	}
+	cs = append(cs, numbersCase{"gen_bench_2MB", func(t *testing.T) *snapshot.Snapshot {
+		b, _, err := gen.Bytes(gen.Options{Seed: 42, Layers: 8, TwoStreams: true, TargetBytes: 2 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return decode(b)
+	}})
+	for _, fam := range []gen.Family{gen.RealStacks, gen.DistinctStacks} {
+		cs = append(cs, numbersCase{"family_" + string(fam), func(t *testing.T) *snapshot.Snapshot {
+			var buf bytes.Buffer
+			if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: fam, Iterations: 3000}); err != nil {
+				t.Fatal(err)
+			}
+			return decode(buf.Bytes())
+		}})
+	}
+	for i, seed := range fuzzSeeds {
+		cs = append(cs, numbersCase{fmt.Sprintf("fuzz_%d", i), func(*testing.T) *snapshot.Snapshot { return fuzzSnapshot(seed) }})
+	}
+	return cs
+}
+
+// TestSameNumbers pins every number the analysis gives on the corpus of
+// numbersCases to what the first, gopickle-checked decoder and replay gave
+// (testdata/numbers, written by the code of commit "snapshot: pin every
+// number" before the engine was rewritten): the full report except the
+// explanations, the state at the peak with its segment layout, the states
+// at four more indices, a zoomed series and every allocation's live range,
+// size, site, category and rule. Bulky parts are compared by SHA-256.
+func TestSameNumbers(t *testing.T) {
+	for _, c := range numbersCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			s := c.snap(t)
+			got := numbersOf(Analyze(s, Options{TimelinePoints: DefaultTimelinePoints}))
+			b, err := json.MarshalIndent(got, "", " ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", "numbers", c.name+".json")
+			if *updateNumbers {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update-numbers to create it)", err)
+			}
+			var w numbers
+			if err := json.Unmarshal(want, &w); err != nil {
+				t.Fatal(err)
+			}
+			diffNumbers(t, w, got)
+		})
+	}
+}
+
+// numbers is what TestSameNumbers pins for one snapshot.
+type numbers struct {
+	Protocol int             `json:"protocol"`
+	Sites    int             `json:"sites"`
+	Devices  []deviceNumbers `json:"devices"`
+}
+
+type deviceNumbers struct {
+	Device    int    `json:"device"`
+	Headline  string `json:"headline"` // JSON of the report's scalar fields
+	Rules     string `json:"rules"`    // JSON of CategoryRules and CategoriesAtPeak
+	TopSites  string `json:"top_sites"`
+	Largest   string `json:"largest"`
+	Stacks    string `json:"stacks_sha256"` // the displayed stacks of TopSites and Largest
+	Frag      string `json:"fragmentation"`
+	OOMs      string `json:"ooms"`
+	Warnings  string `json:"warnings"`
+	Timeline  string `json:"timeline_sha256"`
+	SiteBands string `json:"site_series_sha256"`
+	PeakState string `json:"peak_state_sha256"`
+	States    string `json:"states_sha256"`
+	Series    string `json:"series_sha256"`
+	Allocs    string `json:"allocs_sha256"`
+	NumAllocs int    `json:"allocs"`
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func sum(v any) string {
+	h := sha256.Sum256([]byte(mustJSON(v)))
+	return hexenc.EncodeToString(h[:])
+}
+
+func numbersOf(a *Analysis) numbers {
+	r := a.Report()
+	n := numbers{Protocol: r.PickleProtocol, Sites: len(a.Sites)}
+	for i, d := range r.Devices {
+		dev := a.Devices[i]
+		entries := d.Entries
+		head := d
+		head.CategoryRules, head.TopSites, head.LargestAtPeak, head.OOMEvents = nil, nil, nil, nil
+		head.Timeline, head.SiteSeries, head.Warnings = nil, nil, nil
+		head.FragmentationAtPeak = Fragmentation{}
+		var stacks [][]string
+		top := append([]SiteBytes(nil), d.TopSites...)
+		for j := range top {
+			stacks, top[j].Stack = append(stacks, top[j].Stack), nil
+		}
+		largest := append([]AllocationView(nil), d.LargestAtPeak...)
+		for j := range largest {
+			stacks, largest[j].Stack = append(stacks, largest[j].Stack), nil
+		}
+		ooms := append([]OOMEvent(nil), d.OOMEvents...)
+		for j := range ooms {
+			stacks, ooms[j].Stack = append(stacks, ooms[j].Stack), nil
+			for k := range ooms[j].TopSites {
+				stacks, ooms[j].TopSites[k].Stack = append(stacks, ooms[j].TopSites[k].Stack), nil
+			}
+		}
+		var states []State
+		for _, k := range []int{-1, entries / 3, 2 * entries / 3, entries - 1} {
+			states = append(states, dev.StateAt(k, 24, 10))
+		}
+		type alloc struct {
+			Addr          uint64
+			Size, Block   int64
+			Start, End    int32
+			FreeRequested int32
+			Site          string
+			Origin        string
+			Category      string
+			Rule          string
+			Pending       bool
+		}
+		allocs := make([]alloc, len(dev.Allocs))
+		for k, al := range dev.Allocs {
+			allocs[k] = alloc{al.Addr, al.Size, al.BlockSize, al.Start, al.End, al.FreeRequested,
+				a.Sites[al.Site].Key, al.Origin.String(), al.Category.String(), al.Rule.ID(), al.Pending}
+		}
+		n.Devices = append(n.Devices, deviceNumbers{
+			Device:    d.Device,
+			Headline:  mustJSON(head),
+			Rules:     mustJSON([]any{d.CategoriesAtPeak, d.CategoryRules}),
+			TopSites:  mustJSON(top),
+			Largest:   mustJSON(largest),
+			Stacks:    sum(stacks),
+			Frag:      mustJSON(d.FragmentationAtPeak),
+			OOMs:      mustJSON(ooms),
+			Warnings:  mustJSON(d.Warnings),
+			Timeline:  sum(d.Timeline),
+			SiteBands: sum(d.SiteSeries),
+			PeakState: sum(dev.StateAt(d.PeakIndex, -1, 10)),
+			States:    sum(states),
+			Series:    sum(dev.Series(entries/4, 3*entries/4, 300, 8)),
+			Allocs:    sum(allocs),
+			NumAllocs: len(allocs),
+		})
+	}
+	return n
+}
+
+// diffNumbers reports each field that differs, with both values for the
+// readable ones.
+func diffNumbers(t *testing.T, want, got numbers) {
+	t.Helper()
+	if want.Protocol != got.Protocol || want.Sites != got.Sites || len(want.Devices) != len(got.Devices) {
+		t.Fatalf("protocol/sites/devices = %d/%d/%d, want %d/%d/%d", got.Protocol, got.Sites, len(got.Devices),
+			want.Protocol, want.Sites, len(want.Devices))
+	}
+	for i := range want.Devices {
+		w, g := want.Devices[i], got.Devices[i]
+		for _, f := range []struct{ name, w, g string }{
+			{"headline", w.Headline, g.Headline}, {"rules", w.Rules, g.Rules}, {"top sites", w.TopSites, g.TopSites},
+			{"largest", w.Largest, g.Largest}, {"displayed stacks", w.Stacks, g.Stacks}, {"fragmentation", w.Frag, g.Frag}, {"oom events", w.OOMs, g.OOMs},
+			{"warnings", w.Warnings, g.Warnings}, {"timeline", w.Timeline, g.Timeline},
+			{"site series", w.SiteBands, g.SiteBands}, {"peak state", w.PeakState, g.PeakState},
+			{"states", w.States, g.States}, {"series", w.Series, g.Series}, {"allocations", w.Allocs, g.Allocs},
+			{"allocation count", fmt.Sprint(w.NumAllocs), fmt.Sprint(g.NumAllocs)},
+		} {
+			if f.w != f.g {
+				t.Errorf("device %d %s differs:\n got %s\nwant %s", w.Device, f.name, f.g, f.w)
+			}
+		}
+	}
+}
