@@ -1,0 +1,197 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"oomscope/snapshot"
+	"oomscope/snapshot/gen"
+)
+
+// benchInput is one file of BenchmarkBrowserSnapshot.
+type benchInput struct {
+	name, path       string
+	entries, stacks  int
+	bytes            int64
+	peak             int64
+	peakFromAnalysis bool
+}
+
+// benchInputs generates the benchmark files under dir: both families
+// (gen.WriteFamily: repeated and distinct stacks) at each size in MiB of
+// OOMSCOPE_BENCH_MB (default 10,55,200,1024), then the real snapshots of
+// ../shared/snapshots. OOMSCOPE_BENCH_FAMILIES=real or distinct keeps one
+// family; OOMSCOPE_BENCH_FILES=a.pickle,b.pickle replaces all of it.
+func benchInputs(b *testing.B, dir string) []benchInput {
+	var ins []benchInput
+	if v := os.Getenv("OOMSCOPE_BENCH_FILES"); v != "" {
+		for _, p := range strings.Split(v, ",") {
+			ins = append(ins, benchInput{name: filepath.Base(p), path: p})
+		}
+		return ins
+	}
+	sizes := []int64{10, 55, 200, 1024}
+	if v := os.Getenv("OOMSCOPE_BENCH_MB"); v != "" {
+		sizes = nil
+		for _, f := range strings.Split(v, ",") {
+			mb, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+			if err != nil || mb <= 0 {
+				b.Fatalf("OOMSCOPE_BENCH_MB=%q: want sizes in MiB such as 10,55,200,1024", v)
+			}
+			sizes = append(sizes, mb)
+		}
+	}
+	fams := []gen.Family{gen.RealStacks, gen.DistinctStacks}
+	if v := os.Getenv("OOMSCOPE_BENCH_FAMILIES"); v != "" {
+		fams = []gen.Family{gen.Family(v)}
+	}
+	for _, mb := range sizes {
+		for _, fam := range fams {
+			name := fmt.Sprintf("%s-%dMiB", fam, mb)
+			path := filepath.Join(dir, name+".pickle")
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			info, err := gen.WriteFamily(f, gen.FamilyOptions{Family: fam, TargetBytes: mb << 20})
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			ins = append(ins, benchInput{name: name, path: path, entries: info.Entries, bytes: info.Bytes})
+		}
+	}
+	reals, _ := filepath.Glob(filepath.Join("..", "..", "shared", "snapshots", "*.pickle"))
+	for _, p := range reals {
+		ins = append(ins, benchInput{name: strings.TrimSuffix(filepath.Base(p), ".pickle"), path: p})
+	}
+	return ins
+}
+
+// describe decodes a benchmark file natively for its entries, distinct
+// stacks and the peak the page must show.
+func (in *benchInput) describe(b *testing.B) {
+	f, err := os.Open(in.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		b.Fatal(err)
+	}
+	in.bytes = st.Size()
+	s, err := snapshot.DecodeReader(f, st.Size(), snapshot.DecodeOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in.entries = 0
+	for _, tr := range s.DeviceTraces {
+		in.entries += len(tr)
+	}
+	in.stacks = len(s.Stacks)
+}
+
+// BenchmarkBrowserSnapshot hands each benchmark file (benchInputs) to the
+// snapshot page in Chromium and prints, per file: its entries and distinct
+// stacks, drop → summary (the headline cards drawn), drop → timeline (the
+// chart drawn), the worker's WebAssembly memory at the end (its high-water
+// mark: linear memory never shrinks) and its Go heap in use at the end, and
+// the longest main-thread task (PerformanceObserver "longtask": only tasks
+// over 50 ms are reported, so 0 means none). make bench-browser runs it.
+func BenchmarkBrowserSnapshot(b *testing.B) {
+	dir := os.Getenv("OOMSCOPE_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	s := serveSite(b, distDir(b), "", "no-store")
+	type row struct {
+		in                        benchInput
+		summary, timeline, long   float64
+		wasmBytes, heapBytes, gap float64
+		err                       string
+	}
+	var rows []row
+	for _, in := range benchInputs(b, dir) {
+		in.describe(b)
+		b.Run(in.name, func(b *testing.B) {
+			for b.Loop() {
+				tb := newTab(b, s)
+				tb.open("/snapshot")
+				evalJS[bool](tb, `(() => {
+					window.__gap = {max: 0, last: performance.now(), on: true, long: 0};
+					new PerformanceObserver((l) => { for (const e of l.getEntries()) { window.__gap.long = Math.max(window.__gap.long, e.duration); } }).observe({type: "longtask"});
+					const f = () => { const now = performance.now(); if (window.__gap.on) { window.__gap.max = Math.max(window.__gap.max, now - window.__gap.last); } window.__gap.last = now; requestAnimationFrame(f); };
+					requestAnimationFrame(f);
+					window.__t0 = performance.now();
+					return true; })()`)
+				tb.uploadFile("#snap-file", in.path)
+				if !waitSnapshot(tb, 10*time.Minute) {
+					// Reported in the table (the page failed), not fatal:
+					// the other files still run.
+					rows = append(rows, row{in: in, err: tb.text("#snap-error")})
+					b.Errorf("%s: %s", in.name, rows[len(rows)-1].err)
+					continue
+				}
+				m := evalJS[map[string]float64](tb, `(() => { window.__gap.on = false; const at = (k) => +document.body.getAttribute(k) || 0;
+					return {summary: at("data-snapshot-summary"), timeline: at("data-snapshot-timeline") || at("data-snapshot-ready"), t0: window.__t0,
+					gap: window.__gap.max, long: window.__gap.long}; })()`)
+				r := row{in: in, summary: m["summary"] - m["t0"], timeline: m["timeline"] - m["t0"], long: m["long"], gap: m["gap"]}
+				r.wasmBytes, r.heapBytes = workerMemory(b, tb)
+				b.ReportMetric(r.summary, "ms/drop-to-summary")
+				b.ReportMetric(r.timeline, "ms/drop-to-timeline")
+				b.ReportMetric(r.long, "ms/longest-task")
+				rows = append(rows, r)
+				tb.assertClean()
+			}
+		})
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "\n%-34s %8s %9s %8s %14s %14s %12s %12s %12s %10s\n", "file", "MB", "entries", "stacks", "drop→summary",
+		"drop→timeline", "wasm peak", "heap at end", "longest task", "frame gap")
+	for _, r := range rows {
+		if r.err != "" {
+			fmt.Fprintf(&out, "%-34s %8.1f %9d %8d failed: %s\n", r.in.name, float64(r.in.bytes)/1e6, r.in.entries, r.in.stacks, r.err)
+			continue
+		}
+		fmt.Fprintf(&out, "%-34s %8.1f %9d %8d %11.0f ms %11.0f ms %9.0f MB %9.0f MB %9.0f ms %7.0f ms\n", r.in.name,
+			float64(r.in.bytes)/1e6, r.in.entries, r.in.stacks, r.summary, r.timeline, r.wasmBytes/1e6, r.heapBytes/1e6, r.long, r.gap)
+	}
+	fmt.Fprintf(&out, "(wasm peak: the worker's linear memory, which only grows; heap at end: Go heap in use after the analysis, -1 if the worker does not say; longest task: main-thread tasks over 50 ms, 0 if none)\n")
+	fmt.Print(out.String())
+}
+
+// workerMemory reads the analysis worker's WebAssembly memory size and, if
+// the worker publishes it (self.__oomscopeMem), its Go heap in use.
+func workerMemory(b *testing.B, tb *tab) (wasm, heap float64) {
+	targets, err := chromedp.Targets(tb.ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := chromedp.FromContext(tb.ctx)
+	for _, ti := range targets {
+		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID {
+			continue
+		}
+		wctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID))
+		defer cancel()
+		v, err := chromedp.Run(wctx, chromedp.Evaluate[map[string]float64](`({wasm: go._inst.exports.mem.buffer.byteLength, heap: self.__oomscopeMem ? self.__oomscopeMem.heapInUse : -1})`))
+		if err != nil {
+			b.Fatalf("reading the worker's memory: %v", err)
+		}
+		return v["wasm"], v["heap"]
+	}
+	b.Fatal("no worker target")
+	return 0, 0
+}
