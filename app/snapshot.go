@@ -1,7 +1,6 @@
 package app
 
 import (
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"oomscope/bytesize"
 	"oomscope/snapshot/analysis"
 	"oomscope/snapshot/chart"
+	"oomscope/snapshot/load"
 )
 
 // snapPhase is where the page is in reading a file.
@@ -24,13 +24,6 @@ const (
 	snapDone
 	snapFailed
 )
-
-// snapResult is the worker's answer to "analyze" (wasm/snapworker).
-type snapResult struct {
-	analysis.Report
-	DecodeMS  int64 `json:"decode_ms"`
-	AnalyseMS int64 `json:"analyse_ms"`
-}
 
 // SnapshotPage is the /snapshot page: drop a snapshot.pickle written by
 // torch.cuda.memory._dump_snapshot() and see its peak, timeline, culprits,
@@ -46,8 +39,10 @@ type SnapshotPage struct {
 	errMsg   string
 	dragOver bool
 
-	res *snapResult
-	dev int // index into res.Devices
+	// summary is each device's headline, known before the result.
+	summary []analysis.Headline
+	res     *load.Result
+	dev     int // index into res.Devices
 	// unit is how sizes are shown, GiB or GB (units.go).
 	unit bytesize.Unit
 	// cmp is the comparison of this file (before) with a second one
@@ -192,15 +187,20 @@ func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
 	}
 	p.phase = snapReading
 	go warmUp()
-	w := p.ensureWorker(ctx)
-	// The File itself goes to the worker, which reads it in chunks: the
+	p.ensureWorker(ctx)
+	// The File itself goes to the worker, which reads it in slices: the
 	// bytes never cross the main thread.
+	p.postRequest(load.Request{Type: load.RequestAnalyze, ID: id, Name: p.fileName}, file)
+}
+
+// postRequest sends a request (load's contract), with a File when not nil.
+func (p *SnapshotPage) postRequest(r load.Request, file app.Value) {
 	msg := app.Window().Get("Object").New()
-	msg.Set("type", "analyze")
-	msg.Set("id", id)
-	msg.Set("name", p.fileName)
-	msg.Set("file", file)
-	w.Call("postMessage", msg)
+	msg.Set("json", load.EncodeRequest(r))
+	if file != nil {
+		msg.Set("file", file)
+	}
+	p.worker.Call("postMessage", msg)
 }
 
 // warmUp runs the result's decoding once on a small sample while the
@@ -208,101 +208,33 @@ func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
 // call, and doing that now keeps it out of the frame that shows the result.
 func warmUp() {
 	time.Sleep(30 * time.Millisecond)
-	sample := snapResult{Report: analysis.Report{Devices: []analysis.DeviceReport{{
+	sample := load.Response{Type: load.ResponseResult, Result: &load.Result{Report: &analysis.Report{Devices: []analysis.DeviceReport{{
 		Actions:   map[string]int{"alloc": 1},
 		TopSites:  []analysis.SiteBytes{{Site: analysis.Site{Label: "x.py:1 f"}, Stack: []string{"x.py:1 f"}}},
-		OOMEvents: []analysis.OOMEvent{{}}, CategoryRules: []analysis.RuleBytes{{}},
-		SiteSeries: &analysis.SiteSeries{Sites: []string{"x"}, SiteIndex: []int32{0}}, Warnings: []string{"w"},
-	}}, Explain: map[string]string{"a": "b"}}}
-	b, err := json.Marshal(sample)
-	if err != nil {
-		return
-	}
-	var back snapResult
-	if json.Unmarshal(b, &back) == nil {
-		analysis.UnpackSeries(analysis.PackSeries([]analysis.Point{{}}, back.Devices[0].SiteSeries))
+		OOMEvents: []analysis.OOMEvent{{}}, CategoryRules: []analysis.RuleBytes{{}}, Timeline: []analysis.Point{{}},
+		SiteSeries: &analysis.SiteSeries{Sites: []string{"x"}, SiteIndex: []int32{0}, Values: [][]int64{{0}}}, Warnings: []string{"w"},
+	}}, Explain: map[string]string{"a": "b"}}}}
+	if js, bufs, err := load.EncodeResponse(sample); err == nil {
+		load.DecodeResponse(js, bufs)
 	}
 }
 
 // reset forgets the previous file.
 func (p *SnapshotPage) reset() {
-	p.errMsg, p.res, p.state, p.stateErr, p.zoom = "", nil, nil, "", nil
+	p.errMsg, p.res, p.summary, p.state, p.stateErr, p.zoom = "", nil, nil, nil, "", nil
 	p.chart, p.markdown, p.copyNote, p.cmp = nil, "", "", snapCompare{}
 	p.progress, p.dev, p.hover, p.dragging = 0, 0, -1, false
 	MarkBody("data-snapshot-ready", "")
 	MarkBody("data-snapshot-summary", "")
+	MarkBody("data-snapshot-timeline", "")
 	MarkBody("data-snapshot-error", "")
 }
 
-// workerMsg is a message from the worker, read out of its JS object.
+// workerMsg is a message from the worker (load.Response), decoded out of
+// its JS object, or why it could not be.
 type workerMsg struct {
-	typ, stage, json, message string
-	id                        int
-	done, total               float64
-	// series holds the packed timelines (analysis.PackSeries), one per
-	// device for a result, one for a zoom.
-	series [][]byte
-
-	// Filled by decode.
-	result     *snapResult
-	comparison *snapComparison
-	state      *analysis.State
-	zoom       *analysis.Series
-	err        error
-}
-
-// decode parses the message's JSON and packed series. It runs outside the
-// UI goroutine's frame: parsing and rendering then take two tasks, and the
-// browser can draw between them.
-func (m *workerMsg) decode() {
-	switch m.typ {
-	case "result":
-		var r snapResult
-		if m.err = json.Unmarshal([]byte(m.json), &r); m.err != nil {
-			return
-		}
-		for i := range r.Devices {
-			if i >= len(m.series) {
-				break
-			}
-			pts, rows, err := analysis.UnpackSeries(m.series[i])
-			if err != nil {
-				m.err = err
-				return
-			}
-			r.Devices[i].Timeline = pts
-			if r.Devices[i].SiteSeries != nil {
-				r.Devices[i].SiteSeries.Values = rows
-			}
-		}
-		m.result = &r
-	case "compare":
-		var c snapComparison
-		if m.err = json.Unmarshal([]byte(m.json), &c); m.err == nil {
-			m.comparison = &c
-		}
-	case "state":
-		var st analysis.State
-		if m.err = json.Unmarshal([]byte(m.json), &st); m.err == nil {
-			m.state = &st
-		}
-	case "series":
-		var z analysis.Series
-		if m.err = json.Unmarshal([]byte(m.json), &z); m.err != nil {
-			return
-		}
-		if len(m.series) != 1 || z.Sites == nil {
-			m.err = fmt.Errorf("no packed series")
-			return
-		}
-		pts, rows, err := analysis.UnpackSeries(m.series[0])
-		if err != nil {
-			m.err = err
-			return
-		}
-		z.Points, z.Sites.Values = pts, rows
-		m.zoom = &z
-	}
+	load.Response
+	err error
 }
 
 // jsBuffers copies an array of ArrayBuffers into Go.
@@ -349,20 +281,22 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		if len(args) == 0 {
 			return nil
 		}
-		var m workerMsg
 		if args[0].Get("type").String() == "error" && args[0].Get("data").Type() != app.TypeObject {
 			// The worker script itself failed to load.
-			m = workerMsg{typ: "error", message: "the analysis worker could not start: " + jsString(args[0], "message")}
-		} else {
-			d := args[0].Get("data")
-			m = workerMsg{typ: jsString(d, "type"), stage: jsString(d, "stage"), json: jsString(d, "json"),
-				message: jsString(d, "message"), id: int(jsNumber(d, "id")), done: jsNumber(d, "done"), total: jsNumber(d, "total"),
-				series: jsBuffers(d.Get("series"))}
+			m := workerMsg{Response: load.Response{Type: load.ResponseError, Error: "the analysis worker could not start: " + jsString(args[0], "message")}}
+			ctx.Dispatch(func(ctx app.Context) { p.onWorker(ctx, m) })
+			return nil
 		}
+		d := args[0].Get("data")
+		js, bufs := jsString(d, "json"), jsBuffers(d.Get("buffers"))
 		go func() {
-			m.decode()
-			if m.json != "" {
-				time.Sleep(time.Millisecond) // a frame may be drawn between parsing and rendering
+			// Parsing runs outside the UI goroutine's frame: parsing and
+			// rendering then take two tasks, and the browser can draw
+			// between them.
+			r, err := load.DecodeResponse(js, bufs)
+			m := workerMsg{Response: r, err: err}
+			if len(js) > 4096 {
+				time.Sleep(time.Millisecond)
 			}
 			ctx.Dispatch(func(ctx app.Context) { p.onWorker(ctx, m) })
 		}()
@@ -376,31 +310,29 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 
 // onWorker applies a worker message; stale answers are ignored.
 func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
+	if m.err != nil {
+		m.Response = load.Response{Type: load.ResponseError, ID: m.ID, Error: "its answer could not be read: " + m.err.Error()}
+	}
 	if p.onCompareMsg(ctx, m) {
 		return
 	}
-	switch m.typ {
-	case "progress":
-		if m.id != p.fileReq {
+	switch m.Type {
+	case load.ResponseProgress:
+		if m.ID != p.fileReq || m.Progress == nil {
 			return
 		}
-		switch {
-		case m.stage == "analyse":
-			p.phase, p.progress = snapAnalysing, 1
-		case m.total > 0 && m.stage == "read":
-			p.phase, p.progress = snapReading, m.done/m.total
-		case m.total > 0:
-			p.phase, p.progress = snapDecoding, m.done/m.total
-		}
-	case "result":
-		if m.id != p.fileReq {
+		p.phase, p.progress = progressOf(m.Progress)
+	case load.ResponseSummary:
+		if m.ID != p.fileReq {
 			return
 		}
-		if m.err != nil {
-			p.fail(ctx, "The analysis result could not be read: "+m.err.Error())
+		p.summary = m.Summary
+		markAfterRender(ctx, "data-snapshot-summary", now())
+	case load.ResponseResult:
+		if m.ID != p.fileReq || m.Result == nil {
 			return
 		}
-		r := m.result
+		r := m.Result
 		p.res, p.phase = r, snapDone
 		p.dev = 0
 		for i, d := range r.Devices {
@@ -409,46 +341,53 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 			}
 		}
 		p.selectDevice(ctx, p.dev)
-	case "state":
-		if m.id != p.stReq {
+	case load.ResponseState:
+		if m.ID != p.stReq || m.State == nil {
 			return
 		}
-		if m.err != nil {
-			p.stateErr = "the allocator state could not be read: " + m.err.Error()
+		p.state, p.stateErr = m.State, ""
+		markAfterRender(ctx, "data-snapshot-state", strconv.Itoa(m.State.Index))
+	case load.ResponseSeries:
+		if m.ID != p.serReq || m.Series == nil {
 			return
 		}
-		p.state, p.stateErr = m.state, ""
-		markAfterRender(ctx, "data-snapshot-state", strconv.Itoa(m.state.Index))
-	case "series":
-		if m.id != p.serReq {
-			return
-		}
-		if m.err != nil {
-			p.stateErr = "the zoomed timeline could not be read: " + m.err.Error()
-			return
-		}
-		p.zoom = m.zoom
-		p.chart = p.newChart(m.zoom.Points, m.zoom.Sites)
-	case "error":
-		if m.id == 0 {
+		p.zoom = m.Series
+		p.chart = p.newChart(m.Series.Points, m.Series.Sites)
+	case load.ResponseError:
+		if m.ID == 0 {
 			// The worker itself failed or stopped (out of memory, say).
 			p.stopWorker()
 			p.cmp = snapCompare{}
 		}
+		msg := m.Error
+		if m.Internal {
+			msg = "internal error, please file an issue: " + msg
+		}
 		switch {
-		case m.id == p.fileReq || m.id == 0:
-			msg := fmt.Sprintf("Could not analyse %s: %s", p.fileName, m.message)
-			if m.id == 0 && p.fileSize > 512<<20 {
+		case m.ID == p.fileReq || m.ID == 0:
+			msg := fmt.Sprintf("Could not analyse %s: %s", p.fileName, msg)
+			if m.ID == 0 && p.fileSize > 512<<20 {
 				// WebAssembly has at most 4 GiB of memory, which a file of
 				// this size and its decoded form can exhaust.
 				msg += fmt.Sprintf(". A %s file may need more memory than a browser tab gets: run "+
 					"`oomscope snapshot %s` on the command line, or record fewer entries (max_entries).", bytesize.Format(p.fileSize, p.unit), p.fileName)
 			}
 			p.fail(ctx, msg)
-		case m.id == p.stReq || m.id == p.serReq:
-			p.stateErr = m.message
+		case m.ID == p.stReq || m.ID == p.serReq:
+			p.stateErr = msg
 		}
 	}
+}
+
+// progressOf turns a progress message into the page's phase and fraction.
+func progressOf(pr *load.Progress) (snapPhase, float64) {
+	if pr.Stage != load.StageDecode {
+		return snapAnalysing, 1
+	}
+	if pr.Total <= 0 {
+		return snapDecoding, 0
+	}
+	return snapDecoding, float64(pr.Done) / float64(pr.Total)
 }
 
 // device returns the report of the device shown.
@@ -466,7 +405,11 @@ func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
 	if p.device() == nil {
 		return
 	}
-	ctx.Defer(func(app.Context) { MarkBody("data-snapshot-summary", now()) })
+	if p.summary == nil {
+		// No summary came before the result (an older worker): the cards
+		// are the summary.
+		ctx.Defer(func(app.Context) { MarkBody("data-snapshot-summary", now()) })
+	}
 	p.revealMore(ctx, p.fileReq, i)
 }
 
@@ -486,6 +429,7 @@ func (p *SnapshotPage) revealMore(ctx app.Context, file, dev int) {
 		switch p.reveal {
 		case 2:
 			p.chart = p.newChart(d.Timeline, d.SiteSeries)
+			ctx.Defer(func(app.Context) { MarkBody("data-snapshot-timeline", now()) })
 		case revealStages:
 			p.requestState(ctx, d.PeakIndex)
 			ctx.Defer(func(app.Context) { MarkBody("data-snapshot-ready", now()) })
@@ -495,29 +439,24 @@ func (p *SnapshotPage) revealMore(ctx app.Context, file, dev int) {
 	})
 }
 
-// post sends a query to the worker and returns its id.
-func (p *SnapshotPage) post(ctx app.Context, typ string, fields map[string]any) int {
+// post sends a query about the device shown to the worker and returns its
+// id.
+func (p *SnapshotPage) post(ctx app.Context, r load.Request) int {
 	defer p.guard(ctx, "Asking the analysis worker")
 	d := p.device()
 	if d == nil || p.worker == nil {
 		return -1
 	}
 	p.nextID++
-	msg := app.Window().Get("Object").New()
-	msg.Set("type", typ)
-	msg.Set("id", p.nextID)
-	msg.Set("device", d.Device)
-	for k, v := range fields {
-		msg.Set(k, v)
-	}
-	p.worker.Call("postMessage", msg)
+	r.ID, r.Device = p.nextID, d.Device
+	p.postRequest(r, nil)
 	return p.nextID
 }
 
 // requestState asks the worker for the allocator state after entry i.
 func (p *SnapshotPage) requestState(ctx app.Context, i int) {
 	p.stateIndex = i
-	p.stReq = p.post(ctx, "state", map[string]any{"index": i})
+	p.stReq = p.post(ctx, load.Request{Type: load.RequestState, Index: i})
 }
 
 // requestZoom asks the worker for the timeline between two entries.
@@ -525,7 +464,7 @@ func (p *SnapshotPage) requestZoom(ctx app.Context, from, to int) {
 	if to-from < 2 {
 		return
 	}
-	p.serReq = p.post(ctx, "series", map[string]any{"from": from, "to": to, "points": 900})
+	p.serReq = p.post(ctx, load.Request{Type: load.RequestSeries, From: from, To: to, Points: load.TimelinePoints})
 }
 
 func (p *SnapshotPage) onDevice(ctx app.Context, e app.Event) {
@@ -572,6 +511,7 @@ func (p *SnapshotPage) Render() app.UI {
 			"analysed on this page, in a Web Worker. Nothing is uploaded, and the page works offline."),
 		p.renderDrop(),
 		p.renderStatus(),
+		app.If(p.res == nil && len(p.summary) > 0, func() app.UI { return p.renderSummary() }),
 		app.If(p.res != nil, func() app.UI { return p.renderResults() }),
 	)
 }

@@ -8,21 +8,8 @@ import (
 
 	"oomscope/bytesize"
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/load"
 )
-
-// snapCompareSites is how many allocation sites a comparison lists: the
-// biggest growths and the biggest shrinks (analysis.Compare's maxSites).
-const snapCompareSites = 16
-
-// snapComparison is the worker's answer to "compare" (wasm/snapworker):
-// what changed from the file shown (before) to a second file (after).
-type snapComparison struct {
-	analysis.Comparison
-	// MaxSites is the site limit the comparison was made with.
-	MaxSites  int   `json:"max_sites"`
-	DecodeMS  int64 `json:"decode_ms"`
-	AnalyseMS int64 `json:"analyse_ms"`
-}
 
 // snapCompare is the state of the comparison with a second file.
 type snapCompare struct {
@@ -33,7 +20,7 @@ type snapCompare struct {
 	err      string
 	req      int // id of the compare request in flight (0: none)
 	dragOver bool
-	res      *snapComparison
+	res      *load.Comparison
 }
 
 // busy reports whether the worker is reading the second file.
@@ -99,42 +86,34 @@ func (p *SnapshotPage) compareWith(ctx app.Context, file app.Value) {
 		p.compareFailed(fmt.Sprintf("%s is empty (0 bytes).", p.cmp.name))
 		return
 	}
-	msg := app.Window().Get("Object").New()
-	msg.Set("type", "compare")
-	msg.Set("id", p.cmp.req)
-	msg.Set("name", p.cmp.name)
-	msg.Set("file", file)
-	msg.Set("sites", snapCompareSites)
-	p.worker.Call("postMessage", msg)
+	p.postRequest(load.Request{Type: load.RequestCompare, ID: p.cmp.req, Name: p.cmp.name}, file)
 }
 
 // onCompareMsg applies a worker message about the comparison and reports
 // whether it was one.
 func (p *SnapshotPage) onCompareMsg(ctx app.Context, m workerMsg) bool {
-	if p.cmp.req == 0 || m.id != p.cmp.req {
+	if p.cmp.req == 0 || m.ID != p.cmp.req {
 		return false
 	}
-	switch m.typ {
-	case "progress":
-		switch {
-		case m.stage == "analyse":
-			p.cmp.phase, p.cmp.progress = snapAnalysing, 1
-		case m.total > 0:
-			p.cmp.phase, p.cmp.progress = snapDecoding, m.done/m.total
+	switch m.Type {
+	case load.ResponseProgress:
+		if m.Progress != nil {
+			p.cmp.phase, p.cmp.progress = progressOf(m.Progress)
 		}
-	case "compare":
-		if m.err != nil || m.comparison == nil {
-			p.compareFailed("The comparison could not be read: " + fmt.Sprint(m.err))
+	case load.ResponseSummary:
+	case load.ResponseCompare:
+		if m.Comparison == nil {
+			p.compareFailed("The comparison could not be read.")
 			return true
 		}
-		p.cmp.phase, p.cmp.res = snapDone, m.comparison
+		p.cmp.phase, p.cmp.res = snapDone, m.Comparison
 		if p.markdown != "" {
 			p.markdown = p.markdownReport()
 		}
 		req := p.cmp.req
 		ctx.Defer(func(app.Context) { MarkBody("data-snapshot-compare", strconv.Itoa(req)) })
-	case "error":
-		p.compareFailed(fmt.Sprintf("Could not compare with %s: %s", p.cmp.name, m.message))
+	case load.ResponseError:
+		p.compareFailed(fmt.Sprintf("Could not compare with %s: %s", p.cmp.name, m.Error))
 	default:
 		return false
 	}
@@ -144,7 +123,7 @@ func (p *SnapshotPage) onCompareMsg(ctx app.Context, m workerMsg) bool {
 // markdownReport is the report to copy: the file's analysis and, once
 // there is one, the comparison with the second file.
 func (p *SnapshotPage) markdownReport() string {
-	md := analysis.Markdown(&p.res.Report)
+	md := analysis.Markdown(p.res.Report)
 	if c := p.cmp.res; c != nil {
 		md += fmt.Sprintf("\n# Comparison: %s (before) → %s (after)\n\n", p.fileName, p.cmp.name) +
 			analysis.MarkdownComparison(c.Comparison)
@@ -191,7 +170,7 @@ func (p *SnapshotPage) renderCompare() app.UI {
 
 // renderComparison shows the headline, category and site changes of each
 // pair of devices.
-func (p *SnapshotPage) renderComparison(c *snapComparison) app.UI {
+func (p *SnapshotPage) renderComparison(c *load.Comparison) app.UI {
 	if len(c.Devices) == 0 {
 		return app.P().ID("snap-cmp-none").Class("muted").Text("The two snapshots have no device in common: " + c.Rule + ".")
 	}

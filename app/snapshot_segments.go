@@ -49,7 +49,7 @@ func (p *SnapshotPage) renderState(d *analysis.DeviceReport) app.UI {
 	f := st.Fragmentation
 	what := "at the peak"
 	if st.Index != d.PeakIndex {
-		what = whenText(d, st.Index, st.TimeUS)
+		what = whenText(d.Entries, d.FirstTimeUS, st.Index, st.TimeUS)
 		if st.Action != "" {
 			what += " (" + st.Action + ")"
 		}

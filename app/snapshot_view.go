@@ -13,16 +13,38 @@ import (
 	"oomscope/snapshot/chart"
 )
 
-// whenText says when a trace index happened.
-func whenText(d *analysis.DeviceReport, idx int, t int64) string {
+// whenText says when trace index idx (at time t) of a device with the
+// given entries and first time happened.
+func whenText(entries int, first int64, idx int, t int64) string {
 	if idx < 0 {
 		return "before the first trace entry: already live when recording started"
 	}
-	s := fmt.Sprintf("after entry %s of %s", bytesize.Commas(int64(idx)), bytesize.Commas(int64(d.Entries)))
-	if t > 0 && d.FirstTimeUS > 0 {
-		s += fmt.Sprintf(", %.3f s into the trace", float64(t-d.FirstTimeUS)/1e6)
+	s := fmt.Sprintf("after entry %s of %s", bytesize.Commas(int64(idx)), bytesize.Commas(int64(entries)))
+	if t > 0 && first > 0 {
+		s += fmt.Sprintf(", %.3f s into the trace", float64(t-first)/1e6)
 	}
 	return s
+}
+
+// renderSummary shows the busiest device's peaks as soon as the worker
+// knows them, before the rest of the result.
+func (p *SnapshotPage) renderSummary() app.UI {
+	h := p.summary[0]
+	for _, x := range p.summary {
+		if x.Entries > h.Entries {
+			h = x
+		}
+	}
+	return app.Div().Class("cards snap-cards").ID("snap-summary").Body(
+		app.Div().DataSet("bytes", strconv.FormatInt(h.PeakAllocatedBytes, 10)).DataSet("index", h.PeakIndex).
+			DataSet("device", h.Device).ID("snap-peak-wrap").Body(
+			card("snap-peak", "Peak allocated", bytesize.Format(h.PeakAllocatedBytes, p.unit),
+				fmt.Sprintf("%s B, %s", bytesize.Commas(h.PeakAllocatedBytes), whenText(h.Entries, h.FirstTimeUS, h.PeakIndex, h.PeakTimeUS)), "")),
+		card("snap-reserved", "Peak reserved", bytesize.Format(h.PeakReservedBytes, p.unit),
+			fmt.Sprintf("%s B, %s", bytesize.Commas(h.PeakReservedBytes), whenText(h.Entries, h.FirstTimeUS, h.PeakReservedIndex, 0)),
+			fmt.Sprintf("at the end: %s reserved, %s allocated", bytesize.Format(h.FinalReservedBytes, p.unit), bytesize.Format(h.FinalAllocatedBytes, p.unit))),
+		app.P().Class("muted").Text("Finding the allocation sites, categories and timeline…"),
+	)
 }
 
 // renderResults shows everything known about the file.
@@ -102,13 +124,13 @@ func (p *SnapshotPage) renderCards(d *analysis.DeviceReport) app.UI {
 		oom = fmt.Sprintf("%d: the first asked for %s with %s free", n, bytesize.Format(d.OOMEvents[0].RequestedBytes, p.unit), bytesize.Format(d.OOMEvents[0].DeviceFreeBytes, p.unit))
 	}
 	peak := card("snap-peak", "Peak allocated", bytesize.Format(d.PeakAllocatedBytes, p.unit),
-		fmt.Sprintf("%s B, %s", bytesize.Commas(d.PeakAllocatedBytes), whenText(d, d.PeakIndex, d.PeakTimeUS)),
+		fmt.Sprintf("%s B, %s", bytesize.Commas(d.PeakAllocatedBytes), whenText(d.Entries, d.FirstTimeUS, d.PeakIndex, d.PeakTimeUS)),
 		fmt.Sprintf("includes %s already live before recording started", bytesize.Format(d.InitialAllocatedBytes, p.unit)))
 	return app.Div().Class("cards snap-cards").Body(
 		app.Div().DataSet("bytes", strconv.FormatInt(d.PeakAllocatedBytes, 10)).DataSet("index", d.PeakIndex).
 			DataSet("device", d.Device).ID("snap-peak-wrap").Body(peak),
 		card("snap-reserved", "Peak reserved", bytesize.Format(d.PeakReservedBytes, p.unit),
-			fmt.Sprintf("%s B, %s", bytesize.Commas(d.PeakReservedBytes), whenText(d, d.PeakReservedIndex, 0)),
+			fmt.Sprintf("%s B, %s", bytesize.Commas(d.PeakReservedBytes), whenText(d.Entries, d.FirstTimeUS, d.PeakReservedIndex, 0)),
 			fmt.Sprintf("at the end: %s reserved, %s allocated", bytesize.Format(d.FinalReservedBytes, p.unit), bytesize.Format(d.FinalAllocatedBytes, p.unit))),
 		culprit,
 		card("snap-free", "Free inside reserved at the peak", bytesize.Format(f.FreeBytes, p.unit),

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"oomscope/snapshot"
+	"oomscope/snapshot/analysis"
 	"oomscope/snapshot/gen"
 )
 
@@ -92,15 +93,15 @@ func (in *benchInput) describe(b *testing.B) {
 		b.Fatal(err)
 	}
 	in.bytes = st.Size()
-	s, err := snapshot.DecodeReader(f, st.Size(), snapshot.DecodeOptions{})
+	s, err := snapshot.Decode(f, st.Size(), &snapshot.Options{Summarize: analysis.Summarizer(), Source: f})
 	if err != nil {
 		b.Fatal(err)
 	}
 	in.entries = 0
 	for _, tr := range s.DeviceTraces {
-		in.entries += len(tr)
+		in.entries += tr.Len()
 	}
-	in.stacks = len(s.Stacks)
+	in.stacks = s.Stacks.Len()
 }
 
 // BenchmarkBrowserSnapshot hands each benchmark file (benchInputs) to the

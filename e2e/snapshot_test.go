@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"oomscope/bytesize"
-	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
 	"oomscope/snapshot/gen"
+	"oomscope/snapshot/load"
 )
 
 // realSnapshotPath returns a real snapshot from ../shared/snapshots.
@@ -27,19 +27,16 @@ func realSnapshotPath(t testing.TB, name string) string {
 	return p
 }
 
-// expectedReport analyses a file the way the page's worker does.
+// expectedReport analyses a file the way the page's worker does (package
+// load, with the page's options).
 func expectedReport(t testing.TB, path string) (*analysis.Analysis, analysis.DeviceReport) {
 	t.Helper()
-	b, err := os.ReadFile(path)
+	f, closer, err := load.OpenFile(path, nil, load.Options{Analysis: analysis.Options{TimelinePoints: load.TimelinePoints}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := snapshot.DecodeBytes(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := analysis.Analyze(s, analysis.Options{})
-	r := a.Report()
+	t.Cleanup(func() { closer.Close() })
+	a, r := f.Analysis, f.Report
 	best := 0
 	for i, d := range r.Devices {
 		if d.Entries > r.Devices[best].Entries {

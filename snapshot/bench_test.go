@@ -59,7 +59,7 @@ func BenchmarkDecodeFast(b *testing.B) {
 			var s *snapshot.Snapshot
 			for range b.N {
 				var err error
-				if s, err = snapshot.DecodeBytes(data); err != nil {
+				if s, err = snapshot.DecodeBytes(data, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -106,7 +106,7 @@ func BenchmarkSpeedup(b *testing.B) {
 	var fast, slow time.Duration
 	for range b.N {
 		t0 := time.Now()
-		if _, err := snapshot.DecodeBytes(data); err != nil {
+		if _, err := snapshot.DecodeBytes(data, nil); err != nil {
 			b.Fatal(err)
 		}
 		t1 := time.Now()
@@ -131,7 +131,7 @@ func BenchmarkDecodeStream(b *testing.B) {
 	runtime.ReadMemStats(&before)
 	b.ResetTimer()
 	for range b.N {
-		if _, err := snapshot.DecodeReader(bytes.NewReader(data), int64(len(data)), snapshot.DecodeOptions{}); err != nil {
+		if _, err := snapshot.Decode(bytes.NewReader(data), int64(len(data)), nil); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -149,7 +149,7 @@ func BenchmarkDecodeReal(b *testing.B) {
 	b.Run("fast", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for range b.N {
-			if _, err := snapshot.DecodeBytes(data); err != nil {
+			if _, err := snapshot.DecodeBytes(data, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -15,7 +15,7 @@ func (v *vm) value(x val, depth int) (Value, error) {
 	if depth > 1000 {
 		return nil, &DecodeError{Offset: -1, Kind: ErrCorrupt, Msg: "values nested deeper than 1000 (or a self-referencing container)"}
 	}
-	if err := v.spend(1); err != nil {
+	if err := v.budget.charge(32, v); err != nil {
 		return nil, err
 	}
 	switch x.k {
@@ -107,8 +107,8 @@ func frameValue(f Frame) Dict {
 func typedValue(v *vm, o obj) Value {
 	switch o.kind {
 	case oEntry:
-		e := v.entries[o.idx]
-		return Dict{{"action", string(e.Action)}, {"addr", int64(e.Addr)}, {"size", e.Size}, {"stream", int64(e.Stream)}}
+		t := Trace{e: v.rows, start: int(o.idx), n: 1}
+		return Dict{{"action", string(t.Action(0))}, {"addr", int64(t.Addr(0))}, {"size", t.Size(0)}, {"stream", int64(t.Stream(0))}}
 	case oBlock:
 		b := v.blocks[o.idx]
 		return Dict{{"size", b.Size}, {"requested_size", b.RequestedSize}, {"state", string(b.State)}}
@@ -135,6 +135,9 @@ func (v *vm) finish(top val) (*Snapshot, error) {
 	case oSegments, oListFresh, oGenList:
 		s.Legacy = true
 		segs, err := v.segList("segments", top)
+		if err == nil {
+			err = checkDevices(segs)
+		}
 		s.Segments = segs
 		return s, err
 	case oGenDict:
@@ -158,6 +161,9 @@ func (v *vm) finish(top val) (*Snapshot, error) {
 		case "segments":
 			hasSegments = true
 			s.Segments, err = v.segList(key, x)
+			if err == nil {
+				err = checkDevices(s.Segments)
+			}
 		case "device_traces":
 			s.DeviceTraces, err = v.traceLists(key, x)
 		case "host_segments":
@@ -197,12 +203,19 @@ func (v *vm) segList(where string, x val) ([]Segment, error) {
 		where: "snapshot", key: where, wantItems: "a list of segment dicts", wantList: "a list"})
 }
 
-func (v *vm) traceLists(where string, x val) ([][]TraceEntry, error) {
+// maxDevices bounds the device traces of a snapshot (and the distinct
+// devices of its segments).
+const maxDevices = 1024
+
+func (v *vm) traceLists(where string, x val) ([]Trace, error) {
 	devs, err := v.listItems("snapshot", where, x)
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]TraceEntry, 0, len(devs))
+	if len(devs) > maxDevices {
+		return nil, &DecodeError{Offset: -1, Kind: ErrTooLarge, Msg: fmt.Sprintf("%q lists %d devices; at most %d are supported", where, len(devs), maxDevices)}
+	}
+	out := make([]Trace, 0, len(devs))
 	for _, dv := range devs {
 		tr, err := v.traceList(where, dv)
 		if err != nil {
@@ -213,10 +226,81 @@ func (v *vm) traceLists(where string, x val) ([][]TraceEntry, error) {
 	return out, nil
 }
 
-func (v *vm) traceList(where string, x val) ([]TraceEntry, error) {
-	return typedList(v, x, v.entries, listShape[TraceEntry]{kind: oEntries,
-		zero: TraceEntry{Frames: NoStack}, set: (*vm).setEntry,
-		where: "snapshot", key: where, wantItems: "lists of trace-entry dicts", wantList: "a list of lists"})
+// traceList returns one device's trace: a run of the entry columns, or for
+// a list whose items did not arrive in order (or are not all entries), a
+// copy of them at the end of the columns. Every use is charged: a list
+// referenced again through the memo is analysed again.
+func (v *vm) traceList(where string, x val) (Trace, error) {
+	const wantItems, wantList = "lists of trace-entry dicts", "a list of lists"
+	if x.k != kObj {
+		return Trace{}, v.shapeErr("snapshot", where, wantList, x)
+	}
+	o := &v.objs[x.n]
+	switch o.kind {
+	case oEntries:
+		r := v.ranges[o.idx]
+		t := Trace{e: v.rows, start: int(r.start), n: int(r.end - r.start)}
+		if o.idx >= 0 && v.rangeUsed(o.idx) {
+			if err := v.budget.charge(int64(t.n)*entryCost, v); err != nil {
+				return Trace{}, err
+			}
+		}
+		return t, nil
+	case oListFresh:
+		return Trace{e: v.rows, start: v.rows.n}, nil
+	case oGenList, oTuple:
+	default:
+		return Trace{}, v.shapeErr("snapshot", where, wantList, x)
+	}
+	items := v.gens[o.idx].items
+	if err := v.budget.charge(int64(len(items))*entryCost, v); err != nil {
+		return Trace{}, err
+	}
+	t := Trace{e: v.rows, start: v.rows.n}
+	for _, it := range items {
+		if it.k != kObj {
+			return Trace{}, v.shapeErr("snapshot", where, wantItems, it)
+		}
+		row := v.rows.add()
+		t.n++
+		switch io := v.objs[it.n]; io.kind {
+		case oEntry:
+			v.rows.copyRow(row, int(io.idx))
+		case oGenDict:
+			g := v.gens[io.idx]
+			for i := 0; i+1 < len(g.items); i += 2 {
+				if err := v.setEntry(row, g.items[i], g.items[i+1]); err != nil {
+					return Trace{}, err
+				}
+			}
+		case oDictFresh:
+		default:
+			return Trace{}, v.shapeErr("snapshot", where, wantItems, it)
+		}
+	}
+	return t, nil
+}
+
+// rangeUsed reports whether typed list r was handed out before, marking it.
+func (v *vm) rangeUsed(r int32) bool {
+	if v.usedRanges == nil {
+		v.usedRanges = map[int32]bool{}
+	}
+	used := v.usedRanges[r]
+	v.usedRanges[r] = true
+	return used
+}
+
+// checkDevices refuses segments of more than maxDevices distinct devices.
+func checkDevices(segs []Segment) error {
+	seen := map[int]bool{}
+	for i := range segs {
+		seen[segs[i].Device] = true
+		if len(seen) > maxDevices {
+			return &DecodeError{Offset: -1, Kind: ErrTooLarge, Msg: fmt.Sprintf("the segments name more than %d devices; at most %d are supported", maxDevices, maxDevices)}
+		}
+	}
+	return nil
 }
 
 // valueShape reports a generic value of the wrong type.

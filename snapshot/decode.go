@@ -4,70 +4,144 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"context"
 	"fmt"
 	"io"
+	"math"
 )
 
-// DecodeOptions controls DecodeWith.
-type DecodeOptions struct {
-	// Context cancels decoding when done (checked with Progress).
-	Context context.Context
+// Options controls decoding. A nil *Options means the zero value.
+type Options struct {
 	// Progress, when set, is called about every ProgressEvery input bytes
-	// with the bytes decoded so far and the total; returning false cancels
-	// decoding with ErrCanceled. In a browser (GOOS=js) the callback is the
-	// place to post progress to the page and to yield to the event loop
-	// (for example time.Sleep(time.Millisecond) every ~50 ms), so that a
-	// long decode does not freeze the page.
+	// with the bytes read so far and the total (-1 if unknown); returning
+	// false cancels decoding with ErrCanceled. In a browser (GOOS=js) the
+	// callback is the place to post progress to the page and to yield to
+	// the event loop.
 	Progress func(done, total int64) bool
 	// ProgressEvery is the number of input bytes between Progress calls
 	// (default 1 MiB).
 	ProgressEvery int64
+	// MaxMemory bounds the memory that decoding and analysing the file may
+	// take (see ErrTooLarge); 0 means DefaultMemoryLimit of the input size.
+	MaxMemory int64
+	// Summarize, when set, summarizes every stack as it is added to the
+	// table (package analysis passes its own). With Source, it also lets
+	// the decoder keep only the summary and the offset of stacks once the
+	// held ones pass HoldFrames frame IDs, so that memory stays bounded
+	// whatever the number of distinct stacks; their frames are read again
+	// from Source when asked for.
+	Summarize Summarizer
+	// Source is the same bytes as the reader Decode reads, readable at any
+	// offset (the open file, a browser File). It is used only for
+	// uncompressed input and must stay readable while the snapshot is used.
+	Source io.ReaderAt
+	// HoldFrames is the number of frame IDs of held stacks after which new
+	// stacks become lazy (0: max(1 Mi, input size / 256)).
+	HoldFrames int
 }
 
-// Decode reads a pickled snapshot from r as it decodes it (the file is
-// never held in memory whole). Gzip input (snapshot.pickle.gz) is
-// decompressed transparently.
-func Decode(r io.Reader) (*Snapshot, error) {
-	return DecodeReader(r, -1, DecodeOptions{})
-}
-
-// DecodeReader is Decode with progress and cancellation. size is the
-// number of bytes r will deliver (the file size; -1 if unknown): Progress
-// reports bytes read from r against it, and it lets the decoder size its
-// tables and check declared lengths early. Streaming keeps only a window
-// of the input (4 MiB, or the largest single string) in memory, which
-// matters for 1 GB files in a browser.
-func DecodeReader(r io.Reader, size int64, opt DecodeOptions) (*Snapshot, error) {
+// Decode reads a pickled snapshot from r as it decodes it, keeping only a
+// window of the input (4 MiB, or the largest single string) in memory.
+// size is the number of bytes r will deliver (the file size; -1 if
+// unknown): progress is reported against it, and it lets the decoder check
+// declared lengths early and size its budget. Gzip input
+// (snapshot.pickle.gz) is decompressed transparently.
+//
+// The decoder runs pickle protocols 0-5 but only the opcodes plain data
+// needs; it refuses GLOBAL, REDUCE, BUILD, NEWOBJ, INST, OBJ, PERSID, EXT*
+// and out-of-band buffers, so a hostile file cannot run code, and bounds
+// every declared length, every string and line, and the memory the result
+// will take. Errors are *DecodeError values wrapping ErrEmpty,
+// ErrNotPickle, ErrTruncated, ErrCorrupt, ErrUnsafe, ErrShape, ErrTooLarge
+// or ErrCanceled, with the byte offset where it went wrong.
+func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
+	if opt == nil {
+		opt = &Options{}
+	}
 	cr := &countReader{r: r}
 	br := bufio.NewReaderSize(cr, 64<<10)
 	head, err := br.Peek(512)
 	if err != nil && err != io.EOF && err != bufio.ErrBufferFull {
 		return nil, &DecodeError{Offset: -1, Kind: ErrTruncated, Msg: "reading the file failed: " + err.Error()}
 	}
-	var src io.Reader = br
-	exact := size
-	if len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b {
+	in := input{src: br, size: size}
+	gz := len(head) >= 2 && head[0] == 0x1f && head[1] == 0x8b
+	if gz {
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return nil, &DecodeError{Offset: -1, Kind: ErrCorrupt, Msg: "the file is gzip-compressed but its header is broken: " + err.Error()}
 		}
-		src, exact = &gzipErrReader{zr}, -1
+		in.src, in.size = &gzipErrReader{zr}, -1
 	}
-	v := newStreamVM(src, exact, true, &opt)
-	v.rawDone, v.rawTotal = func() int64 { return cr.n }, size
-	v.fill(512)
-	if err := sniff(v.data); err != nil {
-		if v.readErr != nil {
+	v := newVM(in, true)
+	v.configure(opt, func() int64 { return cr.n }, size)
+	v.in.fill(512)
+	if err := Sniff(v.in.data); err != nil {
+		if v.in.readErr != nil {
 			return nil, v.short("")
 		}
 		return nil, err
 	}
-	return v.decode(&opt, func() int64 { return cr.n })
+	if opt.Source != nil && opt.Summarize != nil && !gz {
+		v.lazyOK = true
+		v.lazyAfter = opt.HoldFrames
+		if v.lazyAfter <= 0 {
+			v.lazyAfter = max(1<<20, int(min(size/256, math.MaxInt32)))
+		}
+	}
+	return v.decode(opt)
+}
+
+// DecodeBytes decodes a pickled snapshot held in memory (b is not
+// retained; every stack is held). Gzip input is decompressed
+// transparently. See Decode for the rules and the errors.
+func DecodeBytes(b []byte, opt *Options) (*Snapshot, error) {
+	if opt == nil {
+		opt = &Options{}
+	}
+	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+		// Decompress as the decoder goes rather than all at once.
+		o := *opt
+		o.Source = nil
+		return Decode(bytes.NewReader(b), int64(len(b)), &o)
+	}
+	if err := Sniff(b); err != nil {
+		return nil, err
+	}
+	v := newVM(input{data: b, size: int64(len(b))}, true)
+	v.configure(opt, func() int64 { return v.in.abs() }, int64(len(b)))
+	return v.decode(opt)
+}
+
+// DecodeValue decodes any pickle of plain data (dict, list, tuple, str,
+// bytes, int, float, bool, None) generically, with the same opcode rules
+// and limits as DecodeBytes. It exists for tests and tools.
+func DecodeValue(b []byte) (Value, error) {
+	if len(b) == 0 {
+		return nil, &DecodeError{Offset: -1, Msg: "nothing to decode", Kind: ErrEmpty}
+	}
+	v := newVM(input{data: b, size: int64(len(b))}, false)
+	v.configure(&Options{}, func() int64 { return v.in.abs() }, int64(len(b)))
+	top, err := v.run()
+	if err != nil {
+		return nil, err
+	}
+	return v.value(top, 0)
+}
+
+// configure applies the options: progress, budget and the summarizer.
+func (v *vm) configure(opt *Options, done func() int64, total int64) {
+	v.in.progress, v.in.every = opt.Progress, opt.ProgressEvery
+	if v.in.every <= 0 {
+		v.in.every = 1 << 20
+	}
+	v.in.nextStep = v.in.every
+	v.in.rawDone, v.in.rawTotal = done, total
+	v.budget = budget{limit: opt.MaxMemory, raw: func() (int64, int64) { return done(), total }}
+	v.summarize = opt.Summarize
 }
 
 // decode runs the VM to the end and builds the snapshot.
-func (v *vm) decode(opt *DecodeOptions, done func() int64) (*Snapshot, error) {
+func (v *vm) decode(opt *Options) (*Snapshot, error) {
 	top, err := v.run()
 	if err != nil {
 		return nil, err
@@ -76,11 +150,58 @@ func (v *vm) decode(opt *DecodeOptions, done func() int64) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	canonicalize(s)
-	if opt.Progress != nil && !opt.Progress(done(), v.rawTotal) {
-		return nil, &DecodeError{Offset: v.abs(), Msg: "the progress callback asked to stop", Kind: ErrCanceled}
+	if v.summarize != nil {
+		s.Stacks.summarized = true
+	}
+	s.Stacks.init()
+	s.Stacks.done()
+	if s.Stacks.LazyCount() > 0 {
+		s.Stacks.src = v.source(opt)
+	}
+	if opt.Progress != nil && !opt.Progress(v.in.rawDone(), v.in.rawTotal) {
+		return nil, &DecodeError{Offset: v.in.abs(), Msg: "the progress callback asked to stop", Kind: ErrCanceled}
 	}
 	return s, nil
+}
+
+// source keeps what reading a lazy stack again needs: the frames in the
+// memo (a lazy list only refers to frames decoded before it) and the input.
+func (v *vm) source(opt *Options) *stackSource {
+	src := &stackSource{r: opt.Source, memo: map[int64]FrameID{}, frames: v.snap.Frames, summarize: v.summarize}
+	for id, u := range v.memo {
+		if x := unpack(u); x.k == kObj && v.objs[x.n].kind == oFrame {
+			src.memo[int64(id)] = FrameID(v.objs[x.n].idx)
+		}
+	}
+	for id, x := range v.memoFar {
+		if x.k == kObj && v.objs[x.n].kind == oFrame {
+			src.memo[id] = FrameID(v.objs[x.n].idx)
+		}
+	}
+	return src
+}
+
+// decodeStack decodes the frame list encoded in b (found at byte off).
+func (src *stackSource) decodeStack(b []byte, off int64) (Stack, error) {
+	v := newVM(input{data: b, size: int64(len(b)), base: off, every: math.MaxInt64 / 2, nextStep: math.MaxInt64 / 2}, true)
+	v.partial = true
+	v.budget.limit = math.MaxInt64
+	v.snap.Frames = src.frames
+	for id, f := range src.memo {
+		v.objs = append(v.objs, obj{kind: oFrame, idx: int32(f)})
+		if v.memoFar == nil {
+			v.memoFar = map[int64]val{}
+		}
+		v.memoFar[id] = val{k: kObj, n: int64(len(v.objs) - 1)}
+	}
+	top, err := v.run()
+	if err != nil {
+		return nil, err
+	}
+	if top.k == kObj && v.objs[top.n].kind == oFramesB {
+		return v.builders[v.objs[top.n].idx].ids, nil
+	}
+	return nil, &DecodeError{Offset: off, Kind: ErrCorrupt, Msg: "the bytes there are not a frame list"}
 }
 
 // countReader counts the bytes read through it.
@@ -104,45 +225,4 @@ func (g *gzipErrReader) Read(p []byte) (int, error) {
 		err = fmt.Errorf("the file is gzip-compressed and does not decompress: %w", err)
 	}
 	return n, err
-}
-
-// DecodeBytes decodes a pickled snapshot held in memory (b is not
-// retained). Gzip input is decompressed transparently.
-func DecodeBytes(b []byte) (*Snapshot, error) {
-	return DecodeWith(b, DecodeOptions{})
-}
-
-// DecodeWith is DecodeBytes with progress reporting and cancellation.
-//
-// The decoder runs pickle protocols 0-5 but only the opcodes plain data
-// needs; it refuses GLOBAL, REDUCE, BUILD, NEWOBJ, INST, OBJ, PERSID, EXT*
-// and out-of-band buffers, so a hostile file cannot run code, and bounds
-// every declared length by the bytes left. Errors wrap ErrEmpty,
-// ErrNotPickle, ErrTruncated, ErrCorrupt, ErrUnsafe, ErrShape or
-// ErrCanceled and give the byte offset where it went wrong.
-func DecodeWith(b []byte, opt DecodeOptions) (*Snapshot, error) {
-	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
-		// Decompress as the decoder goes rather than all at once.
-		return DecodeReader(bytes.NewReader(b), int64(len(b)), opt)
-	}
-	if err := sniff(b); err != nil {
-		return nil, err
-	}
-	v := newVM(b, true, &opt)
-	return v.decode(&opt, func() int64 { return int64(len(b)) })
-}
-
-// DecodeValue decodes any pickle of plain data (dict, list, tuple, str,
-// bytes, int, float, bool, None) generically, with the same opcode rules
-// and limits as DecodeWith. It exists for tests and tools.
-func DecodeValue(b []byte) (Value, error) {
-	if len(b) == 0 {
-		return nil, &DecodeError{Offset: -1, Msg: "nothing to decode", Kind: ErrEmpty}
-	}
-	v := newVM(b, false, nil)
-	top, err := v.run()
-	if err != nil {
-		return nil, err
-	}
-	return v.value(top, 0)
 }

@@ -21,12 +21,12 @@ func TestDifferentialReal(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(rf.name, func(t *testing.T) {
-			fast, err := DecodeBytes(data)
+			fast, err := DecodeBytes(data, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(fast, ref) {
-				t.Errorf("fast and reference differ: %s", firstDiff(ref, fast))
+			if !Equal(fast, ref) {
+				t.Errorf("fast and reference differ: %s", Diff(ref, fast))
 			}
 		})
 		format := Format26
@@ -39,7 +39,7 @@ func TestDifferentialReal(t *testing.T) {
 				if err := Encode(&buf, ref, EncodeOptions{Protocol: proto, Format: format, FreshStackLists: proto%2 == 0}); err != nil {
 					t.Fatal(err)
 				}
-				fast, err := DecodeBytes(buf.Bytes())
+				fast, err := DecodeBytes(buf.Bytes(), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -47,8 +47,8 @@ func TestDifferentialReal(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !reflect.DeepEqual(fast, ref2) {
-					t.Errorf("fast and reference differ: %s", firstDiff(ref2, fast))
+				if !Equal(fast, ref2) {
+					t.Errorf("fast and reference differ: %s", Diff(ref2, fast))
 				}
 			})
 		}

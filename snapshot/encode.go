@@ -58,7 +58,7 @@ func Encode(w io.Writer, s *Snapshot, opt EncodeOptions) error {
 		return err
 	}
 	e := &encoder{p: p, s: s, f: opt.Format, fresh: opt.FreshStackLists, stream: opt.Traces, streamDevices: opt.TraceDevices, strs: map[string]int{},
-		frames: make([]int, len(s.Frames)), stacks: make([]int, len(s.Stacks))}
+		frames: make([]int, len(s.Frames)), stacks: make([]int, s.Stacks.Len())}
 	for i := range e.frames {
 		e.frames[i] = -1
 	}
@@ -221,12 +221,15 @@ func (e *encoder) history(hs []HistoryEntry) error {
 	})
 }
 
-func (e *encoder) traces(ts [][]TraceEntry) error {
+func (e *encoder) traces(ts []Trace) error {
 	e.p.beginList()
 	return e.p.listItems(len(ts), func(d int) error {
 		tr := ts[d]
 		e.p.beginList()
-		return e.p.listItems(len(tr), func(i int) error { return e.entry(&tr[i]) })
+		return e.p.listItems(tr.Len(), func(i int) error {
+			t := tr.Entry(i)
+			return e.entry(&t)
+		})
 	})
 }
 
@@ -330,14 +333,17 @@ func (e *encoder) annotations(as []Annotation) error {
 // stackv writes a frame list once and memo references after that.
 func (e *encoder) stackv(id StackID) func() error {
 	return func() error {
-		if id < 0 || int(id) >= len(e.s.Stacks) {
-			return fmt.Errorf("stack id %d outside the table of %d", id, len(e.s.Stacks))
+		if id < 0 || int(id) >= e.s.Stacks.Len() {
+			return fmt.Errorf("stack id %d outside the table of %d", id, e.s.Stacks.Len())
 		}
 		if m := e.stacks[id]; m >= 0 && !e.fresh {
 			e.p.get(m)
 			return nil
 		}
-		st := e.s.Stacks[id]
+		st, err := e.s.Stacks.Frames(id)
+		if err != nil {
+			return err
+		}
 		e.stacks[id] = e.p.beginList()
 		return e.p.listItems(len(st), func(i int) error { return e.frame(st[i]) })
 	}

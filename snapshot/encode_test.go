@@ -3,7 +3,6 @@ package snapshot
 import (
 	"bytes"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 )
@@ -35,8 +34,8 @@ func TestEncodeRoundTripReal(t *testing.T) {
 				if wantProto := map[bool]int{true: proto, false: 0}[proto >= 2]; got.Protocol != wantProto {
 					t.Errorf("protocol = %d, want %d", got.Protocol, wantProto)
 				}
-				if !reflect.DeepEqual(got, &want) {
-					t.Errorf("round trip differs: %s", firstDiff(&want, got))
+				if !Equal(got, &want) {
+					t.Errorf("round trip differs: %s", Diff(&want, got))
 				}
 			})
 		}

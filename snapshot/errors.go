@@ -27,6 +27,12 @@ var (
 	// ErrShape: the pickle decodes, but is not shaped like a memory
 	// snapshot (wrong top level, wrong field types).
 	ErrShape = errors.New("not a CUDA memory snapshot")
+	// ErrTooLarge: decoding and analysing the file would take more memory
+	// than the budget allows (Options.MaxMemory; by default 100 MiB plus 3×
+	// the file's size), or one item is over a fixed bound (a string of more
+	// than 64 MiB, an integer of more than 4300 digits, more than 1024
+	// devices).
+	ErrTooLarge = errors.New("the snapshot is too large to analyse")
 	// ErrCanceled: the Progress callback returned false.
 	ErrCanceled = errors.New("decoding canceled")
 )
@@ -58,9 +64,11 @@ func (e *DecodeError) Error() string {
 // Unwrap returns the error class.
 func (e *DecodeError) Unwrap() error { return e.Kind }
 
-// sniff recognizes common wrong inputs from their first bytes. It returns
-// nil when b could be a pickle.
-func sniff(b []byte) error {
+// Sniff recognizes common wrong inputs from their first bytes (at most 512
+// are looked at): a zip archive (torch.save checkpoint), JSON, HTML, text,
+// other binary data. It returns nil when b could be a pickle, else an error
+// wrapping ErrEmpty or ErrNotPickle that says what the bytes look like.
+func Sniff(b []byte) error {
 	if len(b) == 0 {
 		return &DecodeError{Offset: -1, Msg: "nothing to decode", Kind: ErrEmpty}
 	}
@@ -99,24 +107,4 @@ func isText(b []byte) bool {
 		}
 	}
 	return true
-}
-
-// opNames maps opcode bytes to pickletools names.
-var opNames = [256]string{
-	opMark: "MARK", opStop: "STOP", opPop: "POP", opPopMark: "POP_MARK", opDup: "DUP",
-	opFloat: "FLOAT", opInt: "INT", opBinInt: "BININT", opBinInt1: "BININT1", opLong: "LONG",
-	opBinInt2: "BININT2", opNone: "NONE", opPersID: "PERSID", opBinPersID: "BINPERSID",
-	opReduce: "REDUCE", opString: "STRING", opBinString: "BINSTRING", opShortBinString: "SHORT_BINSTRING",
-	opUnicode: "UNICODE", opBinUnicode: "BINUNICODE", opAppend: "APPEND", opBuild: "BUILD",
-	opGlobal: "GLOBAL", opDict: "DICT", opEmptyDict: "EMPTY_DICT", opAppends: "APPENDS",
-	opGet: "GET", opBinGet: "BINGET", opInst: "INST", opLongBinGet: "LONG_BINGET", opList: "LIST",
-	opEmptyList: "EMPTY_LIST", opObj: "OBJ", opPut: "PUT", opBinPut: "BINPUT", opLongBinPut: "LONG_BINPUT",
-	opSetItem: "SETITEM", opTuple: "TUPLE", opEmptyTuple: "EMPTY_TUPLE", opSetItems: "SETITEMS",
-	opBinFloat: "BINFLOAT", opProto: "PROTO", opNewObj: "NEWOBJ", opExt1: "EXT1", opExt2: "EXT2",
-	opExt4: "EXT4", opTuple1: "TUPLE1", opTuple2: "TUPLE2", opTuple3: "TUPLE3", opNewTrue: "NEWTRUE",
-	opNewFalse: "NEWFALSE", opLong1: "LONG1", opLong4: "LONG4", opBinBytes: "BINBYTES",
-	opShortBinBytes: "SHORT_BINBYTES", opShortBinUni: "SHORT_BINUNICODE", opBinUnicode8: "BINUNICODE8",
-	opBinBytes8: "BINBYTES8", opEmptySet: "EMPTY_SET", opAddItems: "ADDITEMS", opFrozenSet: "FROZENSET",
-	opNewObjEx: "NEWOBJ_EX", opStackGlobal: "STACK_GLOBAL", opMemoize: "MEMOIZE", opFrame: "FRAME",
-	opByteArray8: "BYTEARRAY8", opNextBuffer: "NEXT_BUFFER", opReadOnlyBuffer: "READONLY_BUFFER",
 }

@@ -47,7 +47,7 @@ func TestFutureKeys(t *testing.T) {
 	if err := EncodeValue(&buf, future2026(), 5); err != nil {
 		t.Fatal(err)
 	}
-	s, err := DecodeBytes(buf.Bytes())
+	s, err := DecodeBytes(buf.Bytes(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +55,10 @@ func TestFutureKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(s, ref) {
-		t.Errorf("fast and reference differ: %s", firstDiff(ref, s))
+	if !Equal(s, ref) {
+		t.Errorf("fast and reference differ: %s", Diff(ref, s))
 	}
-	tr := s.DeviceTraces[0]
+	tr := s.DeviceTraces[0].Entries()
 	if len(s.DeviceTraces) != 2 || len(tr) != 3 {
 		t.Fatalf("traces %d, entries %d", len(s.DeviceTraces), len(tr))
 	}
@@ -68,7 +68,7 @@ func TestFutureKeys(t *testing.T) {
 		!a.Extra.HasPoolID || a.Extra.InternalMetadata != "tag" || a.Extra.Category != "activation" || len(a.Extra.Other) != 0 {
 		t.Errorf("alloc entry = %+v extra %+v", a, a.Extra)
 	}
-	if f := s.Frames[s.Stacks[a.Frames][0]]; f.FXNodeOp != "call_function" || f.FXNodeTarget != "aten.mm" || f.FXOriginalTrace != "x @ w" {
+	if f := s.Frames[s.Stacks.MustFrames(a.Frames)[0]]; f.FXNodeOp != "call_function" || f.FXNodeTarget != "aten.mm" || f.FXOriginalTrace != "x @ w" {
 		t.Errorf("fx frame = %+v", f)
 	}
 	ann := tr[1]

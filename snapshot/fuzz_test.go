@@ -35,7 +35,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := snapshot.DecodeBytes(data)
+		s, err := snapshot.DecodeBytes(data, nil)
 		if err == nil {
 			checkRefs(t, s)
 		}
@@ -45,11 +45,15 @@ func FuzzDecode(f *testing.F) {
 
 func checkRefs(t *testing.T, s *snapshot.Snapshot) {
 	stack := func(id snapshot.StackID) {
-		if id < snapshot.NoStack || int(id) >= len(s.Stacks) {
-			t.Fatalf("stack id %d outside %d stacks", id, len(s.Stacks))
+		if id < snapshot.NoStack || int(id) >= s.Stacks.Len() {
+			t.Fatalf("stack id %d outside %d stacks", id, s.Stacks.Len())
 		}
 	}
-	for _, st := range s.Stacks {
+	for id := range s.Stacks.Len() {
+		st, err := s.Stacks.Frames(snapshot.StackID(id))
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, f := range st {
 			if f < 0 || int(f) >= len(s.Frames) {
 				t.Fatalf("frame id %d outside %d frames", f, len(s.Frames))
@@ -65,9 +69,9 @@ func checkRefs(t *testing.T, s *snapshot.Snapshot) {
 			}
 		}
 	}
-	for _, tr := range append(append([][]snapshot.TraceEntry{}, s.DeviceTraces...), s.HostTraces...) {
-		for _, e := range tr {
-			stack(e.Frames)
+	for _, tr := range append(append([]snapshot.Trace{}, s.DeviceTraces...), s.HostTraces...) {
+		for i := range tr.Len() {
+			stack(tr.Frames(i))
 		}
 	}
 }

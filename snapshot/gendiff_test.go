@@ -2,7 +2,6 @@ package snapshot_test
 
 import (
 	"fmt"
-	"reflect"
 	"testing"
 
 	"oomscope/snapshot"
@@ -23,7 +22,7 @@ func TestDifferentialGenerated(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				fast, err := snapshot.DecodeBytes(data)
+				fast, err := snapshot.DecodeBytes(data, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -31,7 +30,7 @@ func TestDifferentialGenerated(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !reflect.DeepEqual(fast, ref) {
+				if !snapshot.Equal(fast, ref) {
 					t.Errorf("fast and reference decoders differ")
 				}
 			})

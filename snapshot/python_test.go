@@ -9,7 +9,6 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"os/exec"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,17 +166,17 @@ func TestPythonRepickledSnapshots(t *testing.T) {
 	for i, data := range out {
 		rf := realFiles[i/6]
 		proto := i % 6
-		want, err := DecodeBytes(readReal(t, rf.name))
+		want, err := DecodeBytes(readReal(t, rf.name), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := DecodeBytes(data)
+		got, err := DecodeBytes(data, nil)
 		if err != nil {
 			t.Fatalf("%s protocol %d: %v", rf.name, proto, err)
 		}
 		want.Protocol = got.Protocol
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s protocol %d: %s", rf.name, proto, firstDiff(want, got))
+		if !Equal(got, want) {
+			t.Errorf("%s protocol %d: %s", rf.name, proto, Diff(want, got))
 		}
 		if proto >= 2 && got.Protocol != proto {
 			t.Errorf("%s protocol %d: decoded protocol %d", rf.name, proto, got.Protocol)

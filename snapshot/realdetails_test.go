@@ -30,7 +30,7 @@ func TestRealFileDetails(t *testing.T) {
 			}
 			// Every entry of the 2.6 files has frames and a timestamp, and
 			// the notes measured 668 distinct frame objects in this file.
-			for i, e := range s.DeviceTraces[0] {
+			for i, e := range s.DeviceTraces[0].Entries() {
 				if e.Frames == NoStack || e.TimeUS == 0 {
 					t.Fatalf("entry %d: frames %d time %d", i, e.Frames, e.TimeUS)
 				}
@@ -71,7 +71,7 @@ func TestRealLegacyBlocks(t *testing.T) {
 			if hist == 0 || withStack == 0 {
 				t.Errorf("history entries %d, blocks with a history stack %d", hist, withStack)
 			}
-			if e := s.DeviceTraces[0][0]; e.Frames != NoStack || e.TimeUS != 0 {
+			if e := s.DeviceTraces[0].Entry(0); e.Frames != NoStack || e.TimeUS != 0 {
 				t.Errorf("2.0 entry has frames %d time %d, want none", e.Frames, e.TimeUS)
 			}
 		})

@@ -59,7 +59,7 @@ var decoders = []struct {
 	name string
 	fn   func([]byte) (*Snapshot, error)
 }{
-	{"fast", DecodeBytes},
+	{"fast", func(b []byte) (*Snapshot, error) { return DecodeBytes(b, nil) }},
 	{"reference", func(b []byte) (*Snapshot, error) { return DecodeReferenceBytes(b) }},
 }
 
@@ -108,7 +108,7 @@ func TestRealFilesTotals(t *testing.T) {
 				if len(s.DeviceTraces) == 0 {
 					t.Fatal("no device traces")
 				}
-				tr := s.DeviceTraces[0]
+				tr := s.DeviceTraces[0].Entries()
 				if len(tr) != rf.entries {
 					t.Errorf("entries = %d, want %d", len(tr), rf.entries)
 				}

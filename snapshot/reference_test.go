@@ -19,15 +19,15 @@ func DecodeReference(r io.Reader) (*Snapshot, error) {
 		return nil, err
 	}
 	c := refConverter{
-		snap:   &Snapshot{Protocol: proto},
-		frames: make(map[*types.Dict]FrameID),
-		stacks: make(map[*types.List]StackID),
+		snap:    &Snapshot{Protocol: proto},
+		frames:  make(map[*types.Dict]FrameID),
+		stacks:  make(map[*types.List]StackID),
+		frameID: make(map[Frame]FrameID),
 	}
-	c.in = newInterner(c.snap)
+	c.snap.Stacks.Add(nil)
 	if err := c.top(v); err != nil {
 		return nil, err
 	}
-	canonicalize(c.snap)
 	return c.snap, nil
 }
 
@@ -56,10 +56,10 @@ func loadGopickle(r io.Reader) (any, int, error) {
 // lists are cached by object identity (gopickle keeps memo references
 // shared), then interned by value.
 type refConverter struct {
-	snap   *Snapshot
-	in     *interner
-	frames map[*types.Dict]FrameID
-	stacks map[*types.List]StackID
+	snap    *Snapshot
+	frames  map[*types.Dict]FrameID
+	stacks  map[*types.List]StackID
+	frameID map[Frame]FrameID
 }
 
 func (c *refConverter) top(v any) error {
@@ -272,19 +272,19 @@ func eachKey(path string, d *types.Dict, set func(k, fp string, e types.DictEntr
 	return nil
 }
 
-func (c *refConverter) traces(path string, v any) ([][]TraceEntry, error) {
+func (c *refConverter) traces(path string, v any) ([]Trace, error) {
 	devs, err := c.list(path, v)
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]TraceEntry, 0, len(devs))
+	out := make([]Trace, 0, len(devs))
 	for d, dv := range devs {
 		dp := fmt.Sprintf("%s[%d]", path, d)
 		tr, err := refDicts(c, dp, dv, c.entry)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, tr)
+		out = append(out, TraceOf(tr...))
 	}
 	return out, nil
 }
@@ -418,7 +418,7 @@ func (c *refConverter) stack(path string, v any) (StackID, error) {
 		}
 		ids = append(ids, fid)
 	}
-	id := c.in.stack(ids)
+	id := c.snap.Stacks.Add(ids)
 	c.stacks[l] = id
 	return id, nil
 }
@@ -454,7 +454,12 @@ func (c *refConverter) frame(path string, v any) (FrameID, error) {
 	if err != nil {
 		return 0, err
 	}
-	id := c.in.frame(f)
+	id, ok := c.frameID[f]
+	if !ok {
+		id = FrameID(len(c.snap.Frames))
+		c.snap.Frames = append(c.snap.Frames, f)
+		c.frameID[f] = id
+	}
 	c.frames[d] = id
 	return id, nil
 }

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"math"
+	"unsafe"
 )
 
 // appendItems appends items to the list l (APPEND, APPENDS, LIST).
@@ -27,7 +28,7 @@ func (v *vm) appendItems(l val, items []val) error {
 		}
 		switch fk {
 		case oFrame, oFrameB:
-			o.kind, o.idx = oFramesB, v.newBuilder()
+			o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx))
 		case oEntry, oBlock, oSegment, oHist:
 			start := v.objs[first.n].idx
 			v.ranges = append(v.ranges, rng{start: start, end: start})
@@ -51,14 +52,16 @@ func (v *vm) appendItems(l val, items []val) error {
 			fo := &v.objs[it.n]
 			switch fo.kind {
 			case oFrameB:
-				fo.kind, fo.idx = oFrame, int32(v.in.frame(v.fbuild[fo.idx]))
+				fo.kind, fo.idx = oFrame, int32(v.frame(v.fbuild[fo.idx]))
+				b.inline = true
 			case oFrame:
 			default:
 				v.materialize(o)
 				return v.appendItems(l, items[i:])
 			}
-			*b = append(*b, FrameID(fo.idx))
+			b.ids = append(b.ids, FrameID(fo.idx))
 		}
+		b.end = v.in.abs()
 		return nil
 	case oEntries, oBlocks, oSegments, oHists:
 		r := &v.ranges[o.idx]
@@ -84,15 +87,36 @@ func (v *vm) toGenList(o *obj, items []val) error {
 	return nil
 }
 
-func (v *vm) newBuilder() int32 {
+// listStart turns a fresh list's idx (its EMPTY_LIST offset mod 2^31, or
+// -1) into the offset, assuming the list started less than 2 GiB ago.
+func (v *vm) listStart(idx int32) int64 {
+	if idx < 0 {
+		return -1
+	}
+	cur := v.in.abs()
+	return cur - ((cur - int64(idx)) & math.MaxInt32)
+}
+
+func (v *vm) newBuilder(start int64) int32 {
 	if n := len(v.freeB); n > 0 {
 		i := v.freeB[n-1]
 		v.freeB = v.freeB[:n-1]
-		v.builders[i] = v.builders[i][:0]
+		v.builders[i] = builder{ids: v.builders[i].ids[:0], start: start}
 		return i
 	}
-	v.builders = append(v.builders, make([]FrameID, 0, 32))
+	v.builders = append(v.builders, builder{ids: make([]FrameID, 0, 32), start: start})
 	return int32(len(v.builders) - 1)
+}
+
+// frame interns a frame.
+func (v *vm) frame(f Frame) FrameID {
+	if id, ok := v.frameIDs[f]; ok {
+		return id
+	}
+	id := FrameID(len(v.snap.Frames))
+	v.snap.Frames = append(v.snap.Frames, f)
+	v.frameIDs[f] = id
+	return id
 }
 
 // materialize turns a typed list into a generic list of item references.
@@ -104,12 +128,18 @@ func (v *vm) materialize(o *obj) {
 	}
 	switch o.kind {
 	case oFramesB:
-		for _, f := range v.builders[o.idx] {
+		for _, f := range v.builders[o.idx].ids {
 			add(oFrame, int32(f))
 		}
 		v.freeB = append(v.freeB, o.idx)
 	case oStack:
-		for _, f := range v.snap.Stacks[o.idx] {
+		st, err := v.snap.Stacks.Frames(StackID(o.idx))
+		if err != nil {
+			// Only lazy stacks fail, and those come from files read in
+			// order; a list used again later is held.
+			panic(err)
+		}
+		for _, f := range st {
 			add(oFrame, int32(f))
 		}
 	case oEntries, oBlocks, oSegments, oHists:
@@ -138,11 +168,15 @@ func (v *vm) setItems(d val, items []val) error {
 		}
 		switch k {
 		case oEntry:
-			if len(v.entries) == cap(v.entries) {
-				v.growEntries()
+			if v.rows.n >= math.MaxInt32-1 {
+				return v.corrupt("too many trace entries")
 			}
-			v.entries = append(v.entries, TraceEntry{Frames: NoStack})
-			o.idx = int32(len(v.entries) - 1)
+			if v.rows.n&1023 == 0 {
+				if err := v.budget.charge(1024*entryCost, v); err != nil {
+					return err
+				}
+			}
+			o.idx = int32(v.rows.add())
 		case oFrame:
 			k = oFrameB
 			v.fbuild = append(v.fbuild, Frame{})
@@ -160,7 +194,7 @@ func (v *vm) setItems(d val, items []val) error {
 			v.gens = append(v.gens, gen{})
 			o.idx = int32(len(v.gens) - 1)
 		}
-		if len(v.entries) > math.MaxInt32-1 || len(v.blocks) > math.MaxInt32-1 || len(v.segs) > math.MaxInt32-1 {
+		if len(v.blocks) > math.MaxInt32-1 || len(v.segs) > math.MaxInt32-1 {
 			return v.corrupt("too many objects")
 		}
 		o.kind = k
@@ -171,9 +205,9 @@ func (v *vm) setItems(d val, items []val) error {
 		v.genSet(&v.gens[o.idx], items)
 		return nil
 	case oEntry:
-		e := &v.entries[o.idx]
+		row := int(o.idx)
 		for i := 0; i+1 < len(items) && err == nil; i += 2 {
-			err = v.setEntry(e, items[i], items[i+1])
+			err = v.setEntry(row, items[i], items[i+1])
 		}
 	case oFrameB:
 		f := &v.fbuild[o.idx]
@@ -202,36 +236,6 @@ func (v *vm) setItems(d val, items []val) error {
 		return v.corrupt("SETITEM on a %s, not a dict", v.typeName(d))
 	}
 	return err
-}
-
-// growEntries makes room in the entries arena. Trace entries dominate big
-// files, so instead of doubling (which allocates up to 4x what is kept)
-// the arena is sized from the bytes per entry seen so far and the bytes
-// left, plus 12%, capped by the '}' bytes not yet run as EMPTY_DICT (an
-// upper bound on the dicts left). The first 4096 entries give the
-// estimate.
-func (v *vm) growEntries() {
-	n := int64(len(v.entries))
-	if n == 0 {
-		v.entriesFrom = v.abs()
-		first := int64(4096)
-		if l := v.left(); l < math.MaxInt64 {
-			first = min(first, l/64, int64(v.dicts-v.dictsSeen))
-		}
-		v.entries = make([]TraceEntry, 0, first+16)
-		return
-	}
-	more := n // doubling when nothing better is known
-	if l := v.left(); l < math.MaxInt64 {
-		// At least half the arena again, so that a low estimate cannot
-		// make the copies quadratic.
-		per := max((v.abs()-v.entriesFrom)/n, 8)
-		more = max(l/per+l/per/8, n/2, 1024)
-	}
-	more = min(more, int64(v.dicts-v.dictsSeen)+16, math.MaxInt32-n)
-	grown := make([]TraceEntry, n, n+max(more, 16))
-	copy(grown, v.entries)
-	v.entries = grown
 }
 
 // fixBlockAddresses computes the addresses of blocks that lack one
@@ -394,7 +398,15 @@ func (v *vm) stackOf(where, key string, x val) (StackID, error) {
 		case oListFresh:
 			return EmptyStack, nil
 		case oFramesB:
-			id := v.in.stack(v.builders[o.idx])
+			b := &v.builders[o.idx]
+			start := b.start
+			if b.inline || v.memoRewritten {
+				start = -1
+			}
+			id, err := v.intern(b.ids, start, b.end)
+			if err != nil {
+				return NoStack, err
+			}
 			v.freeB = append(v.freeB, o.idx)
 			o.kind, o.idx = oStack, int32(id)
 			return id, nil
@@ -411,7 +423,10 @@ func (v *vm) stackOf(where, key string, x val) (StackID, error) {
 				ids = append(ids, f)
 			}
 			// Later uses of this (memo-shared) list take the fast path.
-			id := v.in.stack(ids)
+			id, err := v.intern(ids, -1, -1)
+			if err != nil {
+				return NoStack, err
+			}
 			o.kind, o.idx = oStack, int32(id)
 			return id, nil
 		}
@@ -427,10 +442,10 @@ func (v *vm) frameOf(where, key string, x val) (FrameID, error) {
 		case oFrame:
 			return FrameID(o.idx), nil
 		case oFrameB:
-			o.kind, o.idx = oFrame, int32(v.in.frame(v.fbuild[o.idx]))
+			o.kind, o.idx = oFrame, int32(v.frame(v.fbuild[o.idx]))
 			return FrameID(o.idx), nil
 		case oDictFresh:
-			return v.in.frame(Frame{}), nil
+			return v.frame(Frame{}), nil
 		case oGenDict:
 			// A dict whose keys did not look like a frame: take the known
 			// keys, as the reference does.
@@ -441,7 +456,7 @@ func (v *vm) frameOf(where, key string, x val) (FrameID, error) {
 					return 0, err
 				}
 			}
-			return v.in.frame(f), nil
+			return v.frame(f), nil
 		}
 	}
 	return 0, v.shapeErr(where, key, "a frame dict", x)
@@ -462,94 +477,133 @@ const (
 var keyCodes = map[string]uint8{"action": keyAction, "addr": keyAddr, "size": keySize,
 	"stream": keyStream, "time_us": keyTimeUS, "frames": keyFrames}
 
-// setEntry sets one trace-entry key; the common keys with well-typed
-// values take a fast path.
-func (v *vm) setEntry(e *TraceEntry, k, x val) error {
+// setEntry sets one trace-entry key of row; the common keys with
+// well-typed values take a fast path.
+func (v *vm) setEntry(row int, k, x val) error {
+	e := v.rows
 	if k.k == kStr {
 		switch v.keys[k.n] {
 		case keyAction:
 			if x.k == kStr {
-				e.Action = Action(v.strs[x.n])
+				if c := v.acts[x.n]; c > 0 {
+					e.action.set(row, c-1)
+					return nil
+				}
+			}
+		case keyStream:
+			if (x.k == kInt || x.k == kUint) && x.n == v.lastStream && e.streams != nil {
+				e.stream.set(row, v.lastStreamIdx)
 				return nil
 			}
 		case keyAddr:
 			if x.k == kInt || x.k == kUint {
-				e.Addr = uint64(x.n)
+				e.addr.set(row, uint64(x.n))
 				return nil
 			}
 		case keySize:
 			if x.k == kInt || x.k == kUint {
-				e.Size = x.n
-				return nil
-			}
-		case keyStream:
-			if x.k == kInt || x.k == kUint {
-				e.Stream = uint64(x.n)
+				e.size.set(row, x.n)
 				return nil
 			}
 		case keyTimeUS:
 			if x.k == kInt || x.k == kUint {
-				e.TimeUS = x.n
+				e.time.set(row, x.n)
 				return nil
 			}
 		case keyFrames:
 			if x.k == kObj && v.objs[x.n].kind == oStack {
-				e.Frames = StackID(v.objs[x.n].idx)
+				e.stack.set(row, StackID(v.objs[x.n].idx))
 				return nil
 			}
 		}
 	}
-	return v.setEntrySlow(e, k, x)
+	return v.setEntrySlow(row, k, x)
 }
 
-func (v *vm) setEntrySlow(e *TraceEntry, k, x val) error {
+func (v *vm) setEntrySlow(row int, k, x val) error {
 	if k.k != kStr {
-		return v.extraEntry(e, k, x)
+		return v.extraEntry(row, k, x)
 	}
+	e := v.rows
 	key := v.strs[k.n]
 	const w = "trace entry"
-	var err error
 	switch key {
 	case "action":
-		var s string
-		s, err = v.str1(w, key, x)
-		e.Action = Action(s)
-	case "addr":
-		e.Addr, err = v.wide(w, key, x)
-	case "size":
-		e.Size, err = v.i64(w, key, x)
-	case "stream":
-		e.Stream, err = v.wide(w, key, x)
-	case "time_us":
-		e.TimeUS, err = v.i64(w, key, x)
-	case "device_free":
-		e.DeviceFree, err = v.i64(w, key, x)
+		s, err := v.str1(w, key, x)
+		if err != nil {
+			return err
+		}
+		if !e.setAction(row, Action(s)) {
+			return v.fail(ErrTooLarge, "more than %d distinct unknown trace actions", maxNames)
+		}
+		v.acts[x.n] = e.action.at(row) + 1
+	case "addr", "stream":
+		u, err := v.wide(w, key, x)
+		if err != nil {
+			return err
+		}
+		if key == "addr" {
+			e.addr.set(row, u)
+		} else {
+			if !e.setStream(row, u) {
+				return v.fail(ErrTooLarge, "more than %d distinct streams", maxStreams)
+			}
+			v.lastStream, v.lastStreamIdx = int64(u), e.stream.at(row)
+		}
+	case "size", "time_us", "device_free":
+		n, err := v.i64(w, key, x)
+		if err != nil {
+			return err
+		}
+		switch key {
+		case "size":
+			e.size.set(row, n)
+		case "time_us":
+			e.time.set(row, n)
+		default:
+			e.deviceFree.put(row, n)
+		}
 	case "frames":
-		e.Frames, err = v.stackOf(w, key, x)
-	case "compile_context":
-		if x.k != kStr {
-			return v.otherEntry(e, k, x)
+		id, err := v.stackOf(w, key, x)
+		if err != nil {
+			return err
 		}
-		e.CompileContext = v.strs[x.n]
-	case "user_metadata":
+		e.stack.set(row, id)
+	case "compile_context", "user_metadata":
 		if x.k != kStr {
-			return v.otherEntry(e, k, x)
+			return v.otherEntry(row, k, x)
 		}
-		e.UserMetadata = v.strs[x.n]
+		sp := &e.compile
+		if key == "user_metadata" {
+			sp = &e.user
+		}
+		if s := v.strs[x.n]; s != "" {
+			sp.put(row, s)
+		} else {
+			sp.del(row)
+		}
 	default:
-		return v.extraEntry(e, k, x)
+		return v.extraEntry(row, k, x)
 	}
-	return err
+	return nil
+}
+
+// rowExtra returns row's EntryExtra, adding one.
+func (v *vm) rowExtra(row int) *EntryExtra {
+	ex, ok := v.rows.extra.get(row)
+	if !ok {
+		ex = &EntryExtra{}
+		v.rows.extra.put(row, ex)
+	}
+	return ex
 }
 
 // otherEntry keeps a trace-entry key generically in Extra.Other. Optional
 // annotation keys whose value has an unexpected type (a future torch
 // writing user_metadata as a dict, say) land here instead of failing the
 // whole file.
-func (v *vm) otherEntry(e *TraceEntry, k, x val) error {
-	if e.Extra == nil {
-		e.Extra = &EntryExtra{}
-	}
+func (v *vm) otherEntry(row int, k, x val) error {
+	ex := v.rowExtra(row)
 	gk, err := v.value(k, 0)
 	if err != nil {
 		return err
@@ -558,16 +612,12 @@ func (v *vm) otherEntry(e *TraceEntry, k, x val) error {
 	if err != nil {
 		return err
 	}
-	e.Extra.Other = dictSet(e.Extra.Other, gk, gv)
+	ex.Other = dictSet(ex.Other, gk, gv)
 	return nil
 }
 
 // extraEntry stores a rare or unknown trace-entry key.
-func (v *vm) extraEntry(e *TraceEntry, k, x val) error {
-	if e.Extra == nil {
-		e.Extra = &EntryExtra{}
-	}
-	ex := e.Extra
+func (v *vm) extraEntry(row int, k, x val) error {
 	const w = "trace entry"
 	key := ""
 	if k.k == kStr {
@@ -577,34 +627,35 @@ func (v *vm) extraEntry(e *TraceEntry, k, x val) error {
 	case "forward_frames":
 		items, err := v.listItems(w, key, x)
 		if err != nil {
-			return v.otherEntry(e, k, x)
+			return v.otherEntry(row, k, x)
 		}
 		ff := make([]string, 0, len(items))
 		for _, it := range items {
 			if it.k != kStr {
-				return v.otherEntry(e, k, x)
+				return v.otherEntry(row, k, x)
 			}
 			ff = append(ff, v.strs[it.n])
 		}
-		ex.ForwardFrames = ff
+		v.rowExtra(row).ForwardFrames = ff
 	case "pool_id":
 		p, err := v.poolID(w, key, x)
 		if err != nil {
-			return v.otherEntry(e, k, x)
+			return v.otherEntry(row, k, x)
 		}
+		ex := v.rowExtra(row)
 		ex.PoolID, ex.HasPoolID = p, true
-	case "internal_metadata":
+	case "internal_metadata", "category":
 		if x.k != kStr {
-			return v.otherEntry(e, k, x)
+			return v.otherEntry(row, k, x)
 		}
-		ex.InternalMetadata = v.strs[x.n]
-	case "category":
-		if x.k != kStr {
-			return v.otherEntry(e, k, x)
+		ex := v.rowExtra(row)
+		if key == "category" {
+			ex.Category = v.strs[x.n]
+		} else {
+			ex.InternalMetadata = v.strs[x.n]
 		}
-		ex.Category = v.strs[x.n]
 	default:
-		return v.otherEntry(e, k, x)
+		return v.otherEntry(row, k, x)
 	}
 	return nil
 }
@@ -698,16 +749,6 @@ func (v *vm) setBlock(b *Block, k, x val) error {
 	return err
 }
 
-// spend charges n values of conversion work against the budget, so that
-// shared references cannot multiply the work beyond the file's size.
-func (v *vm) spend(n int) error {
-	v.budget -= n
-	if v.budget < 0 {
-		return &DecodeError{Offset: -1, Kind: ErrCorrupt, Msg: "shared references expand to far more values than the file holds"}
-	}
-	return nil
-}
-
 // extra stores a generic copy of an unknown key in d.
 func (v *vm) extra(d *Dict, k, x val) error {
 	gk, err := v.value(k, 0)
@@ -797,7 +838,7 @@ func (v *vm) blockList(where, key string, x val) ([]Block, error) {
 
 // listShape says how typedList reads one kind of snapshot list.
 type listShape[T any] struct {
-	kind      okind                         // the typed-list kind: oEntries, oBlocks, oSegments or oHists
+	kind      okind                         // the typed-list kind: oBlocks, oSegments or oHists
 	zero      T                             // the item an empty dict gives
 	set       func(*vm, *T, val, val) error // sets one key of an item
 	done      func(*T)                      // if not nil, finishes an item set key by key
@@ -819,7 +860,12 @@ func typedList[T any](v *vm, x val, arena []T, s listShape[T]) ([]T, error) {
 	o := &v.objs[x.n]
 	switch o.kind {
 	case s.kind:
+		// Charged at every use: a list referenced again (memo) is analysed
+		// again.
 		r := v.ranges[o.idx]
+		if err := v.budget.charge(int64(r.end-r.start)*int64(unsafe.Sizeof(s.zero)), v); err != nil {
+			return nil, err
+		}
 		return arena[r.start:r.end:r.end], nil
 	case oListFresh:
 		return []T{}, nil
@@ -828,7 +874,7 @@ func typedList[T any](v *vm, x val, arena []T, s listShape[T]) ([]T, error) {
 		return nil, v.shapeErr(s.where, s.key, s.wantList, x)
 	}
 	items := v.gens[o.idx].items
-	if err := v.spend(len(items)); err != nil {
+	if err := v.budget.charge(int64(len(items))*int64(unsafe.Sizeof(s.zero)), v); err != nil {
 		return nil, err
 	}
 	one := oEntry + (s.kind - oEntries)
@@ -858,4 +904,27 @@ func typedList[T any](v *vm, x val, arena []T, s listShape[T]) ([]T, error) {
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// intern returns the ID of a frame list whose encoding spans [start, end)
+// of the input (start -1: unknown). Once the held stacks pass lazyAfter
+// frame IDs, a new stack from a re-readable input is not held: only its
+// summary, offset and length are kept (see Stacks).
+func (v *vm) intern(ids []FrameID, start, end int64) (StackID, error) {
+	t := &v.snap.Stacks
+	var lazy func(Stack) StackSummary
+	if v.lazyOK && start >= 0 && end > start && end-start < 1<<24 && start < 1<<40 && t.held() >= v.lazyAfter {
+		lazy = func(st Stack) StackSummary { return v.summarize(v.snap.Frames, st) }
+	}
+	id, isNew := t.intern(ids, lazy, start, int(end-start))
+	if !isNew {
+		return id, nil
+	}
+	if lazy == nil {
+		if v.summarize != nil {
+			t.recs[id].sum = v.summarize(v.snap.Frames, ids)
+		}
+		return id, v.budget.charge(int64(len(ids))*4+stackRecBytes, v)
+	}
+	return id, v.budget.charge(stackRecBytes, v)
 }

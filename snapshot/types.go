@@ -1,37 +1,3 @@
-// Package snapshot decodes the CUDA memory snapshots that PyTorch writes with
-// torch.cuda.memory._dump_snapshot() (a pickled dict) into typed Go structs.
-//
-// The format differs across torch versions (see the field comments); every
-// key except action/size (trace entries), address/total_size/blocks
-// (segments) and size/state (blocks) is optional. Missing integer fields read
-// as 0 and missing strings as "". Stack frames are interned: every Frame is
-// stored once in Snapshot.Frames and every distinct frame list once in
-// Snapshot.Stacks, and segments, blocks and trace entries refer to them by
-// StackID, so the sharing that makes pickled snapshots small survives
-// decoding.
-//
-// Integer conversion: values are decoded as arbitrary-length two's
-// complement. Fields of type uint64 (addresses, stream pointers) take a
-// negative value as its 64-bit two's complement; fields of type int64 take a
-// value in [2^63, 2^64) (a C++ -1 written as unsigned, the 9-byte LONG1 case)
-// as its two's complement, so 2^64-1 reads as -1. Anything that needs more
-// than 64 bits is an error.
-//
-// Decoding: DecodeBytes / DecodeWith (in memory, with progress and
-// cancellation) and Decode / DecodeReader (streamed through a 4 MiB window)
-// run a purpose-built pickle machine for protocols 0-5 that types dicts by
-// their keys as they are filled and stores them straight into the structs.
-// It refuses every opcode that imports or calls code (GLOBAL, REDUCE,
-// BUILD, NEWOBJ, INST, OBJ, PERSID, EXT*) and out-of-band buffers, bounds
-// every declared length by the input left, accepts gzip input, and fails
-// with an error that wraps one of ErrEmpty, ErrNotPickle, ErrTruncated,
-// ErrCorrupt, ErrUnsafe, ErrShape or ErrCanceled and names the byte offset
-// and opcode. Frame and stack IDs are numbered in order of first use
-// (segments, then traces), whatever order the file defines them in.
-//
-// Encode writes a Snapshot back as torch would pickle it (protocols 0-5,
-// torch 2.0/2.6/2.8/2.10 keys); package oomscope/snapshot/gen uses it to
-// write synthetic snapshots with known truth.
 package snapshot
 
 // Snapshot is one decoded torch.cuda.memory._snapshot() dictionary.
@@ -50,7 +16,7 @@ type Snapshot struct {
 	// DeviceTraces is `device_traces` (torch 2.0+), indexed by device ordinal:
 	// each device's trace entries in chronological order, oldest first. When
 	// the ring buffer (max_entries) wrapped, the oldest events are missing.
-	DeviceTraces [][]TraceEntry
+	DeviceTraces []Trace
 	// AllocatorSettings is `allocator_settings` (torch ~2.3+); nil if absent.
 	AllocatorSettings *AllocatorSettings
 	// ExternalAnnotations is `external_annotations` (torch ~2.5+):
@@ -60,13 +26,13 @@ type Snapshot struct {
 	// nightlies, pinned host memory, only with record_pinned_host_memory).
 	HostSegments []Segment
 	// HostTraces is `host_traces`, shaped like DeviceTraces.
-	HostTraces [][]TraceEntry
+	HostTraces []Trace
 	// Frames is the frame table: every distinct frame once. FrameID indexes it.
 	Frames []Frame
 	// Stacks is the stack table: every distinct frame list once, innermost
-	// frame first as in the file. StackID indexes it; Stacks[EmptyStack] is
-	// always present and empty.
-	Stacks []Stack
+	// frame first as in the file. StackID indexes it; EmptyStack is the
+	// empty list.
+	Stacks Stacks
 	// Extra holds top-level keys this package does not know, decoded
 	// generically, in file order.
 	Extra Dict
@@ -117,13 +83,9 @@ type Frame struct {
 func (s *Snapshot) Frame(id FrameID) Frame { return s.Frames[id] }
 
 // Stack returns the frame list with the given ID; nil for NoStack or an ID
-// outside the table.
-func (s *Snapshot) Stack(id StackID) Stack {
-	if id < 0 || int(id) >= len(s.Stacks) {
-		return nil
-	}
-	return s.Stacks[id]
-}
+// outside the table. A lazy stack (see Stacks) is read again from the
+// decoder's Source, which can fail.
+func (s *Snapshot) Stack(id StackID) (Stack, error) { return s.Stacks.Frames(id) }
 
 // Segment is one entry of `segments`: a contiguous reserved range.
 type Segment struct {
@@ -264,7 +226,8 @@ const (
 	ActionAnnotate Action = "annotate"
 )
 
-// TraceEntry is one entry of device_traces[d] (or host_traces[d]).
+// TraceEntry is one entry of device_traces[d] (or host_traces[d]), whole;
+// a Trace stores its entries by column and assembles one with Entry.
 type TraceEntry struct {
 	// Action is `action`.
 	Action Action

@@ -2,16 +2,22 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"text/tabwriter"
 
 	"oomscope/bytesize"
-	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/load"
 	"oomscope/untrusted"
 )
 
@@ -46,8 +52,10 @@ type compareJSON struct {
 	Budget     *budgetResult       `json:"budget,omitempty"`
 }
 
-// runSnapshot analyses a torch.cuda.memory._dump_snapshot() pickle (or
-// compares two). It exits 1 when --budget is exceeded and 2 on bad input.
+// runSnapshot analyses a torch.cuda.memory._dump_snapshot() pickle,
+// compares two, or gives the overview of many (one per rank of a
+// distributed job). It exits 1 when --budget is exceeded and 2 on bad
+// input.
 func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("snapshot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -55,12 +63,17 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	asMarkdown := fs.Bool("markdown", false, "print a Markdown report for a bug tracker")
 	device := fs.Int("device", -1, "analyse only this device ordinal (default: every device)")
 	budgetFlag := fs.String("budget", "", "fail (exit 1) when the peak allocated memory exceeds SIZE, e.g. 40GiB")
-	top := fs.Int("top", 10, "number of allocation sites to list")
+	top := fs.Int("top", load.TopSites, "number of allocation sites to list")
+	ranks := fs.Bool("ranks", false, "give the overview of the files as ranks of one job even for one or two files")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: oomscope snapshot [--json|--markdown] [--device N] [--budget SIZE] FILE [FILE2]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: oomscope snapshot [--json|--markdown] [--device N] [--budget SIZE] FILE [FILE2]\n"+
+			"       oomscope snapshot [--json] [--budget SIZE] [--ranks] FILE... | DIR\n\n"+
 			"Analyses a snapshot written by torch.cuda.memory._dump_snapshot(): the peak allocated and\n"+
 			"reserved memory and when, what was live at the peak by category and by allocation site,\n"+
 			"fragmentation and OOM events. With FILE2, compares the two (what grew). FILE may be - for stdin.\n"+
+			"With three files or more, a directory (its .pickle, .pkl and .gz files) or --ranks, treats the\n"+
+			"files as the ranks of one job (one snapshot per rank) and prints the peak allocated and reserved\n"+
+			"memory of each, marking the outliers.\n"+
 			"Exit codes: 0 ok, 1 peak over --budget, 2 bad usage or input, 3 internal error.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
@@ -72,12 +85,16 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "oomscope snapshot: "+untrusted.Line(fmt.Sprintf(format, a...)))
 		return exitBadInput
 	}
+	files, dirs, err := expandDirs(files)
+	if err != nil {
+		return fail("%v", err)
+	}
 	switch {
+	case len(files) == 0 && dirs:
+		return fail("the directory holds no .pickle, .pkl or .gz file")
 	case len(files) == 0:
 		fs.Usage()
 		return exitBadInput
-	case len(files) > 2:
-		return fail("want FILE or FILE FILE2, got %d files", len(files))
 	case *asJSON && *asMarkdown:
 		return fail("--json and --markdown exclude each other")
 	case *top < 1:
@@ -91,13 +108,25 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		budget = b
 	}
+	if *ranks || dirs || len(files) > 2 {
+		switch {
+		case *asMarkdown:
+			return fail("--markdown is for one or two files, not an overview of ranks")
+		case *device >= 0:
+			return fail("--device is for one or two files, not an overview of ranks")
+		case slices.Contains(files, "-"):
+			return fail("stdin (-) cannot be one of several ranks")
+		}
+		return runRanks(files, *asJSON, budget, stdout, stderr)
+	}
 
 	var snaps []snapshotFile
 	for _, name := range files {
-		sf, err := loadSnapshot(name, stdin, *device, *top)
+		sf, closer, err := loadSnapshot(name, stdin, *device, *top)
 		if err != nil {
 			return fail("%v", err)
 		}
+		defer closer.Close()
 		snaps = append(snaps, sf)
 	}
 	last := snaps[len(snaps)-1]
@@ -146,52 +175,194 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// loadSnapshot reads, decodes and analyses one file ("-": stdin). The file
-// is decoded as it is read, so a 1 GB snapshot never sits in memory whole.
-func loadSnapshot(name string, stdin io.Reader, device, top int) (snapshotFile, error) {
-	r, size := stdin, int64(-1)
-	if name == "-" {
-		if stdin == nil {
-			return snapshotFile{}, fmt.Errorf("no input on stdin")
-		}
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			return snapshotFile{}, err
-		}
-		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return snapshotFile{}, err
-		}
-		if st.IsDir() {
-			return snapshotFile{}, fmt.Errorf("%s is a directory: expected a pickle written by torch.cuda.memory._dump_snapshot()", name)
-		}
-		r, size = f, st.Size()
+// loadSnapshot reads, decodes and analyses one file ("-": stdin), keeping
+// only the device asked for (-1: all). The file is decoded as it is read, so
+// a 1 GB snapshot never sits in memory whole; close the closer when done.
+// A bug met while loading panics again here (recoverInternal reports it,
+// exit 3), with where the reading was.
+func loadSnapshot(name string, stdin io.Reader, device, top int) (snapshotFile, io.Closer, error) {
+	f, closer, err := load.OpenFile(name, stdin, load.Options{Analysis: analysis.Options{TopSites: top}})
+	var ie *load.InternalError
+	if errors.As(err, &ie) {
+		repanic(name, ie)
 	}
-	if size == 0 {
-		return snapshotFile{}, fmt.Errorf("%s is empty: expected a pickle written by torch.cuda.memory._dump_snapshot()", name)
-	}
-	s, err := snapshot.DecodeReader(tracked(name, r), size, snapshot.DecodeOptions{})
 	if err != nil {
-		return snapshotFile{}, fmt.Errorf("%s is not a readable memory snapshot: %v", name, err)
+		return snapshotFile{}, nil, err
 	}
-	an := analysis.Analyze(s, analysis.Options{TopSites: top})
+	an, rep := f.Analysis, f.Report
 	if device >= 0 {
 		d := an.Device(device)
 		if d == nil {
+			closer.Close()
 			var ids []string
 			for _, dd := range an.Devices {
 				ids = append(ids, fmt.Sprint(dd.ID))
 			}
-			return snapshotFile{}, fmt.Errorf("%s has no device %d (devices with data: %s)", name, device, orNone(strings.Join(ids, ", ")))
+			return snapshotFile{}, nil, fmt.Errorf("%s has no device %d (devices with data: %s)", name, device, orNone(strings.Join(ids, ", ")))
 		}
 		an.Devices = []*analysis.Device{d}
+		rep = an.Report()
 	}
-	if len(an.Devices) == 0 {
-		return snapshotFile{}, fmt.Errorf("%s holds no trace and no segments: was _record_memory_history() enabled before _dump_snapshot()?", name)
+	return snapshotFile{name: name, an: an, rep: rep}, closer, nil
+}
+
+// repanic raises a bug that load met (and recovered from, as the browser
+// worker needs) again, for recoverInternal: the load's own stack goes to
+// stderr first, and the position of the reading is where the report says.
+func repanic(name string, ie *load.InternalError) {
+	in := &input{name: name}
+	in.n.Store(ie.Offset)
+	current.Store(in)
+	fmt.Fprintf(os.Stderr, "%s\n", ie.Stack)
+	panic(ie.Value)
+}
+
+// expandDirs replaces each directory argument by its snapshot files
+// (.pickle, .pkl, .gz), sorted; dirs reports whether there was one.
+func expandDirs(args []string) (files []string, dirs bool, err error) {
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if a == "-" || err != nil || !st.IsDir() {
+			files = append(files, a) // loading reports a missing file
+			continue
+		}
+		dirs = true
+		ents, err := os.ReadDir(a)
+		if err != nil {
+			return nil, true, err
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if !e.IsDir() && (strings.HasSuffix(n, ".pickle") || strings.HasSuffix(n, ".pkl") || strings.HasSuffix(n, ".gz")) {
+				files = append(files, filepath.Join(a, n))
+			}
+		}
 	}
-	return snapshotFile{name: name, an: an, rep: an.Report()}, nil
+	return files, dirs, nil
+}
+
+// runRanks analyses files as the ranks of one job, several at a time, and
+// prints the overview. A file that fails is a row with its error (exit 2
+// after printing, 3 if it was a bug of ours).
+func runRanks(files []string, asJSON bool, budget int64, stdout, stderr io.Writer) int {
+	rows := make([]load.Rank, len(files))
+	var internal atomic.Bool
+	work := make(chan int)
+	var wg sync.WaitGroup
+	// Each analysis of a big file holds a few hundred MB until its row is
+	// taken: two at a time keeps memory down and both cores busy.
+	for range min(2, runtime.NumCPU(), len(files)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				f, closer, err := load.OpenFile(files[i], nil, load.Options{})
+				if err != nil {
+					var ie *load.InternalError
+					if errors.As(err, &ie) {
+						internal.Store(true)
+						err = fmt.Errorf("%s: %w", files[i], err)
+					}
+					rows[i] = load.Rank{File: files[i], Rank: load.RankOf(files[i]), Error: err.Error()}
+					continue
+				}
+				hs := make([]analysis.Headline, len(f.Analysis.Devices))
+				for k, d := range f.Analysis.Devices {
+					hs[k] = d.Headline()
+				}
+				closer.Close()
+				rows[i] = load.NewRank(files[i], hs)
+			}
+		}()
+	}
+	for i := range files {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	o := load.NewOverview(rows)
+	var br *budgetResult
+	if budget >= 0 {
+		br = &budgetResult{BudgetBytes: budget, Device: -1}
+		for _, r := range o.Ranks {
+			for _, h := range r.Devices {
+				if br.Device < 0 || h.PeakAllocatedBytes > br.PeakAllocatedBytes {
+					br.Device, br.PeakAllocatedBytes = h.Device, h.PeakAllocatedBytes
+				}
+			}
+		}
+		br.OverByBytes = max(0, br.PeakAllocatedBytes-budget)
+		br.OK = br.OverByBytes == 0
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(struct {
+			load.Overview
+			Budget *budgetResult `json:"budget,omitempty"`
+		}{o, br}); err != nil {
+			fmt.Fprintf(stderr, "oomscope snapshot: writing JSON: %v\n", err)
+			return exitBadInput
+		}
+	} else {
+		printOverview(stdout, o)
+	}
+	for _, r := range o.Ranks {
+		if r.Error != "" {
+			fmt.Fprintf(stderr, "oomscope snapshot: %s\n", untrusted.Line(r.Error))
+		}
+	}
+	if internal.Load() {
+		fmt.Fprintf(stderr, "oomscope: internal error, please file an issue with the command line and the messages above (oomscope %s).\n", versionString())
+		return exitInternal
+	}
+	for _, r := range o.Ranks {
+		if r.Error != "" {
+			return exitBadInput
+		}
+	}
+	if br != nil && !br.OK {
+		fmt.Fprintf(stderr, "oomscope snapshot: the highest peak allocated, %s, is over the budget %s by %s\n",
+			bytesize.FormatGiB(br.PeakAllocatedBytes), bytesize.FormatGiB(br.BudgetBytes), bytesize.FormatGiB(br.OverByBytes))
+		return exitCheck
+	}
+	return exitOK
+}
+
+// printOverview writes the overview of ranks as a table.
+func printOverview(w io.Writer, o load.Overview) {
+	n := 0
+	for _, r := range o.Ranks {
+		if r.Outlier {
+			n++
+		}
+	}
+	fmt.Fprintf(w, "%d files as ranks of one job: median peak allocated %s, median peak reserved %s; %d outlier(s)\n\n",
+		len(o.Ranks), bytesize.FormatGiB(o.MedianAllocatedBytes), bytesize.FormatGiB(o.MedianReservedBytes), n)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	fmt.Fprintf(tw, "  rank\tpeak allocated\tpeak reserved\tentries\tfile\t\n")
+	for _, r := range o.Ranks {
+		rank := "?"
+		if r.Rank >= 0 {
+			rank = fmt.Sprint(r.Rank)
+		}
+		if r.Error != "" {
+			fmt.Fprintf(tw, "  %s\t-\t-\t-\t%s\tnot analysed\n", rank, untrusted.Line(r.File))
+			continue
+		}
+		entries := 0
+		for _, h := range r.Devices {
+			entries += h.Entries
+		}
+		mark := ""
+		if r.Outlier {
+			mark = "outlier: " + strings.Join(r.Why, "; ")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", rank, bytesize.FormatGiB(r.PeakAllocatedBytes),
+			bytesize.FormatGiB(r.PeakReservedBytes), bytesize.Commas(int64(entries)), untrusted.Line(r.File), mark)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nOutliers: %s.\nRun oomscope snapshot FILE for one rank's full analysis.\n", o.Rule)
 }
 
 func orNone(s string) string {

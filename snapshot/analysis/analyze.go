@@ -9,33 +9,44 @@ import (
 // Options tunes an analysis. The zero value uses the defaults.
 type Options struct {
 	// TimelinePoints is the number of points of the downsampled timeline and
-	// site series (0: none, the CLI's choice; negative: DefaultTimelinePoints).
+	// site series (0: none, the CLI's choice; negative:
+	// DefaultTimelinePoints).
 	TimelinePoints int
 	// SeriesSites is how many top sites get their own band in the stacked
-	// series; the rest go to "other" (default 8).
+	// series; the rest go to "other" (default DefaultSeriesSites).
 	SeriesSites int
-	// TopSites is how many sites the report lists (default 15).
+	// TopSites is how many sites the report lists (default DefaultTopSites).
 	TopSites int
 	// Largest is how many of the largest allocations alive at the peak the
-	// report lists (default 20).
+	// report lists (default DefaultLargest).
 	Largest int
 }
 
-// DefaultTimelinePoints is a timeline resolution good for a page-wide chart.
-const DefaultTimelinePoints = 1200
+// Defaults of Options, the CLI and the page (package load uses them).
+const (
+	// DefaultTimelinePoints is a timeline resolution good for a page-wide
+	// chart.
+	DefaultTimelinePoints = 800
+	// DefaultSeriesSites is the number of site bands of the stacked series.
+	DefaultSeriesSites = 8
+	// DefaultTopSites is the number of allocation sites listed.
+	DefaultTopSites = 10
+	// DefaultLargest is the number of largest allocations listed.
+	DefaultLargest = 20
+)
 
 func (o Options) withDefaults() Options {
 	if o.TimelinePoints < 0 {
 		o.TimelinePoints = DefaultTimelinePoints
 	}
 	if o.SeriesSites <= 0 {
-		o.SeriesSites = 8
+		o.SeriesSites = DefaultSeriesSites
 	}
 	if o.TopSites <= 0 {
-		o.TopSites = 15
+		o.TopSites = DefaultTopSites
 	}
 	if o.Largest <= 0 {
-		o.Largest = 20
+		o.Largest = DefaultLargest
 	}
 	return o
 }
@@ -109,29 +120,38 @@ type Analysis struct {
 
 	opt       Options
 	siteIndex map[string]int32
-	// stackSite and stackPhases cache per-StackID results (-1/0xff: not yet).
-	stackSite   []int32
-	stackPhases []phase
+	// siteBySum caches the site index of each stack summary's site part.
+	siteBySum map[snapshot.StackSummary]int32
 }
 
 // Analyze replays every device of s. It never fails: inconsistencies between
-// the trace and the segments are reported as warnings on the device.
+// the trace and the segments are reported as warnings on the device. A
+// snapshot decoded without Summarizer gets its stacks summarized here
+// (s.Stacks is changed).
 func Analyze(s *snapshot.Snapshot, opt Options) *Analysis {
 	a := &Analysis{
-		Snap:        s,
-		opt:         opt.withDefaults(),
-		siteIndex:   map[string]int32{},
-		stackSite:   make([]int32, len(s.Stacks)),
-		stackPhases: make([]phase, len(s.Stacks)),
+		Snap:      s,
+		opt:       opt.withDefaults(),
+		siteIndex: map[string]int32{},
+		siteBySum: map[snapshot.StackSummary]int32{},
 	}
-	for i := range a.stackSite {
-		a.stackSite[i] = -1
-		a.stackPhases[i] = phaseNotComputed
+	if !s.Stacks.Summarized() {
+		s.Stacks.Summarize(s.Frames, Summarizer())
 	}
-	for _, d := range deviceOrdinals(s) {
-		a.Devices = append(a.Devices, a.replay(d))
+	segs := segmentsByDevice(s.Segments)
+	for _, d := range deviceOrdinals(s, segs) {
+		a.Devices = append(a.Devices, a.replay(d, segs[d]))
 	}
 	return a
+}
+
+// segmentsByDevice lists the indices of each device's segments.
+func segmentsByDevice(segs []snapshot.Segment) map[int][]int {
+	out := map[int][]int{}
+	for i := range segs {
+		out[segs[i].Device] = append(out[segs[i].Device], i)
+	}
+	return out
 }
 
 // Device returns the analysis of device ordinal d, or nil.
@@ -145,15 +165,15 @@ func (a *Analysis) Device(d int) *Device {
 }
 
 // deviceOrdinals lists devices with a non-empty trace or any segment.
-func deviceOrdinals(s *snapshot.Snapshot) []int {
+func deviceOrdinals(s *snapshot.Snapshot, segs map[int][]int) []int {
 	seen := map[int]bool{}
 	for d, t := range s.DeviceTraces {
-		if len(t) > 0 {
+		if t.Len() > 0 {
 			seen[d] = true
 		}
 	}
-	for i := range s.Segments {
-		seen[s.Segments[i].Device] = true
+	for d := range segs {
+		seen[d] = true
 	}
 	out := make([]int, 0, len(seen))
 	for d := range seen {
@@ -163,19 +183,14 @@ func deviceOrdinals(s *snapshot.Snapshot) []int {
 	return out
 }
 
-// phaseNotComputed marks an empty stackPhases slot.
-const phaseNotComputed phase = 0xff
-
-// siteOf returns the site index of a stack, computing it once per StackID.
+// siteOf returns the site index of a stack.
 func (a *Analysis) siteOf(id snapshot.StackID) int32 {
-	if id < 0 || int(id) >= len(a.stackSite) {
-		return a.internSite(noSite)
-	}
-	if v := a.stackSite[id]; v >= 0 {
+	key := a.Snap.Stacks.Summary(id) &^ 15 // the site part
+	if v, ok := a.siteBySum[key]; ok {
 		return v
 	}
-	v := a.internSite(findSite(a.Snap, a.Snap.Stacks[id]))
-	a.stackSite[id] = v
+	v := a.internSite(siteOfSummary(a.Snap.Frames, key))
+	a.siteBySum[key] = v
 	return v
 }
 
@@ -189,15 +204,5 @@ func (a *Analysis) internSite(s Site) int32 {
 	return v
 }
 
-// phaseOf returns the phase a stack points to, computed once per StackID.
-func (a *Analysis) phaseOf(id snapshot.StackID) phase {
-	if id < 0 || int(id) >= len(a.stackPhases) {
-		return phaseUnknown
-	}
-	if p := a.stackPhases[id]; p != phaseNotComputed {
-		return p
-	}
-	p := stackPhase(a.Snap, a.Snap.Stacks[id])
-	a.stackPhases[id] = p
-	return p
-}
+// phaseOf returns the phase a stack points to.
+func (a *Analysis) phaseOf(id snapshot.StackID) phase { return summaryPhase(a.Snap.Stacks.Summary(id)) }

@@ -31,7 +31,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	for _, mb := range []int64{10, 50, 200} {
 		b.Run(fmt.Sprintf("%dMB", mb), func(b *testing.B) {
 			data := benchSnapshot(b, mb)
-			s, err := snapshot.DecodeBytes(data)
+			s, err := snapshot.DecodeBytes(data, nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -44,7 +44,7 @@ func BenchmarkAnalyze(b *testing.B) {
 					b.Fatal("no peak")
 				}
 			}
-			b.ReportMetric(float64(len(s.DeviceTraces[0])), "entries")
+			b.ReportMetric(float64(s.DeviceTraces[0].Len()), "entries")
 		})
 	}
 }
@@ -59,7 +59,7 @@ func BenchmarkDecodeAnalyze(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
-				s, err := snapshot.DecodeBytes(data)
+				s, err := snapshot.DecodeBytes(data, nil)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -73,12 +73,12 @@ func BenchmarkDecodeAnalyze(b *testing.B) {
 // layout, what the page asks for on a click.
 func BenchmarkStateAt(b *testing.B) {
 	data := benchSnapshot(b, 50)
-	s, err := snapshot.DecodeBytes(data)
+	s, err := snapshot.DecodeBytes(data, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	d := Analyze(s, Options{}).Devices[0]
-	n := len(d.Trace)
+	n := d.Trace.Len()
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

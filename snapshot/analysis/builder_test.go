@@ -10,7 +10,7 @@ type builder struct {
 }
 
 func newBuilder() *builder {
-	return &builder{s: &snapshot.Snapshot{Protocol: 4, Stacks: []snapshot.Stack{{}}, DeviceTraces: [][]snapshot.TraceEntry{nil}}}
+	return &builder{s: &snapshot.Snapshot{Protocol: 4, DeviceTraces: []snapshot.Trace{{}}}}
 }
 
 // py is a Python frame.
@@ -28,15 +28,21 @@ func (b *builder) stack(frames ...snapshot.Frame) snapshot.StackID {
 		b.s.Frames = append(b.s.Frames, f)
 		st = append(st, snapshot.FrameID(len(b.s.Frames)-1))
 	}
-	b.s.Stacks = append(b.s.Stacks, st)
-	return snapshot.StackID(len(b.s.Stacks) - 1)
+	return b.s.Stacks.Add(st)
 }
 
 // ev appends a trace entry to device 0 and returns its index.
 func (b *builder) ev(action snapshot.Action, addr uint64, size int64, frames snapshot.StackID) int {
 	t := &b.s.DeviceTraces[0]
-	*t = append(*t, snapshot.TraceEntry{Action: action, Addr: addr, Size: size, Frames: frames, TimeUS: int64(1000 + len(*t))})
-	return len(*t) - 1
+	t.Append(snapshot.TraceEntry{Action: action, Addr: addr, Size: size, Frames: frames, TimeUS: int64(1000 + t.Len())})
+	return t.Len() - 1
+}
+
+// edit changes entry i of device 0.
+func (b *builder) edit(i int, change func(e *snapshot.TraceEntry)) {
+	es := b.s.DeviceTraces[0].Entries()
+	change(&es[i])
+	b.s.DeviceTraces[0] = snapshot.TraceOf(es...)
 }
 
 // blk is a block for seg.

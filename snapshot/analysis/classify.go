@@ -104,7 +104,7 @@ func (d *Device) allocPhase(al *Allocation) (phase, bool) {
 	if len(d.windows) == 0 || al.Start < 0 {
 		return p, false
 	}
-	wp := windowPhase(d.windows, d.windowEnds, d.Trace[al.Start].TimeUS)
+	wp := windowPhase(d.windows, d.windowEnds, d.Trace.TimeUS(int(al.Start)))
 	if wp != phaseUnknown && (p == phaseUnknown || wp == phaseOptimizer) && p != phaseInit {
 		return wp, wp != p
 	}
@@ -122,7 +122,7 @@ func (d *Device) classify() {
 			d.windowEnds[j] = max(w.end, d.windowEnds[j-1])
 		}
 	}
-	n := int32(len(d.Trace))
+	n := int32(d.Trace.Len())
 	// Phase runs over the allocations with a known phase, in trace order.
 	phases := make([]phase, len(d.Allocs))
 	for i := range d.Allocs {
@@ -147,7 +147,7 @@ func (d *Device) classify() {
 	}
 	for i := range d.Allocs {
 		al := &d.Allocs[i]
-		if al.Origin != FromTrace || phases[i] != phaseUnknown || len(d.a.Snap.Stack(al.Stack)) != 0 {
+		if al.Origin != FromTrace || phases[i] != phaseUnknown || d.a.Snap.Stacks.Depth(al.Stack) != 0 {
 			continue
 		}
 		if k := d.runAt(al.Start); k >= 0 {
@@ -245,7 +245,7 @@ func (d *Device) traceRule(al *Allocation, p phase) Rule {
 		}
 		return RuleOptimizerDies
 	}
-	stackless := len(d.a.Snap.Stack(al.Stack)) == 0
+	stackless := d.a.Snap.Stacks.Depth(al.Stack) == 0
 	if stackless && k >= 0 {
 		r := &d.runs[k]
 		if r.phase == phaseBackward || (r.phase == phaseForward && r.bwdStart >= 0 && al.Start >= r.bwdStart) {
@@ -283,12 +283,12 @@ func (d *Device) runAt(i int32) int {
 // labelled returns an explicit label carried by the alloc entry: a
 // profiler `category` or a user_metadata naming a component.
 func (d *Device) labelled(al *Allocation) (Category, Rule, bool) {
-	e := &d.Trace[al.Start]
-	if e.Extra != nil && e.Extra.Category != "" {
-		return profilerCategory(e.Extra.Category), RuleProfilerCategory, true
+	i := int(al.Start)
+	if x := d.Trace.Extra(i); x != nil && x.Category != "" {
+		return profilerCategory(x.Category), RuleProfilerCategory, true
 	}
-	if e.UserMetadata != "" {
-		if c, ok := metadataCategory(e.UserMetadata); ok {
+	if m := d.Trace.UserMetadata(i); m != "" {
+		if c, ok := metadataCategory(m); ok {
 			return c, RuleUserMetadata, true
 		}
 	}

@@ -56,10 +56,10 @@ func TestClassify(t *testing.T) {
 	alloc(0x900, 100, user, "no_phase", Other)
 	alloc(0xa00, 100, snapshot.NoStack, "no_stack", Other)
 	m := alloc(0xb00, 100, user, "user_metadata", OptimizerState)
-	b.s.DeviceTraces[0][m].UserMetadata = "optimizer"
+	b.edit(m, func(e *snapshot.TraceEntry) { e.UserMetadata = "optimizer" })
 	w := alloc(0xe00, 100, custom, "optimizer_dies", Temporary)
 	freeAt(0xe00, 100)
-	wt := b.s.DeviceTraces[0][w].TimeUS
+	wt := b.s.DeviceTraces[0].TimeUS(w)
 	b.s.ExternalAnnotations = []snapshot.Annotation{
 		{Stage: "START", Name: "Optimizer.step#MyOpt.step", TimeUS: wt},
 		{Stage: "END", Name: "Optimizer.step#MyOpt.step", TimeUS: wt + 1},

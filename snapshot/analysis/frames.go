@@ -149,7 +149,10 @@ const maxStackLines = 80
 // "<repeats N times>", at most 80 lines. An empty or missing stack yields
 // nil; see NoStackExplanation.
 func DisplayStack(s *snapshot.Snapshot, id snapshot.StackID) []string {
-	st := s.Stack(id)
+	st, err := s.Stacks.Frames(id)
+	if err != nil {
+		return []string{"(the stack could not be read again: " + err.Error() + ")"}
+	}
 	var out []string
 	last, reps := "", 0
 	flush := func() {
@@ -209,47 +212,3 @@ func (p phase) String() string {
 var initNames = map[string]bool{"__init__": true, "reset_parameters": true, "_apply": true, "to": true,
 	"cuda": true, "load_state_dict": true, "_load_from_state_dict": true, "to_empty": true, "half": true,
 	"bfloat16": true, "float": true, "type": true, "register_parameter": true, "_init_weights": true}
-
-// stackPhase inspects a stack's frames for phase markers (notes §6): the
-// optimizer wins over backward, backward over module construction, and that
-// over forward.
-func stackPhase(s *snapshot.Snapshot, st snapshot.Stack) phase {
-	var opt, bwd, ini, fwd bool
-	for _, fid := range st {
-		if int(fid) < 0 || int(fid) >= len(s.Frames) {
-			continue
-		}
-		f := &s.Frames[fid]
-		if isPython(f) {
-			fn := f.Filename
-			switch {
-			case strings.Contains(fn, "torch/optim/"):
-				opt = true
-			case f.Name == "backward" && (strings.Contains(fn, "torch/autograd/") || strings.HasSuffix(fn, "torch/_tensor.py")):
-				bwd = true
-			case strings.Contains(fn, "torch/nn/") && (initNames[f.Name] ||
-				strings.HasSuffix(fn, "nn/init.py") || strings.HasSuffix(fn, "nn/parameter.py")):
-				ini = true
-			case f.Name == "forward" || (f.Name == "_call_impl" && strings.HasSuffix(fn, "nn/modules/module.py")):
-				fwd = true
-			}
-			continue
-		}
-		n := f.Name
-		if strings.Contains(n, "torch::autograd::Engine::") || strings.Contains(n, "autograd::generated::") ||
-			strings.Contains(n, "AccumulateGrad") {
-			bwd = true
-		}
-	}
-	switch {
-	case opt:
-		return phaseOptimizer
-	case bwd:
-		return phaseBackward
-	case ini:
-		return phaseInit
-	case fwd:
-		return phaseForward
-	}
-	return phaseUnknown
-}

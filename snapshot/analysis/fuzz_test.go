@@ -13,7 +13,7 @@ import (
 // unmatched frees and overlapping segments all happen.
 func fuzzSnapshot(data []byte) *snapshot.Snapshot {
 	b := newBuilder()
-	b.s.DeviceTraces = append(b.s.DeviceTraces, nil)
+	b.s.DeviceTraces = append(b.s.DeviceTraces, snapshot.Trace{})
 	stacks := []snapshot.StackID{snapshot.NoStack, snapshot.EmptyStack,
 		b.stack(py("/p/model.py", 1, "forward")), b.stack(cpp("torch::autograd::Engine::evaluate_function()")),
 		b.stack(py(torchPkg+"/optim/adamw.py", 2, "step")), b.stack(py(torchPkg+"/nn/modules/module.py", 3, "_apply")),
@@ -35,7 +35,7 @@ func fuzzSnapshot(data []byte) *snapshot.Snapshot {
 			Frames: stacks[int(r[4])%len(stacks)],
 			TimeUS: int64(r[5]) * 10,
 		}
-		b.s.DeviceTraces[dev] = append(b.s.DeviceTraces[dev], e)
+		b.s.DeviceTraces[dev].Append(e)
 	}
 	for len(data) >= 4 {
 		r := data[:4]
@@ -80,7 +80,7 @@ func FuzzAnalyze(f *testing.F) {
 				t.Fatalf("device %d: live at peak %d != peak %d", d.Device, got, d.PeakAllocatedBytes)
 			}
 			dev := a.Devices[i]
-			for _, k := range []int{-5, -1, 0, len(dev.Trace) / 2, len(dev.Trace) + 3} {
+			for _, k := range []int{-5, -1, 0, dev.Trace.Len() / 2, dev.Trace.Len() + 3} {
 				dev.StateAt(k, -1, 3)
 			}
 			dev.AllocationView(-1)

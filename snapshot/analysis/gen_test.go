@@ -18,7 +18,7 @@ func TestGeneratedScenarios(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := snapshot.DecodeBytes(b)
+			s, err := snapshot.DecodeBytes(b, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -59,7 +59,7 @@ func checkInvariants(t *testing.T, a *Analysis, dev *Device, d DeviceReport) {
 			d.FinalAllocatedBytes, d.FinalPendingFreeBytes, d.FinalReservedBytes, final, pending, reserved)
 	}
 
-	n := len(dev.Trace)
+	n := dev.Trace.Len()
 	states := []struct {
 		i              int
 		alloc, reserve int64
@@ -118,8 +118,8 @@ func checkInvariants(t *testing.T, a *Analysis, dev *Device, d DeviceReport) {
 	// Reserved at segment events: the range replay against the running sum.
 	run := d.InitialReservedBytes
 	checked := 0
-	for i := range dev.Trace {
-		e := &dev.Trace[i]
+	for i := range dev.Trace.Len() {
+		e := dev.Trace.Entry(i)
 		switch e.Action {
 		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
 			run += e.Size

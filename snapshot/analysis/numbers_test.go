@@ -31,7 +31,7 @@ type numbersCase struct {
 func numbersCases(t *testing.T) []numbersCase {
 	var cs []numbersCase
 	decode := func(b []byte) *snapshot.Snapshot {
-		s, err := snapshot.DecodeBytes(b)
+		s, err := snapshot.DecodeBytes(b, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +89,7 @@ func TestSameNumbers(t *testing.T) {
 	for _, c := range numbersCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			s := c.snap(t)
-			got := numbersOf(Analyze(s, Options{TimelinePoints: DefaultTimelinePoints}))
+			got := numbersOf(Analyze(s, Options{TimelinePoints: 1200, TopSites: 15}))
 			b, err := json.MarshalIndent(got, "", " ")
 			if err != nil {
 				t.Fatal(err)

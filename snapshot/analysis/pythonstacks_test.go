@@ -11,15 +11,38 @@ import (
 // "python") records: backward allocations, made in the autograd thread,
 // are then left with empty stacks.
 func pythonOnly(s *snapshot.Snapshot) {
-	for id, st := range s.Stacks {
+	var table snapshot.Stacks
+	ids := make([]snapshot.StackID, s.Stacks.Len())
+	for id := range ids {
 		var keep snapshot.Stack
-		for _, f := range st {
+		for _, f := range s.Stacks.MustFrames(snapshot.StackID(id)) {
 			if isPython(&s.Frames[f]) {
 				keep = append(keep, f)
 			}
 		}
-		s.Stacks[id] = keep
+		ids[id] = table.Add(keep)
 	}
+	remap := func(id snapshot.StackID) snapshot.StackID {
+		if id < 0 {
+			return id
+		}
+		return ids[id]
+	}
+	for i := range s.Segments {
+		g := &s.Segments[i]
+		g.Frames = remap(g.Frames)
+		for j := range g.Blocks {
+			g.Blocks[j].Frames = remap(g.Blocks[j].Frames)
+		}
+	}
+	for d, tr := range s.DeviceTraces {
+		es := tr.Entries()
+		for i := range es {
+			es[i].Frames = remap(es[i].Frames)
+		}
+		s.DeviceTraces[d] = snapshot.TraceOf(es...)
+	}
+	s.Stacks = table
 }
 
 // TestPythonOnlyStacks classifies generated training runs recorded with

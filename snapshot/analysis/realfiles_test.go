@@ -21,7 +21,7 @@ func loadReal(t testing.TB, name string) *snapshot.Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := snapshot.DecodeBytes(b)
+	s, err := snapshot.DecodeBytes(b, nil)
 	if err != nil {
 		t.Fatalf("decode %s: %v", name, err)
 	}

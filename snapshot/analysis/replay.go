@@ -10,8 +10,9 @@ import (
 type Device struct {
 	// ID is the device ordinal.
 	ID int
-	// Trace is the device's trace, oldest entry first.
-	Trace []snapshot.TraceEntry
+	// Trace is the device's trace, oldest entry first (read it by index:
+	// Trace.Kind(i), Addr(i), Size(i), TimeUS(i), Frames(i), Entry(i)).
+	Trace snapshot.Trace
 	// Allocs holds every allocation's live range: those whose alloc is in
 	// the trace in trace order, pre-trace ones freed in the trace at their
 	// free, then the pre-trace blocks still alive at the end.
@@ -86,27 +87,31 @@ const (
 	freeOnRequested                 // no free_completed recorded (skip_actions)
 )
 
-func (a *Analysis) replay(dev int) *Device {
+// replay replays device dev, whose segments are segs (indices in
+// Snap.Segments).
+func (a *Analysis) replay(dev int, segs []int) *Device {
 	s := a.Snap
-	d := &Device{ID: dev, a: a, Actions: map[string]int{}, peakIndex: -1, resPeakIndex: -1}
+	d := &Device{ID: dev, a: a, Actions: map[string]int{}, peakIndex: -1, resPeakIndex: -1, segments: segs}
 	if dev >= 0 && dev < len(s.DeviceTraces) {
 		d.Trace = s.DeviceTraces[dev]
 	}
-	for i := range s.Segments {
-		if s.Segments[i].Device == dev {
-			d.segments = append(d.segments, i)
-		}
-	}
-	n := len(d.Trace)
+	tr := d.Trace
+	n := tr.Len()
+	// "free" is an action of some old files: a free_completed.
+	isFreeName := func(i int) bool { return tr.Kind(i) == snapshot.KindOther && tr.Action(i) == "free" }
 	var nComp, nReq, nAlloc int
-	for i := range d.Trace {
-		switch d.Trace[i].Action {
-		case snapshot.ActionAlloc:
+	for i := range n {
+		switch tr.Kind(i) {
+		case snapshot.KindAlloc:
 			nAlloc++
-		case snapshot.ActionFreeCompleted, "free":
+		case snapshot.KindFreeCompleted:
 			nComp++
-		case snapshot.ActionFreeRequested:
+		case snapshot.KindFreeRequested:
 			nReq++
+		case snapshot.KindOther:
+			if isFreeName(i) {
+				nComp++
+			}
 		}
 	}
 	// Every alloc entry makes one allocation; unmatched frees and live
@@ -119,57 +124,59 @@ func (a *Analysis) replay(dev int) *Device {
 	}
 
 	d.buckets = newBuckets(a.opt.TimelinePoints, -1, n+1)
-	var counts [16]int
+	var counts [snapshot.KindOther]int
 	open := make(map[uint64]int32)
 	var cur, res int64
 	var doubleAlloc int
 	d.buckets.record(-1, 0, 0)
-	for i := range d.Trace {
-		e := &d.Trace[i]
-		ai := actionIndex(e.Action)
-		if ai < 0 {
-			d.Actions[string(e.Action)]++
+	for i := range n {
+		k := tr.Kind(i)
+		if k == snapshot.KindOther {
+			d.Actions[string(tr.Action(i))]++
 		} else {
-			counts[ai]++
+			counts[k]++
 		}
-		isFree := e.Action == snapshot.ActionFreeCompleted || e.Action == "free"
+		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && isFreeName(i))
 		if mode == freeOnRequested {
-			isFree = e.Action == snapshot.ActionFreeRequested
+			isFree = k == snapshot.KindFreeRequested
 		}
 		switch {
-		case e.Action == snapshot.ActionAlloc:
-			if j, ok := open[e.Addr]; ok {
+		case k == snapshot.KindAlloc:
+			addr, size := tr.Addr(i), tr.Size(i)
+			if j, ok := open[addr]; ok {
 				d.Allocs[j].End = int32(i)
 				cur -= d.Allocs[j].Size
 				doubleAlloc++
 			}
-			open[e.Addr] = int32(len(d.Allocs))
-			d.Allocs = append(d.Allocs, Allocation{Addr: e.Addr, Size: e.Size, Start: int32(i), End: int32(n),
-				FreeRequested: -1, Stack: e.Frames})
-			cur += e.Size
+			open[addr] = int32(len(d.Allocs))
+			d.Allocs = append(d.Allocs, Allocation{Addr: addr, Size: size, Start: int32(i), End: int32(n),
+				FreeRequested: -1, Stack: tr.Frames(i)})
+			cur += size
 		case isFree:
-			if j, ok := open[e.Addr]; ok {
+			addr := tr.Addr(i)
+			if j, ok := open[addr]; ok {
 				d.Allocs[j].End = int32(i)
 				cur -= d.Allocs[j].Size
-				delete(open, e.Addr)
+				delete(open, addr)
 			} else {
-				d.Allocs = append(d.Allocs, Allocation{Addr: e.Addr, Size: e.Size, Start: -1, End: int32(i),
-					FreeRequested: -1, Stack: e.Frames, Origin: PreTraceFreed})
-				d.initialAllocated += e.Size
+				size := tr.Size(i)
+				d.Allocs = append(d.Allocs, Allocation{Addr: addr, Size: size, Start: -1, End: int32(i),
+					FreeRequested: -1, Stack: tr.Frames(i), Origin: PreTraceFreed})
+				d.initialAllocated += size
 				d.preTrace++
-				cur -= e.Size
+				cur -= size
 			}
-		case e.Action == snapshot.ActionFreeRequested:
-			if j, ok := open[e.Addr]; ok {
+		case k == snapshot.KindFreeRequested:
+			if j, ok := open[tr.Addr(i)]; ok {
 				d.Allocs[j].FreeRequested = int32(i)
 			}
-		case e.Action == snapshot.ActionSegmentAlloc || e.Action == snapshot.ActionSegmentMap:
-			res += e.Size
+		case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
+			res += tr.Size(i)
 			d.segEvents = append(d.segEvents, int32(i))
-		case e.Action == snapshot.ActionSegmentFree || e.Action == snapshot.ActionSegmentUnmap:
-			res -= e.Size
+		case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
+			res -= tr.Size(i)
 			d.segEvents = append(d.segEvents, int32(i))
-		case e.Action == snapshot.ActionOOM:
+		case k == snapshot.KindOOM:
 			d.ooms = append(d.ooms, int32(i))
 		}
 		if cur > d.peakRel {
@@ -180,9 +187,9 @@ func (a *Analysis) replay(dev int) *Device {
 		}
 		d.buckets.record(i, cur, res)
 	}
-	for k, name := range knownActions {
-		if counts[k] > 0 {
-			d.Actions[string(name)] = counts[k]
+	for k, c := range counts {
+		if c > 0 {
+			d.Actions[string(snapshot.ActionKind(k).Action())] = c
 		}
 	}
 	d.endRel = cur
@@ -221,7 +228,7 @@ func (d *Device) pendingBlocks() int {
 // no alloc in the trace as allocations alive for the whole window.
 func (d *Device) matchSegments(open map[uint64]int32) {
 	s := d.a.Snap
-	n := int32(len(d.Trace))
+	n := int32(d.Trace.Len())
 	var sizeMismatch, freeInSegments int
 	for _, si := range d.segments {
 		seg := &s.Segments[si]
@@ -244,7 +251,7 @@ func (d *Device) matchSegments(open map[uint64]int32) {
 			if j, ok := open[b.Address]; ok {
 				al := &d.Allocs[j]
 				al.BlockSize, al.Pending = b.Size, pending
-				if len(s.Stack(al.Stack)) == 0 {
+				if s.Stacks.Depth(al.Stack) == 0 {
 					// torch 2.0 traces carry no frames; the block's history does.
 					al.Stack = b.AllocStack()
 				}
@@ -298,36 +305,3 @@ func (bs *buckets) record(i int, cur, res int64) {
 }
 
 func (d *Device) warn(s string) { d.Warnings = append(d.Warnings, s) }
-
-var knownActions = []snapshot.Action{snapshot.ActionAlloc, snapshot.ActionFreeRequested,
-	snapshot.ActionFreeCompleted, snapshot.ActionSegmentAlloc, snapshot.ActionSegmentFree,
-	snapshot.ActionSegmentMap, snapshot.ActionSegmentUnmap, snapshot.ActionSnapshot, snapshot.ActionOOM,
-	snapshot.ActionUserDefined, snapshot.ActionAnnotate}
-
-func actionIndex(a snapshot.Action) int {
-	switch a {
-	case snapshot.ActionAlloc:
-		return 0
-	case snapshot.ActionFreeRequested:
-		return 1
-	case snapshot.ActionFreeCompleted:
-		return 2
-	case snapshot.ActionSegmentAlloc:
-		return 3
-	case snapshot.ActionSegmentFree:
-		return 4
-	case snapshot.ActionSegmentMap:
-		return 5
-	case snapshot.ActionSegmentUnmap:
-		return 6
-	case snapshot.ActionSnapshot:
-		return 7
-	case snapshot.ActionOOM:
-		return 8
-	case snapshot.ActionUserDefined:
-		return 9
-	case snapshot.ActionAnnotate:
-		return 10
-	}
-	return -1
-}

@@ -199,29 +199,78 @@ func (a *Analysis) Report() *Report {
 	return r
 }
 
+// Headline is what is known of a device as soon as it is replayed: its
+// peaks and totals (the same numbers as its DeviceReport), without the
+// parts of the report that cost more (sites, stacks, fragmentation).
+type Headline struct {
+	// Device is the device ordinal.
+	Device int `json:"device"`
+	// Entries is the number of trace entries.
+	Entries int `json:"entries"`
+	// PeakAllocatedBytes is the highest sum of live requested bytes.
+	PeakAllocatedBytes int64 `json:"peak_allocated_bytes"`
+	// PeakIndex is the entry after which the peak was first reached (-1:
+	// before the first entry).
+	PeakIndex int `json:"peak_index"`
+	// PeakTimeUS is that entry's time_us.
+	PeakTimeUS int64 `json:"peak_time_us"`
+	// PeakReservedBytes is the highest sum of reserved ranges.
+	PeakReservedBytes int64 `json:"peak_reserved_bytes"`
+	// PeakReservedIndex is the entry after which it was first reached.
+	PeakReservedIndex int `json:"peak_reserved_index"`
+	// FinalAllocatedBytes and FinalReservedBytes are the allocated and
+	// reserved bytes at the end.
+	FinalAllocatedBytes int64 `json:"final_allocated_bytes"`
+	// FinalReservedBytes is the sum of the segments' total_size.
+	FinalReservedBytes int64 `json:"final_reserved_bytes"`
+	// FirstTimeUS and LastTimeUS bound the trace window (0 without time_us).
+	FirstTimeUS int64 `json:"first_time_us"`
+	// LastTimeUS is the time of the last entry.
+	LastTimeUS int64 `json:"last_time_us"`
+}
+
+// Headline returns the device's headline numbers.
+func (d *Device) Headline() Headline {
+	h := Headline{
+		Device:              d.ID,
+		Entries:             d.Trace.Len(),
+		PeakAllocatedBytes:  d.initialAllocated + d.peakRel,
+		PeakIndex:           d.peakIndex,
+		PeakTimeUS:          d.timeAt(d.peakIndex),
+		PeakReservedBytes:   d.initialReserved + d.resPeakRel,
+		PeakReservedIndex:   d.resPeakIndex,
+		FinalAllocatedBytes: d.finalAllocated,
+		FinalReservedBytes:  d.finalReserved,
+	}
+	if n := d.Trace.Len(); n > 0 {
+		h.FirstTimeUS, h.LastTimeUS = d.Trace.TimeUS(0), d.Trace.TimeUS(n-1)
+	}
+	return h
+}
+
 // Report summarizes one device.
 func (d *Device) Report() DeviceReport {
 	opt := d.a.opt
+	h := d.Headline()
 	r := DeviceReport{
-		Device:                d.ID,
-		Entries:               len(d.Trace),
+		Device:                h.Device,
+		Entries:               h.Entries,
 		Actions:               d.Actions,
-		PeakAllocatedBytes:    d.initialAllocated + d.peakRel,
-		PeakIndex:             d.peakIndex,
-		PeakTimeUS:            d.timeAt(d.peakIndex),
-		PeakReservedBytes:     d.initialReserved + d.resPeakRel,
-		PeakReservedIndex:     d.resPeakIndex,
-		FinalAllocatedBytes:   d.finalAllocated,
+		FirstTimeUS:           h.FirstTimeUS,
+		LastTimeUS:            h.LastTimeUS,
+		PeakAllocatedBytes:    h.PeakAllocatedBytes,
+		PeakIndex:             h.PeakIndex,
+		PeakTimeUS:            h.PeakTimeUS,
+		PeakReservedBytes:     h.PeakReservedBytes,
+		PeakReservedIndex:     h.PeakReservedIndex,
+		FinalAllocatedBytes:   h.FinalAllocatedBytes,
 		FinalPendingFreeBytes: d.finalPending,
-		FinalReservedBytes:    d.finalReserved,
+		FinalReservedBytes:    h.FinalReservedBytes,
 		InitialAllocatedBytes: d.initialAllocated,
 		InitialReservedBytes:  d.initialReserved,
 		PreTraceAllocations:   d.preTrace,
 		Allocations:           len(d.Allocs),
 		OOMEvents:             []OOMEvent{},
-	}
-	if n := len(d.Trace); n > 0 {
-		r.FirstTimeUS, r.LastTimeUS = d.Trace[0].TimeUS, d.Trace[n-1].TimeUS
 	}
 	r.Expandable, r.Streams = d.streamsAndExpandable()
 	peak := d.StateAt(d.peakIndex, 0, opt.TopSites)
@@ -245,10 +294,10 @@ func (d *Device) Report() DeviceReport {
 func (d *Device) streamsAndExpandable() (bool, int) {
 	streams := map[uint64]bool{}
 	exp := false
-	for i := range d.Trace {
-		e := &d.Trace[i]
-		streams[e.Stream] = true
-		if e.Action == snapshot.ActionSegmentMap || e.Action == snapshot.ActionSegmentUnmap {
+	tr := d.Trace
+	for i := range tr.Len() {
+		streams[tr.Stream(i)] = true
+		if k := tr.Kind(i); k == snapshot.KindSegmentMap || k == snapshot.KindSegmentUnmap {
 			exp = true
 		}
 	}
@@ -326,7 +375,7 @@ func (d *Device) AllocationView(k int) AllocationView {
 
 // oomEvent describes the oom entry at index i.
 func (d *Device) oomEvent(i int) OOMEvent {
-	e := &d.Trace[i]
+	e := d.Trace.Entry(i)
 	st := d.StateAt(i, 0, 5)
 	ev := OOMEvent{
 		Index: i, TimeUS: e.TimeUS, RequestedBytes: e.Size, DeviceFreeBytes: e.DeviceFree, Stream: hex(e.Stream),

@@ -44,7 +44,7 @@ func (d *Device) Series(from, to, points, sites int) Series {
 	res = d.initialReserved
 	rdelta := make(map[int]int64)
 	for _, k := range d.segEvents {
-		e := &d.Trace[k]
+		e := d.segEvent(k)
 		sz := e.Size
 		if e.Action == "segment_free" || e.Action == "segment_unmap" {
 			sz = -sz

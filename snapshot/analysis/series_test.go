@@ -10,7 +10,7 @@ func TestSeries(t *testing.T) {
 	a := Analyze(s, Options{TimelinePoints: 300, SeriesSites: 5})
 	d := a.Devices[0]
 	r := d.Report()
-	full := d.Series(-1, len(d.Trace)-1, 300, 5)
+	full := d.Series(-1, d.Trace.Len()-1, 300, 5)
 	if !slices.Equal(full.Points, r.Timeline) {
 		t.Errorf("Series over the whole trace differs from the report's timeline")
 	}

@@ -52,47 +52,27 @@ type Site struct {
 // noSite is the site of allocations without a stack.
 var noSite = Site{Key: "none", Label: "(no stack recorded)", Kind: SiteNone}
 
-// findSite picks the allocation site of a stack (see SiteRuleText).
-func findSite(s *snapshot.Snapshot, st snapshot.Stack) Site {
-	var torchPy, op, cpp, node *snapshot.Frame
-	for _, fid := range st {
-		if int(fid) < 0 || int(fid) >= len(s.Frames) {
-			continue
-		}
-		f := &s.Frames[fid]
-		if isPython(f) {
-			if !isLibrary(f) {
-				return pySite(SiteUser, f)
-			}
-			if torchPy == nil && isTorchPython(f) {
-				torchPy = f
-			}
-			continue
-		}
-		n := f.Name
-		if node == nil && isAutogradNode(n) {
-			node = f
-		}
-		if op == nil && strings.HasPrefix(n, "at::_ops::") {
-			op = f
-		}
-		if cpp == nil && !isNoise(f) && !strings.Contains(n, "CachingAllocator") {
-			cpp = f
-		}
+// siteOfSummary rebuilds the Site a stack summary names (see
+// SiteRuleText).
+func siteOfSummary(frames []snapshot.Frame, sum snapshot.StackSummary) Site {
+	k, fid := summarySite(sum)
+	if k == siteNone || int(fid) >= len(frames) {
+		return noSite
 	}
-	switch {
-	case node != nil:
-		name := autogradNode(node.Name)
-		return Site{Key: "autograd:" + name, Label: "backward " + name, Kind: SiteAutograd, Function: node.Name}
-	case torchPy != nil:
-		return pySite(SiteTorch, torchPy)
-	case op != nil:
-		name := atenOp(op.Name)
-		return Site{Key: "op:" + name, Label: "aten::" + name, Kind: SiteOp, Function: op.Name}
-	case cpp != nil:
-		return Site{Key: "cpp:" + cpp.Name, Label: truncate(cpp.Name, 120), Kind: SiteCPP, Function: cpp.Name}
+	f := &frames[fid]
+	switch k {
+	case siteUser:
+		return pySite(SiteUser, f)
+	case siteAutograd:
+		name := autogradNode(f.Name)
+		return Site{Key: "autograd:" + name, Label: "backward " + name, Kind: SiteAutograd, Function: f.Name}
+	case siteTorch:
+		return pySite(SiteTorch, f)
+	case siteOp:
+		name := atenOp(f.Name)
+		return Site{Key: "op:" + name, Label: "aten::" + name, Kind: SiteOp, Function: f.Name}
 	}
-	return noSite
+	return Site{Key: "cpp:" + f.Name, Label: truncate(f.Name, 120), Kind: SiteCPP, Function: f.Name}
 }
 
 func pySite(k SiteKind, f *snapshot.Frame) Site {

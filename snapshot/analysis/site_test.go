@@ -7,7 +7,7 @@ import (
 	"oomscope/snapshot"
 )
 
-func TestFindSite(t *testing.T) {
+func TestSiteRules(t *testing.T) {
 	noise := cpp("torch::unwind::unwind()")
 	tests := []struct {
 		name   string
@@ -35,7 +35,7 @@ func TestFindSite(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			b := newBuilder()
 			id := b.stack(tt.frames...)
-			got := findSite(b.s, b.s.Stack(id))
+			got := siteOfSummary(b.s.Frames, Summarizer()(b.s.Frames, b.s.Stacks.MustFrames(id)))
 			if got.Label != tt.label || got.Kind != tt.kind {
 				t.Errorf("site = %q (%s), want %q (%s)", got.Label, got.Kind, tt.label, tt.kind)
 			}

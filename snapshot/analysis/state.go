@@ -119,15 +119,15 @@ type State struct {
 
 // clampIndex limits i to the states of the trace, -1 … len-1.
 func (d *Device) clampIndex(i int) int {
-	return max(-1, min(i, len(d.Trace)-1))
+	return max(-1, min(i, d.Trace.Len()-1))
 }
 
 // timeAt returns the time of the state after entry i.
 func (d *Device) timeAt(i int) int64 {
-	if len(d.Trace) == 0 {
+	if d.Trace.Len() == 0 {
 		return 0
 	}
-	return d.Trace[max(i, 0)].TimeUS
+	return d.Trace.TimeUS(max(i, 0))
 }
 
 // StateAt rebuilds the allocator state after trace entry i (-1: before the
@@ -139,7 +139,7 @@ func (d *Device) StateAt(i int, segments int, topSites int) State {
 	i = d.clampIndex(i)
 	st := State{Index: i, TimeUS: d.timeAt(i)}
 	if i >= 0 {
-		st.Action = string(d.Trace[i].Action)
+		st.Action = string(d.Trace.Action(i))
 	}
 	live := d.liveAt(i)
 	st.LiveAllocations = len(live)
@@ -200,7 +200,7 @@ func (d *Device) initialSegments() *segSet {
 			expandable: seg.IsExpandable, small: seg.SegmentType == "small"}, false)
 	}
 	for k := len(d.segEvents) - 1; k >= 0; k-- {
-		e := &d.Trace[d.segEvents[k]]
+		e := d.segEvent(d.segEvents[k])
 		r := eventRange(e)
 		switch e.Action {
 		case snapshot.ActionSegmentAlloc, snapshot.ActionSegmentMap:
@@ -219,6 +219,12 @@ func (d *Device) initialSegments() *segSet {
 	return set
 }
 
+// segEvent returns the segment event at trace index i.
+func (d *Device) segEvent(i int32) *snapshot.TraceEntry {
+	tr := d.Trace
+	return &snapshot.TraceEntry{Action: tr.Action(int(i)), Addr: tr.Addr(int(i)), Size: tr.Size(int(i)), Stream: tr.Stream(int(i))}
+}
+
 // eventRange is the reserved range a segment event names.
 func eventRange(e *snapshot.TraceEntry) segRange {
 	exp := e.Action == snapshot.ActionSegmentMap || e.Action == snapshot.ActionSegmentUnmap
@@ -232,7 +238,7 @@ func (d *Device) segmentsAt(i int) segSet {
 		if int(k) > i {
 			break
 		}
-		e := &d.Trace[k]
+		e := d.segEvent(k)
 		switch e.Action {
 		case snapshot.ActionSegmentAlloc:
 			set.add(eventRange(e), false)

@@ -26,7 +26,7 @@ func assemble(opt Options, runs []devRun, st *stacks) (*snapshot.Snapshot, Truth
 				trace[i].Frames, trace[i].TimeUS = snapshot.NoStack, 0
 			}
 		}
-		s.DeviceTraces = append(s.DeviceTraces, trace)
+		s.DeviceTraces = append(s.DeviceTraces, snapshot.TraceOf(trace...))
 		segs := r.segments
 		if legacy {
 			for i := range segs {

@@ -119,14 +119,13 @@ func WriteFamily(w io.Writer, opt FamilyOptions) (FamilyInfo, error) {
 		return buf
 	}
 	// The segments come first in the file; their live blocks carry stacks.
-	s.Stacks = []snapshot.Stack{{}}
 	for k := range 200 {
 		addr := uint64(familyBase + k<<26)
-		s.Stacks = append(s.Stacks, append(snapshot.Stack(nil), frames()...))
+		id := s.Stacks.Add(frames())
 		s.Segments = append(s.Segments, snapshot.Segment{Address: addr, TotalSize: 1 << 26, SegmentType: "large",
 			AllocatedSize: 1 << 25, ActiveSize: 1 << 25, RequestedSize: 1 << 25, Frames: snapshot.NoStack,
 			Blocks: []snapshot.Block{
-				{Address: addr, Size: 1 << 25, RequestedSize: 1 << 25, State: snapshot.StateActiveAllocated, Frames: snapshot.StackID(k + 1)},
+				{Address: addr, Size: 1 << 25, RequestedSize: 1 << 25, State: snapshot.StateActiveAllocated, Frames: id},
 				{Address: addr + 1<<25, Size: 1 << 25, State: snapshot.StateInactive, Frames: snapshot.NoStack},
 			}})
 	}

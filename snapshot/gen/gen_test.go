@@ -2,7 +2,6 @@ package gen
 
 import (
 	"bytes"
-	"reflect"
 	"testing"
 
 	"oomscope/snapshot"
@@ -25,7 +24,7 @@ type replayed struct {
 func replay(s *snapshot.Snapshot, dev int) replayed {
 	var r replayed
 	r.peakIndex = -1
-	tr := s.DeviceTraces[dev]
+	tr := s.DeviceTraces[dev].Entries()
 	open := map[uint64]bool{}
 	var initial int64
 	for _, e := range tr {
@@ -104,7 +103,7 @@ func TestScenarios(t *testing.T) {
 			if truth.Bytes != int64(len(data)) {
 				t.Errorf("truth.Bytes = %d, wrote %d", truth.Bytes, len(data))
 			}
-			s, err := snapshot.DecodeBytes(data)
+			s, err := snapshot.DecodeBytes(data, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,16 +112,16 @@ func TestScenarios(t *testing.T) {
 				t.Fatal(err)
 			}
 			typed.Protocol = s.Protocol
-			if !reflect.DeepEqual(s, canonical(typed)) {
-				t.Errorf("decoded snapshot differs from the generated one")
+			if !snapshot.Equal(s, typed) {
+				t.Errorf("decoded snapshot differs from the generated one: %s", snapshot.Diff(typed, s))
 			}
 			if len(s.DeviceTraces) != len(truth.Devices) {
 				t.Fatalf("%d traces, %d device truths", len(s.DeviceTraces), len(truth.Devices))
 			}
 			for d, dt := range truth.Devices {
 				r := replay(s, d)
-				if dt.Entries != len(s.DeviceTraces[d]) {
-					t.Errorf("device %d: entries %d, truth %d", d, len(s.DeviceTraces[d]), dt.Entries)
+				if dt.Entries != s.DeviceTraces[d].Len() {
+					t.Errorf("device %d: entries %d, truth %d", d, s.DeviceTraces[d].Len(), dt.Entries)
 				}
 				if r.initial != dt.InitialAllocated || r.peak != dt.PeakAllocated || r.peakIndex != dt.PeakIndex {
 					t.Errorf("device %d: replay initial/peak/index %d/%d/%d, truth %d/%d/%d", d,
@@ -147,8 +146,8 @@ func TestScenarios(t *testing.T) {
 				if sum != dt.PeakAllocated {
 					t.Errorf("device %d: categories sum to %d, peak %d", d, sum, dt.PeakAllocated)
 				}
-				if dt.PeakIndex >= 0 && s.DeviceTraces[d][dt.PeakIndex].Action != snapshot.ActionAlloc {
-					t.Errorf("device %d: peak entry is %s", d, s.DeviceTraces[d][dt.PeakIndex].Action)
+				if dt.PeakIndex >= 0 && s.DeviceTraces[d].Action(dt.PeakIndex) != snapshot.ActionAlloc {
+					t.Errorf("device %d: peak entry is %s", d, s.DeviceTraces[d].Action(dt.PeakIndex))
 				}
 			}
 			checkFeatures(t, name, opt, data, s, truth)
@@ -161,7 +160,7 @@ func checkFeatures(t *testing.T, name string, opt Options, data []byte, s *snaps
 	t.Helper()
 	opt, _ = opt.withDefaults()
 	dt := truth.Devices[0]
-	tr := s.DeviceTraces[0]
+	tr := s.DeviceTraces[0].Entries()
 	if opt.MaxEntries > 0 && (dt.DroppedEntries == 0 || len(tr) != opt.MaxEntries) {
 		t.Errorf("ring buffer: dropped %d, kept %d of max %d", dt.DroppedEntries, len(tr), opt.MaxEntries)
 	}
@@ -283,57 +282,4 @@ func TestBadOptions(t *testing.T) {
 			t.Errorf("%+v: no error", o)
 		}
 	}
-}
-
-// canonical renumbers frames and stacks in the order a decoder meets them
-// in the file (segments with their blocks first, then traces), dropping
-// unused ones, so a generated snapshot compares equal to its decoding.
-func canonical(s *snapshot.Snapshot) *snapshot.Snapshot {
-	c := *s
-	c.Frames, c.Stacks = nil, []snapshot.Stack{{}}
-	frames := map[snapshot.FrameID]snapshot.FrameID{}
-	stacks := map[snapshot.StackID]snapshot.StackID{snapshot.EmptyStack: snapshot.EmptyStack, snapshot.NoStack: snapshot.NoStack}
-	remap := func(id *snapshot.StackID) {
-		if n, ok := stacks[*id]; ok {
-			*id = n
-			return
-		}
-		var st snapshot.Stack
-		for _, f := range s.Stacks[*id] {
-			n, ok := frames[f]
-			if !ok {
-				n = snapshot.FrameID(len(c.Frames))
-				c.Frames = append(c.Frames, s.Frames[f])
-				frames[f] = n
-			}
-			st = append(st, n)
-		}
-		n := snapshot.StackID(len(c.Stacks))
-		c.Stacks = append(c.Stacks, st)
-		stacks[*id] = n
-		*id = n
-	}
-	c.Segments = make([]snapshot.Segment, len(s.Segments))
-	for i, g := range s.Segments {
-		g.Blocks = append([]snapshot.Block(nil), g.Blocks...)
-		for j := range g.Blocks {
-			b := &g.Blocks[j]
-			remap(&b.Frames)
-			b.History = append([]snapshot.HistoryEntry(nil), b.History...)
-			for k := range b.History {
-				remap(&b.History[k].Frames)
-			}
-		}
-		remap(&g.Frames)
-		c.Segments[i] = g
-	}
-	c.DeviceTraces = nil
-	for _, tr := range s.DeviceTraces {
-		tr = append([]snapshot.TraceEntry(nil), tr...)
-		for i := range tr {
-			remap(&tr[i].Frames)
-		}
-		c.DeviceTraces = append(c.DeviceTraces, tr)
-	}
-	return &c
 }

@@ -1,9 +1,6 @@
 package gen
 
 import (
-	"fmt"
-	"strings"
-
 	"oomscope/snapshot"
 )
 
@@ -19,17 +16,12 @@ const (
 // stackTable builds Snapshot.Frames and Snapshot.Stacks, interning by value.
 type stackTable struct {
 	frames  []snapshot.Frame
-	stacks  []snapshot.Stack
+	stacks  snapshot.Stacks
 	frameID map[snapshot.Frame]snapshot.FrameID
-	stackID map[string]snapshot.StackID
 }
 
 func newStackTable() *stackTable {
-	return &stackTable{
-		stacks:  []snapshot.Stack{{}},
-		frameID: map[snapshot.Frame]snapshot.FrameID{},
-		stackID: map[string]snapshot.StackID{"": snapshot.EmptyStack},
-	}
+	return &stackTable{frameID: map[snapshot.Frame]snapshot.FrameID{}}
 }
 
 // f is shorthand for a frame literal.
@@ -43,7 +35,6 @@ func cpp(name, file string) snapshot.Frame { return snapshot.Frame{Name: name, F
 // stack interns a frame list given innermost first.
 func (t *stackTable) stack(frames ...snapshot.Frame) snapshot.StackID {
 	ids := make(snapshot.Stack, len(frames))
-	var key strings.Builder
 	for i, fr := range frames {
 		id, ok := t.frameID[fr]
 		if !ok {
@@ -52,15 +43,8 @@ func (t *stackTable) stack(frames ...snapshot.Frame) snapshot.StackID {
 			t.frameID[fr] = id
 		}
 		ids[i] = id
-		fmt.Fprintf(&key, "%d,", id)
 	}
-	if id, ok := t.stackID[key.String()]; ok {
-		return id
-	}
-	id := snapshot.StackID(len(t.stacks))
-	t.stacks = append(t.stacks, ids)
-	t.stackID[key.String()] = id
-	return id
+	return t.stacks.Add(ids)
 }
 
 // allocPrefix are the innermost frames of every CUDA allocation recorded

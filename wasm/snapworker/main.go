@@ -3,346 +3,272 @@
 // Command snapworker is the snapshot page's Web Worker: a small Go wasm
 // binary (GOOS=js GOARCH=wasm) that decodes and analyses a dropped
 // snapshot.pickle off the page's main thread, so the page stays responsive
-// on files of hundreds of MB.
+// on files of gigabytes.
 //
-// static/web/snapworker.js loads it and forwards messages. The page posts
-// objects with a "type" and an "id":
-//
-//	{type: "analyze", id, name, file}     // file: the dropped File (a Blob, streamed into the decoder)
-//	{type: "analyze", id, name, buffer}   // or the file's ArrayBuffer (transferred)
-//	{type: "state", id, device, index}    // allocator state after trace entry index
-//	{type: "series", id, device, from, to, points}
-//	{type: "alloc", id, device, alloc}    // one allocation with its stack
-//	{type: "compare", id, name, file, sites} // analyse a second file and compare the first with it
-//
-// and receives {type: "progress", id, stage, done, total} while reading and
-// decoding, then {type: "result"|"state"|"series"|"alloc"|"compare", id, json} or
-// {type: "error", id, message}. JSON carries 64-bit values as numbers below
-// 2^53 only (addresses are hex strings). Timelines do not go through JSON,
-// which is slow to parse in the page's wasm: "result" and "series" carry
-// them in "series", an array of ArrayBuffers (one per device) written by
-// analysis.PackSeries, and their JSON leaves Timeline and band values out.
+// static/web/snapworker.js loads it and forwards messages. The contract is
+// package oomscope/snapshot/load (messages.go): the page posts {json, file}
+// where json is a load.Request and file the dropped File (for analyze and
+// compare); the worker answers {json, buffers} made by load.EncodeResponse,
+// with the buffers transferred. The File is read in slices while it is
+// decoded (the next slice is read while the current one is decoded), and
+// read again, a few bytes at a time, for the stacks of files with very many
+// distinct stacks (see snapshot.Stacks): it is never held whole.
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"syscall/js"
-	"time"
 
-	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/load"
 )
-
-// TimelinePoints is the resolution of the page's timeline.
-const timelinePoints = 800
 
 // worker holds the analysis of the last file, for later queries.
 type worker struct {
-	an *analysis.Analysis
+	file *load.File
 }
 
 func main() {
+	// The collector of a WebAssembly program runs on the one thread and
+	// its memory is never given back: collect earlier so that the heap,
+	// and so the worker's memory, stays close to what is live. Decoded
+	// snapshots are mostly pointer-free columns, cheap to collect.
+	debug.SetGCPercent(40)
 	w := &worker{}
 	js.Global().Call("snapworkerReady", js.FuncOf(func(this js.Value, args []js.Value) any {
-		if len(args) == 0 {
-			return nil
+		if len(args) > 0 {
+			go w.handle(args[0])
 		}
-		msg := args[0]
-		go w.handle(msg)
 		return nil
 	}))
 	select {}
 }
 
-func post(v map[string]any) {
-	js.Global().Call("postMessage", js.ValueOf(v))
-}
-
-// arrayBuffer copies b into a new JS ArrayBuffer.
-func arrayBuffer(b []byte) js.Value {
-	u8 := js.Global().Get("Uint8Array").New(len(b))
-	js.CopyBytesToJS(u8, b)
-	return u8.Get("buffer")
+// post sends a response, transferring its buffers.
+func post(r load.Response) {
+	js1, bufs, err := load.EncodeResponse(r)
+	if err != nil {
+		js1, bufs, _ = load.EncodeResponse(load.ErrorResponse(r.ID, fmt.Errorf("encoding the answer: %v", err)))
+	}
+	arr := js.Global().Get("Array").New()
+	for _, b := range bufs {
+		u8 := js.Global().Get("Uint8Array").New(len(b))
+		js.CopyBytesToJS(u8, b)
+		arr.Call("push", u8.Get("buffer"))
+	}
+	msg := js.Global().Get("Object").New()
+	msg.Set("json", js1)
+	msg.Set("buffers", arr)
+	js.Global().Call("postMessage", msg, arr)
 }
 
 // handle answers one message; it reports every failure, a panic included,
 // as an error message instead of ending the worker.
 func (w *worker) handle(msg js.Value) {
-	id := msg.Get("id").Int()
+	id := 0
 	defer func() {
 		if r := recover(); r != nil {
-			post(map[string]any{"type": "error", "id": id, "message": fmt.Sprintf("internal error in the analysis: %v", r)})
+			post(load.ErrorResponse(id, &load.InternalError{Offset: -1, Stage: "query", Value: r, Stack: string(debug.Stack())}))
 		}
 	}()
-	typ := msg.Get("type").String()
-	reply, err := w.answer(typ, id, msg)
+	req, err := load.DecodeRequest(msg.Get("json").String())
 	if err != nil {
-		post(map[string]any{"type": "error", "id": id, "message": err.Error()})
+		post(load.ErrorResponse(0, err))
 		return
 	}
-	var packed [][]byte
-	switch r := reply.(type) {
-	case result:
-		for i := range r.Devices {
-			d := &r.Devices[i]
-			packed = append(packed, analysis.PackSeries(d.Timeline, d.SiteSeries))
-			d.Timeline, d.LargestAtPeak = nil, nil // the page shows neither through JSON
-			if d.SiteSeries != nil {
-				d.SiteSeries.Values = nil
-			}
-		}
-	case analysis.Series:
-		packed = append(packed, analysis.PackSeries(r.Points, r.Sites))
-		r.Points = nil
-		if r.Sites != nil {
-			r.Sites.Values = nil
-		}
-		reply = r
-	}
-	b, err := json.Marshal(reply)
+	id = req.ID
+	resp, err := w.answer(req, msg.Get("file"))
 	if err != nil {
-		post(map[string]any{"type": "error", "id": id, "message": "encoding the result: " + err.Error()})
+		post(load.ErrorResponse(id, err))
 		return
 	}
-	if typ == "analyze" {
-		typ = "result"
-	}
-	out := map[string]any{"type": typ, "id": id, "json": string(b)}
-	if packed != nil {
-		var bufs []any
-		for _, p := range packed {
-			bufs = append(bufs, arrayBuffer(p))
-		}
-		out["series"] = bufs
-		js.Global().Call("postMessage", js.ValueOf(out), js.ValueOf(bufs))
-		return
-	}
-	post(out)
+	resp.ID = id
+	post(resp)
 }
 
-func (w *worker) answer(typ string, id int, msg js.Value) (any, error) {
-	switch typ {
-	case "analyze":
-		return w.analyze(id, msg)
-	case "compare":
-		return w.compare(id, msg)
+func (w *worker) answer(req load.Request, file js.Value) (load.Response, error) {
+	switch req.Type {
+	case load.RequestAnalyze:
+		w.file = nil // let the collector take the previous analysis
+		f, err := loadFile(req, file, load.TimelinePoints)
+		if err != nil {
+			return load.Response{}, err
+		}
+		w.file = f
+		publishMemory()
+		return load.Response{Type: load.ResponseResult, Result: load.NewResult(f)}, nil
+	case load.RequestCompare:
+		if w.file == nil {
+			return load.Response{}, errors.New("analyse a first snapshot before comparing")
+		}
+		after, err := loadFile(req, file, 0)
+		if err != nil {
+			return load.Response{}, err
+		}
+		return load.Response{Type: load.ResponseCompare, Comparison: load.Compare(w.file, after)}, nil
 	}
-	if w.an == nil {
-		return nil, fmt.Errorf("no snapshot loaded")
+	if w.file == nil {
+		return load.Response{}, errors.New("no snapshot loaded")
 	}
-	d := w.an.Device(msg.Get("device").Int())
+	d := w.file.Analysis.Device(req.Device)
 	if d == nil {
-		return nil, fmt.Errorf("no device %d in this snapshot", msg.Get("device").Int())
+		return load.Response{}, fmt.Errorf("no device %d in this snapshot", req.Device)
 	}
-	switch typ {
-	case "state":
-		return d.StateAt(msg.Get("index").Int(), 24, 10), nil
-	case "series":
-		return d.Series(msg.Get("from").Int(), msg.Get("to").Int(), msg.Get("points").Int(), 8), nil
-	case "alloc":
-		return d.AllocationView(msg.Get("alloc").Int()), nil
+	if req.Type == load.RequestState {
+		st := d.StateAt(req.Index, load.StateSegments, load.StateSites)
+		return load.Response{Type: load.ResponseState, State: &st}, nil
 	}
-	return nil, fmt.Errorf("unknown request %q", typ)
+	z := d.Series(req.From, req.To, req.Points, analysis.DefaultSeriesSites)
+	return load.Response{Type: load.ResponseSeries, Series: &z}, nil
 }
 
-// analyze decodes the transferred file and analyses it, posting progress.
-// The analysis stays for later queries.
-func (w *worker) analyze(id int, msg js.Value) (any, error) {
-	w.an = nil
-	an, decoded, analysed, err := load(id, msg)
-	if err != nil {
-		return nil, err
+// loadFile decodes and analyses the File of a request, posting progress
+// and the summary under its id.
+func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
+	if !file.Truthy() {
+		return nil, errors.New("no file data received")
 	}
-	w.an = an
-	return result{Report: an.Report(), DecodeMS: decoded.Milliseconds(), AnalyseMS: analysed.Milliseconds()}, nil
-}
-
-// compare decodes and analyses a second file, posting progress, and
-// compares the loaded analysis (before) with it (after). The second
-// analysis is dropped afterwards: queries keep going to the first file.
-func (w *worker) compare(id int, msg js.Value) (any, error) {
-	before := w.an
-	if before == nil {
-		return nil, fmt.Errorf("analyse a first snapshot before comparing")
-	}
-	sites := 0
-	if v := msg.Get("sites"); v.Type() == js.TypeNumber {
-		sites = v.Int()
-	}
-	after, decoded, analysed, err := load(id, msg)
-	if err != nil {
-		return nil, err
-	}
-	return comparison{Comparison: analysis.Compare(before, after, sites), MaxSites: sites,
-		DecodeMS: decoded.Milliseconds(), AnalyseMS: analysed.Milliseconds()}, nil
-}
-
-// load decodes the message's file (a File or an ArrayBuffer) and analyses
-// it, posting progress under id. It returns the time spent on each.
-func load(id int, msg js.Value) (an *analysis.Analysis, decoded, analysed time.Duration, err error) {
-	name := msg.Get("name").String()
-	start := time.Now()
-	opt := snapshot.DecodeOptions{
-		ProgressEvery: 4 << 20,
-		Progress: func(done, total int64) bool {
-			post(map[string]any{"type": "progress", "id": id, "stage": "decode", "done": float64(done), "total": float64(total)})
-			return true
+	size := int64(file.Get("size").Float())
+	r := newBlobReader(file, size)
+	defer r.release()
+	opt := load.Options{
+		Analysis: analysis.Options{TimelinePoints: points},
+		Progress: func(stage load.Stage, done, total int64) {
+			post(load.Response{Type: load.ResponseProgress, ID: req.ID, Progress: &load.Progress{Stage: stage, Done: done, Total: total}})
+		},
+		Summary: func(hs []analysis.Headline) {
+			post(load.Response{Type: load.ResponseSummary, ID: req.ID, Summary: hs})
 		},
 	}
-	var s *snapshot.Snapshot
-	var head []byte // the first bytes, to describe a file that is not a pickle
-	switch file, buf := msg.Get("file"), msg.Get("buffer"); {
-	case file.Truthy():
-		if file.Get("size").Int() == 0 {
-			return nil, 0, 0, fmt.Errorf("%s is empty", name)
-		}
-		r := newBlobReader(file)
-		s, err = snapshot.DecodeReader(r, int64(r.size), opt)
-		r.release()
-		head = r.head
-	case buf.Truthy():
-		u8 := js.Global().Get("Uint8Array").New(buf)
-		data := make([]byte, u8.Length())
-		js.CopyBytesToGo(data, u8)
-		if len(data) == 0 {
-			return nil, 0, 0, fmt.Errorf("%s is empty", name)
-		}
-		s, err = snapshot.DecodeWith(data, opt)
-		head = data
-	default:
-		return nil, 0, 0, fmt.Errorf("no file data received")
-	}
-	if err != nil {
-		if errors.Is(err, snapshot.ErrNotPickle) {
-			return nil, 0, 0, err
-		}
-		return nil, 0, 0, fmt.Errorf("%v%s", err, notPickleHint(head))
-	}
-	decoded = time.Since(start)
-	post(map[string]any{"type": "progress", "id": id, "stage": "analyse", "done": 0, "total": 1})
-	an = analysis.Analyze(s, analysis.Options{TimelinePoints: timelinePoints})
-	if len(an.Devices) == 0 {
-		return nil, 0, 0, fmt.Errorf("%s holds no trace and no segments: was _record_memory_history() enabled before _dump_snapshot()?", name)
-	}
-	return an, decoded, time.Since(start) - decoded, nil
+	return load.Load(load.Input{Name: req.Name, R: r, Size: size, Source: blobReaderAt{file}}, opt)
+}
+
+// publishMemory sets self.__oomscopeMem to the Go heap's numbers, for the
+// browser benchmark.
+func publishMemory() {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	m := js.Global().Get("Object").New()
+	m.Set("heapInUse", float64(ms.HeapInuse))
+	m.Set("heapAlloc", float64(ms.HeapAlloc))
+	m.Set("sys", float64(ms.Sys))
+	js.Global().Set("__oomscopeMem", m)
 }
 
 // readChunk is how much of the file is read from the Blob at a time.
 const readChunk = 4 << 20
 
-// blobReader reads a Blob (the dropped File) chunk by chunk, waiting for
-// each slice's arrayBuffer() promise: with snapshot.DecodeReader only a
-// window of the file is ever in memory, and the page's main thread never
-// touches the bytes.
+// blobReader reads a Blob (the dropped File) slice by slice: while the
+// decoder works on one slice, the browser reads the next.
 type blobReader struct {
 	file      js.Value
-	off, size int
-	chunk     []byte // the last chunk read
-	rest      []byte // its unread part
-	head      []byte // the file's first bytes
-	ch        chan blobChunk
-	ok, fail  js.Func
+	off, size int64
+	rest      []byte   // unread part of the current slice
+	next      *pending // the slice being read
 }
 
-type blobChunk struct {
-	buf js.Value
-	err string
+// pending is a slice read in flight.
+type pending struct {
+	ch       chan chunk
+	ok, fail js.Func
 }
 
-func newBlobReader(file js.Value) *blobReader {
-	r := &blobReader{file: file, size: file.Get("size").Int(), ch: make(chan blobChunk, 1)}
-	r.ok = js.FuncOf(func(this js.Value, args []js.Value) any {
-		r.ch <- blobChunk{buf: args[0]}
-		return nil
-	})
-	r.fail = js.FuncOf(func(this js.Value, args []js.Value) any {
-		msg := "the browser could not read the file"
-		if len(args) > 0 && args[0].Truthy() {
-			msg = args[0].Call("toString").String()
-		}
-		r.ch <- blobChunk{err: msg}
-		return nil
-	})
+type chunk struct {
+	b   []byte
+	err error
+}
+
+func newBlobReader(file js.Value, size int64) *blobReader {
+	r := &blobReader{file: file, size: size}
+	r.next = r.start(0)
 	return r
 }
 
+// start reads [off, off+readChunk) of the file in the background; nil at
+// the end.
+func (r *blobReader) start(off int64) *pending {
+	if off >= r.size {
+		return nil
+	}
+	end := min(off+readChunk, r.size)
+	return readSlice(r.file, off, end)
+}
+
+// readSlice asks the browser for bytes [off, end) of a Blob.
+func readSlice(file js.Value, off, end int64) *pending {
+	p := &pending{ch: make(chan chunk, 1)}
+	p.ok = js.FuncOf(func(this js.Value, args []js.Value) any {
+		u8 := js.Global().Get("Uint8Array").New(args[0])
+		b := make([]byte, u8.Length())
+		js.CopyBytesToGo(b, u8)
+		var err error
+		if int64(len(b)) != end-off {
+			err = fmt.Errorf("reading the file: got %d bytes at %d, want %d", len(b), off, end-off)
+		}
+		p.ch <- chunk{b: b, err: err}
+		return nil
+	})
+	p.fail = js.FuncOf(func(this js.Value, args []js.Value) any {
+		msg := "the browser could not read the file"
+		if len(args) > 0 && args[0].Truthy() {
+			msg += ": " + args[0].Call("toString").String()
+		}
+		p.ch <- chunk{err: errors.New(msg)}
+		return nil
+	})
+	file.Call("slice", float64(off), float64(end)).Call("arrayBuffer").Call("then", p.ok, p.fail)
+	return p
+}
+
+// wait returns the slice once read.
+func (p *pending) wait() chunk {
+	c := <-p.ch
+	p.ok.Release()
+	p.fail.Release()
+	return c
+}
+
 // Read implements io.Reader.
-func (r *blobReader) Read(p []byte) (int, error) {
+func (r *blobReader) Read(b []byte) (int, error) {
 	if len(r.rest) == 0 {
-		if r.off >= r.size {
+		if r.next == nil {
 			return 0, io.EOF
 		}
-		end := min(r.off+readChunk, r.size)
-		r.file.Call("slice", r.off, end).Call("arrayBuffer").Call("then", r.ok, r.fail)
-		c := <-r.ch
-		if c.err != "" {
-			return 0, fmt.Errorf("reading the file: %s", c.err)
+		c := r.next.wait()
+		if c.err != nil {
+			r.next = nil
+			return 0, c.err
 		}
-		u8 := js.Global().Get("Uint8Array").New(c.buf)
-		n := u8.Length()
-		if n != end-r.off {
-			return 0, fmt.Errorf("reading the file: got %d bytes at %d, want %d", n, r.off, end-r.off)
-		}
-		if cap(r.chunk) < n {
-			r.chunk = make([]byte, n)
-		}
-		r.chunk = r.chunk[:n]
-		js.CopyBytesToGo(r.chunk, u8)
-		if r.off == 0 {
-			r.head = append([]byte(nil), r.chunk[:min(n, 512)]...)
-		}
-		r.rest, r.off = r.chunk, end
+		r.off += int64(len(c.b))
+		r.rest = c.b
+		r.next = r.start(r.off)
 	}
-	n := copy(p, r.rest)
+	n := copy(b, r.rest)
 	r.rest = r.rest[n:]
 	return n, nil
 }
 
-// release frees the promise callbacks.
+// release waits for a read still in flight (to release its callbacks).
 func (r *blobReader) release() {
-	r.ok.Release()
-	r.fail.Release()
+	if r.next != nil {
+		r.next.wait()
+		r.next = nil
+	}
 }
 
-// notPickleHint says what a file that fails to decode looks like, when it
-// is plainly not a pickle: text, or another known format.
-func notPickleHint(b []byte) string {
-	if len(b) > 0 && (b[0] == 0x80 || b[0] == 0x1f) {
-		return "" // a pickle (PROTO) or gzip: the decoder's message says it all
-	}
-	head := b[:min(len(b), 512)]
-	printable := 0
-	for _, c := range head {
-		if c == '\n' || c == '\r' || c == '\t' || (c >= 0x20 && c < 0x7f) {
-			printable++
-		}
-	}
-	switch {
-	case len(head) >= 4 && string(head[:4]) == "PK\x03\x04":
-		return " (this is a zip archive, e.g. a torch.save checkpoint, not a memory snapshot)"
-	case printable == len(head):
-		return " (this looks like a text file, not a pickle: a snapshot is binary)"
-	}
-	return " (this does not look like a pickle: pickles written by Python start with byte 0x80)"
-}
+// blobReaderAt reads any part of a Blob (for the stacks read again).
+type blobReaderAt struct{ file js.Value }
 
-// result is the reply to "analyze".
-type result struct {
-	*analysis.Report
-	// DecodeMS and AnalyseMS are the worker's timings.
-	DecodeMS  int64 `json:"decode_ms"`
-	AnalyseMS int64 `json:"analyse_ms"`
-}
-
-// comparison is the reply to "compare".
-type comparison struct {
-	analysis.Comparison
-	// MaxSites is the site limit asked for (0: all changed sites).
-	MaxSites int `json:"max_sites"`
-	// DecodeMS and AnalyseMS are the worker's timings for the second file.
-	DecodeMS  int64 `json:"decode_ms"`
-	AnalyseMS int64 `json:"analyse_ms"`
+// ReadAt implements io.ReaderAt.
+func (r blobReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	c := readSlice(r.file, off, off+int64(len(b))).wait()
+	n := copy(b, c.b)
+	if c.err != nil {
+		return n, c.err
+	}
+	return n, nil
 }

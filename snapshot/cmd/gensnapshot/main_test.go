@@ -26,7 +26,7 @@ func TestRun(t *testing.T) {
 	if data[1] != 5 {
 		t.Errorf("protocol byte %d, want 5", data[1])
 	}
-	s, err := snapshot.DecodeBytes(data)
+	s, err := snapshot.DecodeBytes(data, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestRun(t *testing.T) {
 	if err := json.Unmarshal(b, &truth); err != nil {
 		t.Fatal(err)
 	}
-	if truth.Bytes != int64(len(data)) || len(truth.Devices) != 1 || truth.Devices[0].Entries != len(s.DeviceTraces[0]) ||
+	if truth.Bytes != int64(len(data)) || len(truth.Devices) != 1 || truth.Devices[0].Entries != s.DeviceTraces[0].Len() ||
 		len(truth.Devices[0].OOMs) != 1 {
 		t.Errorf("truth %+v does not describe the file", truth)
 	}

@@ -1,0 +1,222 @@
+// Package load turns a snapshot file into an analysis: the one load path
+// of the CLI (cmd/oomscope) and the browser worker (wasm/snapworker), the
+// defaults both use, and the messages the page and the worker exchange
+// (messages.go), which the page (app/) decodes with the same types. It is
+// pure Go: the worker wraps a browser File in an io.ReaderAt.
+package load
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"oomscope/snapshot"
+	"oomscope/snapshot/analysis"
+)
+
+// Defaults of the CLI and the page.
+const (
+	// TimelinePoints is the resolution of the page's timeline and of a
+	// zoomed one (the CLI draws none).
+	TimelinePoints = analysis.DefaultTimelinePoints
+	// TopSites is how many allocation sites a report and a comparison list.
+	TopSites = analysis.DefaultTopSites
+	// StateSegments and StateSites shape the page's allocator state: the
+	// largest segments drawn, the sites listed.
+	StateSegments = 24
+	// StateSites is the number of sites listed with a state.
+	StateSites = 10
+	// ProgressEvery is the number of input bytes between progress reports.
+	ProgressEvery = 4 << 20
+)
+
+// Input is one snapshot to load.
+type Input struct {
+	// Name is the file name, for messages.
+	Name string
+	// R delivers the file's bytes.
+	R io.Reader
+	// Size is the number of bytes R delivers (-1: unknown, e.g. stdin).
+	Size int64
+	// Source, when set, reads the same bytes at any offset (the open file,
+	// a browser File): stacks of files with very many distinct stacks then
+	// stay in the file and are read again when shown. It must stay
+	// readable while the analysis is used.
+	Source io.ReaderAt
+}
+
+// Stage names a step of loading, for progress.
+type Stage string
+
+// Stages of Load.
+const (
+	StageDecode  Stage = "decode"
+	StageAnalyse Stage = "analyse"
+	StageReport  Stage = "report"
+)
+
+// Options controls Load. The zero value uses the defaults.
+type Options struct {
+	// Analysis tunes the analysis (TimelinePoints 0: no timeline).
+	Analysis analysis.Options
+	// Progress, when set, is called with the stage and the input bytes read
+	// so far and in all (-1 if unknown), every ProgressEvery bytes while
+	// decoding and once at each later stage.
+	Progress func(stage Stage, done, total int64)
+	// Summary, when set, is called with each device's headline numbers as
+	// soon as they are known (before the report, which costs more).
+	Summary func([]analysis.Headline)
+	// MaxMemory bounds the memory decoding and analysis may take (0:
+	// snapshot.DefaultMemoryLimit of the input size).
+	MaxMemory int64
+}
+
+// File is a loaded snapshot.
+type File struct {
+	// Name is the input's name.
+	Name string
+	// Bytes is the input's size (-1 if unknown).
+	Bytes int64
+	// Analysis is the analysis of every device with data.
+	Analysis *analysis.Analysis
+	// Report is its report.
+	Report *analysis.Report
+	// Decode and Analyse are the time spent decoding and analysing
+	// (report included).
+	Decode, Analyse time.Duration
+}
+
+// Stats describes the decoded file, for the page and benchmarks.
+type Stats struct {
+	// Entries is the number of trace entries of all devices.
+	Entries int `json:"entries"`
+	// Stacks is the number of distinct stacks; LazyStacks of them stay in
+	// the file until shown.
+	Stacks     int `json:"stacks"`
+	LazyStacks int `json:"lazy_stacks"`
+	// Frames is the number of distinct frames.
+	Frames int `json:"frames"`
+}
+
+// Stats counts what the file holds.
+func (f *File) Stats() Stats {
+	s := f.Analysis.Snap
+	st := Stats{Stacks: s.Stacks.Len(), LazyStacks: s.Stacks.LazyCount(), Frames: len(s.Frames)}
+	for _, tr := range s.DeviceTraces {
+		st.Entries += tr.Len()
+	}
+	return st
+}
+
+// ErrNoData is returned for a snapshot with no trace and no segment.
+var ErrNoData = errors.New("holds no trace and no segments: was _record_memory_history() enabled before _dump_snapshot()?")
+
+// InternalError is a bug of ours met while loading (a panic), as opposed
+// to a bad input: callers should say "internal error, please file an
+// issue" and exit with a distinct code.
+type InternalError struct {
+	// Offset is the input byte the decoder had read up to (-1 unknown).
+	Offset int64
+	// Stage is where it happened.
+	Stage Stage
+	// Value is what was raised; Stack the goroutine's stack.
+	Value any
+	Stack string
+}
+
+// Error says what happened and where.
+func (e *InternalError) Error() string {
+	return fmt.Sprintf("internal error while in stage %s after byte %d of the file (please file an issue): %v", e.Stage, e.Offset, e.Value)
+}
+
+// Load decodes and analyses one snapshot. Errors name the file; bad input
+// gives a *snapshot.DecodeError inside (errors.As), a snapshot without data
+// ErrNoData, and a bug of ours an *InternalError.
+func Load(in Input, opt Options) (f *File, err error) {
+	stage, read := StageDecode, int64(-1)
+	defer func() {
+		if r := recover(); r != nil {
+			f, err = nil, &InternalError{Offset: read, Stage: stage, Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	progress := func(st Stage, done, total int64) {
+		read = done
+		if opt.Progress != nil {
+			opt.Progress(st, done, total)
+		}
+	}
+	if in.Size == 0 {
+		return nil, fmt.Errorf("%s is empty: expected a pickle written by torch.cuda.memory._dump_snapshot()", in.Name)
+	}
+	start := time.Now()
+	dopt := &snapshot.Options{
+		ProgressEvery: ProgressEvery,
+		Progress:      func(done, total int64) bool { progress(StageDecode, done, total); return true },
+		MaxMemory:     opt.MaxMemory,
+		Summarize:     analysis.Summarizer(),
+		Source:        in.Source,
+	}
+	s, err := snapshot.Decode(in.R, in.Size, dopt)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a readable memory snapshot: %w", in.Name, err)
+	}
+	decoded := time.Since(start)
+	stage = StageAnalyse
+	progress(StageAnalyse, read, in.Size)
+	an := analysis.Analyze(s, opt.Analysis)
+	if len(an.Devices) == 0 {
+		return nil, fmt.Errorf("%s %w", in.Name, ErrNoData)
+	}
+	if opt.Summary != nil {
+		hs := make([]analysis.Headline, len(an.Devices))
+		for i, d := range an.Devices {
+			hs[i] = d.Headline()
+		}
+		opt.Summary(hs)
+	}
+	stage = StageReport
+	progress(StageReport, read, in.Size)
+	rep := an.Report()
+	return &File{Name: in.Name, Bytes: in.Size, Analysis: an, Report: rep, Decode: decoded, Analyse: time.Since(start) - decoded}, nil
+}
+
+// OpenFile loads a file from disk ("-": stdin). Close the returned closer
+// when done with the analysis: the file stays open for the stacks that are
+// read again when shown.
+func OpenFile(name string, stdin io.Reader, opt Options) (*File, io.Closer, error) {
+	if name == "-" {
+		if stdin == nil {
+			return nil, nil, fmt.Errorf("no input on stdin")
+		}
+		f, err := Load(Input{Name: "stdin", R: stdin, Size: -1}, opt)
+		return f, io.NopCloser(nil), err
+	}
+	fh, err := os.Open(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		fh.Close()
+		return nil, nil, err
+	}
+	if st.IsDir() {
+		fh.Close()
+		return nil, nil, fmt.Errorf("%s is a directory: expected a pickle written by torch.cuda.memory._dump_snapshot()", name)
+	}
+	in := Input{Name: name, R: fh, Size: st.Size()}
+	if st.Mode().IsRegular() {
+		in.Source = fh
+	} else {
+		in.Size = -1 // a pipe or a device: no size, no second reading
+	}
+	f, err := Load(in, opt)
+	if err != nil {
+		fh.Close()
+		return nil, nil, err
+	}
+	return f, fh, nil
+}

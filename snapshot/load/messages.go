@@ -1,0 +1,236 @@
+package load
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"oomscope/snapshot/analysis"
+)
+
+// The page↔worker contract. The page posts a Request as JSON (the "json"
+// field of the message object) with, for "analyze" and "compare", the
+// File itself in its "file" field: the bytes never cross the page's main
+// thread. The worker answers with Responses, encoded by EncodeResponse into
+// JSON plus binary buffers (timelines travel packed, analysis.PackSeries,
+// since parsing thousands of points from JSON is slow in the page's
+// WebAssembly), and the page decodes them with DecodeResponse. One worker
+// holds one analysed file at a time and answers queries about it, so the
+// page can run one worker per file (per rank) in parallel.
+
+// Request types.
+const (
+	// RequestAnalyze analyses the File sent with it and keeps it for later
+	// queries; answered by progress, summary, then result.
+	RequestAnalyze = "analyze"
+	// RequestCompare analyses a second File and compares the kept analysis
+	// (before) with it (after); answered by progress then compare.
+	RequestCompare = "compare"
+	// RequestState asks for the allocator state after entry Index of
+	// Device; answered by state.
+	RequestState = "state"
+	// RequestSeries asks for the timeline of Device between entries From
+	// and To in Points points; answered by series.
+	RequestSeries = "series"
+)
+
+// Request is a message from the page to the worker.
+type Request struct {
+	// Type is one of the Request* constants.
+	Type string `json:"type"`
+	// ID is echoed in every answer to this request.
+	ID int `json:"id"`
+	// Name is the file's name (analyze, compare).
+	Name string `json:"name,omitempty"`
+	// Device is the device ordinal (state, series).
+	Device int `json:"device,omitempty"`
+	// Index is the trace index (state; -1: before the first entry).
+	Index int `json:"index,omitempty"`
+	// From, To and Points bound a series.
+	From   int `json:"from,omitempty"`
+	To     int `json:"to,omitempty"`
+	Points int `json:"points,omitempty"`
+}
+
+// Response types.
+const (
+	ResponseProgress = "progress"
+	ResponseSummary  = "summary"
+	ResponseResult   = "result"
+	ResponseCompare  = "compare"
+	ResponseState    = "state"
+	ResponseSeries   = "series"
+	ResponseError    = "error"
+)
+
+// Response is a message from the worker to the page.
+type Response struct {
+	// Type is one of the Response* constants.
+	Type string `json:"type"`
+	// ID is the request's (0 for a failure of the worker itself).
+	ID int `json:"id"`
+	// Progress is set on progress messages.
+	Progress *Progress `json:"progress,omitempty"`
+	// Summary is set on summary messages: each device's headline.
+	Summary []analysis.Headline `json:"summary,omitempty"`
+	// Result is set on result messages.
+	Result *Result `json:"result,omitempty"`
+	// Comparison is set on compare messages.
+	Comparison *Comparison `json:"comparison,omitempty"`
+	// State is set on state messages.
+	State *analysis.State `json:"state,omitempty"`
+	// Series is set on series messages.
+	Series *analysis.Series `json:"series,omitempty"`
+	// Error says what went wrong, on error messages; Internal marks a bug
+	// of ours (say "please file an issue").
+	Error    string `json:"error,omitempty"`
+	Internal bool   `json:"internal,omitempty"`
+}
+
+// Progress is how far loading a file got.
+type Progress struct {
+	// Stage is the step; Done and Total count input bytes (Total -1 if
+	// unknown).
+	Stage Stage `json:"stage"`
+	Done  int64 `json:"done"`
+	Total int64 `json:"total"`
+}
+
+// Result is the answer to analyze: the report and how the file was read.
+type Result struct {
+	*analysis.Report
+	// File is the file's name and Bytes its size.
+	File  string `json:"file"`
+	Bytes int64  `json:"bytes"`
+	Stats
+	// DecodeMS and AnalyseMS are the worker's timings.
+	DecodeMS  int64 `json:"decode_ms"`
+	AnalyseMS int64 `json:"analyse_ms"`
+}
+
+// NewResult makes the result of a loaded file.
+func NewResult(f *File) *Result {
+	return &Result{Report: f.Report, File: f.Name, Bytes: f.Bytes, Stats: f.Stats(),
+		DecodeMS: f.Decode.Milliseconds(), AnalyseMS: f.Analyse.Milliseconds()}
+}
+
+// Comparison is the answer to compare.
+type Comparison struct {
+	analysis.Comparison
+	// MaxSites is the site limit the comparison was made with.
+	MaxSites int `json:"max_sites"`
+	// DecodeMS and AnalyseMS are the worker's timings for the second file.
+	DecodeMS  int64 `json:"decode_ms"`
+	AnalyseMS int64 `json:"analyse_ms"`
+}
+
+// Compare compares two loaded files (TopSites sites).
+func Compare(before, after *File) *Comparison {
+	return &Comparison{Comparison: analysis.Compare(before.Analysis, after.Analysis, TopSites), MaxSites: TopSites,
+		DecodeMS: after.Decode.Milliseconds(), AnalyseMS: after.Analyse.Milliseconds()}
+}
+
+// EncodeResponse turns r into the JSON and the buffers of a message: the
+// timelines of a result (one per device) and of a series go packed into
+// buffers, out of the JSON. r is not modified.
+func EncodeResponse(r Response) (string, [][]byte, error) {
+	var bufs [][]byte
+	switch {
+	case r.Result != nil && r.Result.Report != nil:
+		res := *r.Result
+		rep := *res.Report
+		rep.Devices = append([]analysis.DeviceReport(nil), rep.Devices...)
+		for i := range rep.Devices {
+			d := &rep.Devices[i]
+			bufs = append(bufs, analysis.PackSeries(d.Timeline, d.SiteSeries))
+			d.Timeline, d.LargestAtPeak = nil, nil // the page shows neither through JSON
+			if d.SiteSeries != nil {
+				ss := *d.SiteSeries
+				ss.Values = nil
+				d.SiteSeries = &ss
+			}
+		}
+		res.Report = &rep
+		r.Result = &res
+	case r.Series != nil:
+		z := *r.Series
+		bufs = append(bufs, analysis.PackSeries(z.Points, z.Sites))
+		z.Points = nil
+		if z.Sites != nil {
+			ss := *z.Sites
+			ss.Values = nil
+			z.Sites = &ss
+		}
+		r.Series = &z
+	}
+	b, err := json.Marshal(r)
+	return string(b), bufs, err
+}
+
+// DecodeResponse reads a message made by EncodeResponse.
+func DecodeResponse(js string, bufs [][]byte) (Response, error) {
+	var r Response
+	if err := json.Unmarshal([]byte(js), &r); err != nil {
+		return Response{}, fmt.Errorf("reading the worker's %d-byte message: %w", len(js), err)
+	}
+	switch {
+	case r.Result != nil && r.Result.Report != nil:
+		devs := r.Result.Devices
+		if len(bufs) != len(devs) {
+			return Response{}, fmt.Errorf("the result has %d devices but %d timelines", len(devs), len(bufs))
+		}
+		for i := range devs {
+			pts, rows, err := analysis.UnpackSeries(bufs[i])
+			if err != nil {
+				return Response{}, err
+			}
+			devs[i].Timeline = pts
+			if devs[i].SiteSeries != nil {
+				devs[i].SiteSeries.Values = rows
+			}
+		}
+	case r.Series != nil:
+		if len(bufs) != 1 || r.Series.Sites == nil {
+			return Response{}, fmt.Errorf("a series message without its packed series")
+		}
+		pts, rows, err := analysis.UnpackSeries(bufs[0])
+		if err != nil {
+			return Response{}, err
+		}
+		r.Series.Points, r.Series.Sites.Values = pts, rows
+	}
+	return r, nil
+}
+
+// EncodeRequest is the JSON of a request.
+func EncodeRequest(r Request) string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		panic(err) // a struct of strings and ints always encodes
+	}
+	return string(b)
+}
+
+// DecodeRequest reads a request; an unknown type is an error.
+func DecodeRequest(js string) (Request, error) {
+	var r Request
+	if err := json.Unmarshal([]byte(js), &r); err != nil {
+		return Request{}, fmt.Errorf("reading the page's request: %w", err)
+	}
+	switch r.Type {
+	case RequestAnalyze, RequestCompare, RequestState, RequestSeries:
+		return r, nil
+	}
+	return Request{}, fmt.Errorf("unknown request %q", r.Type)
+}
+
+// ErrorResponse is the error answer to request id; an *InternalError is
+// marked as one.
+func ErrorResponse(id int, err error) Response {
+	r := Response{Type: ResponseError, ID: id, Error: err.Error()}
+	var ie *InternalError
+	if errors.As(err, &ie) {
+		r.Internal = true
+	}
+	return r
+}

@@ -1,0 +1,162 @@
+package load
+
+import (
+	"cmp"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"oomscope/bytesize"
+	"oomscope/snapshot/analysis"
+)
+
+// Rank is one file of a distributed job (one snapshot per rank) in an
+// Overview.
+type Rank struct {
+	// File is the file's name.
+	File string `json:"file"`
+	// Rank is the rank read from the file name (RankOf), -1 if none.
+	Rank int `json:"rank"`
+	// Devices are the headline numbers of each device with data.
+	Devices []analysis.Headline `json:"devices,omitempty"`
+	// PeakAllocatedBytes and PeakReservedBytes are the highest of its
+	// devices.
+	PeakAllocatedBytes int64 `json:"peak_allocated_bytes"`
+	PeakReservedBytes  int64 `json:"peak_reserved_bytes"`
+	// Error says why the file could not be analysed ("" if it was).
+	Error string `json:"error,omitempty"`
+	// Outlier is set when the rank's peaks stand out (see OutlierRule);
+	// Why says how.
+	Outlier bool     `json:"outlier"`
+	Why     []string `json:"why,omitempty"`
+}
+
+// NewRank is the overview row of a file's headlines.
+func NewRank(file string, hs []analysis.Headline) Rank {
+	r := Rank{File: file, Rank: RankOf(file), Devices: hs}
+	for _, h := range hs {
+		r.PeakAllocatedBytes = max(r.PeakAllocatedBytes, h.PeakAllocatedBytes)
+		r.PeakReservedBytes = max(r.PeakReservedBytes, h.PeakReservedBytes)
+	}
+	return r
+}
+
+// Overview compares the ranks of a job.
+type Overview struct {
+	// Ranks are in rank order (then by file name; files without a rank
+	// last).
+	Ranks []Rank `json:"ranks"`
+	// MedianAllocatedBytes and MedianReservedBytes are the medians of the
+	// ranks' peaks (over the ranks analysed).
+	MedianAllocatedBytes int64 `json:"median_peak_allocated_bytes"`
+	MedianReservedBytes  int64 `json:"median_peak_reserved_bytes"`
+	// Rule explains the outliers.
+	Rule string `json:"rule"`
+}
+
+// OutlierRule says when a rank is marked as an outlier.
+const OutlierRule = "a rank is an outlier when its peak allocated or peak reserved memory differs from the median over " +
+	"all ranks by more than 5 % and by more than 256 MiB (needs 3 ranks or more); rank 0 often holds more (the CUDA " +
+	"context of collectives, gathered outputs, checkpoint buffers)"
+
+// Outlier thresholds (OutlierRule).
+const (
+	outlierShare = 0.05
+	outlierBytes = 256 << 20
+)
+
+// NewOverview sorts the ranks and marks the outliers.
+func NewOverview(ranks []Rank) Overview {
+	o := Overview{Ranks: slices.Clone(ranks), Rule: OutlierRule}
+	slices.SortStableFunc(o.Ranks, func(a, b Rank) int {
+		if (a.Rank < 0) != (b.Rank < 0) {
+			return cmp.Compare(b.Rank, a.Rank) // ranked files first
+		}
+		if c := cmp.Compare(a.Rank, b.Rank); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.File, b.File)
+	})
+	var alloc, res []int64
+	for _, r := range o.Ranks {
+		if r.Error == "" {
+			alloc, res = append(alloc, r.PeakAllocatedBytes), append(res, r.PeakReservedBytes)
+		}
+	}
+	o.MedianAllocatedBytes, o.MedianReservedBytes = median(alloc), median(res)
+	if len(alloc) < 3 {
+		return o
+	}
+	for i := range o.Ranks {
+		r := &o.Ranks[i]
+		if r.Error != "" {
+			continue
+		}
+		for _, c := range []struct {
+			what      string
+			v, median int64
+		}{{"peak allocated", r.PeakAllocatedBytes, o.MedianAllocatedBytes}, {"peak reserved", r.PeakReservedBytes, o.MedianReservedBytes}} {
+			d := c.v - c.median
+			if abs(d) > outlierBytes && float64(abs(d)) > outlierShare*float64(c.median) {
+				dir := "above"
+				if d < 0 {
+					dir = "below"
+				}
+				r.Outlier = true
+				r.Why = append(r.Why, fmt.Sprintf("%s %s %s the median %s", c.what, bytesize.FormatGiB(abs(d)), dir,
+					bytesize.FormatGiB(c.median)))
+			}
+		}
+	}
+	return o
+}
+
+func median(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return s[n/2-1] + (s[n/2]-s[n/2-1])/2
+}
+
+func abs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+var (
+	rankWord  = regexp.MustCompile(`(?i)rank[_-]?(\d+)`)
+	lastDigit = regexp.MustCompile(`(?:^|[_.-])(\d+)$`)
+)
+
+// RankOf reads a rank from a file name: the number after "rank"
+// ("rank3", "rank_03", "snapshot-rank-7.pickle"), else a number ending the
+// base name after a separator ("mem_snapshot_5.pickle"); -1 if neither.
+func RankOf(file string) int {
+	base := filepath.Base(file)
+	for _, ext := range []string{".gz", ".pickle", ".pkl"} {
+		base = strings.TrimSuffix(base, ext)
+	}
+	m := rankWord.FindStringSubmatch(base)
+	if m == nil {
+		m = lastDigit.FindStringSubmatch(base)
+	}
+	if m == nil {
+		return -1
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n > 1<<20 {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,283 @@
+package snapshot
+
+import (
+	"fmt"
+	"hash/maphash"
+	"io"
+	"slices"
+	"unsafe"
+)
+
+// StackSummary is what an analysis keeps of a stack so that it need not
+// hold the frames: its meaning belongs to the Summarizer that made it
+// (package analysis packs the allocation site and the program phase).
+type StackSummary uint64
+
+// A Summarizer condenses a frame list (innermost first; frames is the frame
+// table it indexes) into a StackSummary. It must be a pure function of the
+// frames' contents.
+type Summarizer func(frames []Frame, st Stack) StackSummary
+
+// Stacks is the stack table: every distinct frame list once, innermost
+// frame first; a StackID indexes it (EmptyStack is the empty list). A stack
+// is either held in memory or, for files with very many distinct stacks
+// decoded from a re-readable source with a Summarizer (see Options), only
+// summarized while decoding and read again from the source when its frames
+// are asked for ("lazy"), so that memory does not grow with the number of
+// distinct stacks.
+type Stacks struct {
+	recs  []stackRec
+	pages [][]FrameID
+	// summarized is true when every stack has its summary.
+	summarized bool
+	// src re-reads lazy stacks; nil when none is lazy.
+	src *stackSource
+	// index finds a stack by its frames while the table is built: open
+	// addressing over hashes (per stack), -1 for an empty slot.
+	index  []int32
+	hashes []uint64
+	seed   maphash.Seed
+}
+
+// stackRec is one stack of the table.
+type stackRec struct {
+	// at is, for a held stack, its page << 32 | offset in the page; for a
+	// lazy one, its byte offset in the (decompressed) input << 24 | the
+	// length of its encoding in bytes.
+	at   uint64
+	n    uint32 // frames
+	lazy bool
+	sum  StackSummary
+}
+
+// Len returns the number of stacks, the empty one included.
+func (t *Stacks) Len() int { return len(t.recs) }
+
+// Depth returns the number of frames of stack id (0 for NoStack, the empty
+// stack and IDs outside the table).
+func (t *Stacks) Depth(id StackID) int {
+	if id < 0 || int(id) >= len(t.recs) {
+		return 0
+	}
+	return int(t.recs[id].n)
+}
+
+// Lazy reports whether stack id is read from the source when asked for.
+func (t *Stacks) Lazy(id StackID) bool { return id >= 0 && int(id) < len(t.recs) && t.recs[id].lazy }
+
+// LazyCount returns how many stacks are lazy.
+func (t *Stacks) LazyCount() int {
+	n := 0
+	for i := range t.recs {
+		if t.recs[i].lazy {
+			n++
+		}
+	}
+	return n
+}
+
+// Summarized reports whether every stack has a summary (Summary).
+func (t *Stacks) Summarized() bool { return t.summarized }
+
+// Summary returns stack id's summary (0 for NoStack, IDs outside the table
+// and a table that is not summarized).
+func (t *Stacks) Summary(id StackID) StackSummary {
+	if id < 0 || int(id) >= len(t.recs) {
+		return 0
+	}
+	return t.recs[id].sum
+}
+
+// Frames returns the frames of stack id, innermost first: nil for NoStack
+// and IDs outside the table. A lazy stack is read again from the source;
+// that can fail (the file changed or cannot be read).
+func (t *Stacks) Frames(id StackID) (Stack, error) {
+	if id < 0 || int(id) >= len(t.recs) {
+		return nil, nil
+	}
+	r := t.recs[id]
+	if r.n == 0 {
+		return Stack{}, nil
+	}
+	if r.lazy {
+		return t.src.read(r)
+	}
+	p := t.pages[r.at>>32]
+	off := uint32(r.at)
+	return p[off : off+r.n : off+r.n], nil
+}
+
+// MustFrames is Frames for tables that hold every stack in memory (built by
+// Add, or decoded without a Source); it panics on a lazy stack's error.
+func (t *Stacks) MustFrames(id StackID) Stack {
+	st, err := t.Frames(id)
+	if err != nil {
+		panic(err)
+	}
+	return st
+}
+
+// Summarize gives every stack without a summary the summary fn makes of
+// its frames (lazy stacks already have one). frames is the frame table.
+func (t *Stacks) Summarize(frames []Frame, fn Summarizer) {
+	if t.summarized {
+		return
+	}
+	t.init()
+	for id := range t.recs {
+		if r := &t.recs[id]; !r.lazy {
+			r.sum = fn(frames, t.MustFrames(StackID(id)))
+		}
+	}
+	t.summarized = true
+}
+
+// Add returns the ID of the frame list st, adding it the first time (for
+// generators, tests and the reference decoder; the decoder interns as it
+// reads). st is not retained.
+func (t *Stacks) Add(st Stack) StackID {
+	id, _ := t.intern(st, nil, 0, 0)
+	return id
+}
+
+// init starts an empty table holding the empty stack.
+func (t *Stacks) init() {
+	if len(t.recs) > 0 {
+		return
+	}
+	t.recs = append(t.recs, stackRec{})
+	t.seed = maphash.MakeSeed()
+	t.index = make([]int32, 64)
+	for i := range t.index {
+		t.index[i] = -1
+	}
+	t.hashes = append(t.hashes, 0)
+}
+
+func (t *Stacks) hash(st Stack) uint64 {
+	return maphash.Bytes(t.seed, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(st))), 4*len(st)))
+}
+
+// holdLimit is the number of frame IDs one page of held stacks takes.
+const holdLimit = 1 << 16
+
+// intern returns the ID of st, adding it the first time. With lazy set, a
+// new stack is not held: lazy(st) returns its summary, and off and size
+// locate its encoding for the source. It reports whether the stack is new.
+func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size int) (StackID, bool) {
+	t.init()
+	if len(st) == 0 {
+		return EmptyStack, false
+	}
+	if t.index == nil {
+		t.rebuildIndex()
+	}
+	h := t.hash(st)
+	mask := len(t.index) - 1
+	slot := int(h) & mask
+	for ; t.index[slot] >= 0; slot = (slot + 1) & mask {
+		id := StackID(t.index[slot])
+		if t.hashes[id] != h || t.recs[id].n != uint32(len(st)) {
+			continue
+		}
+		// A held stack must match frame by frame; a lazy one is taken on
+		// its 64-bit hash and length.
+		if t.recs[id].lazy || slices.Equal(t.MustFrames(id), st) {
+			return id, false
+		}
+	}
+	id := StackID(len(t.recs))
+	r := stackRec{n: uint32(len(st))}
+	if lazy != nil {
+		r.lazy, r.at, r.sum = true, uint64(off)<<24|uint64(size), lazy(st)
+	} else {
+		np := len(t.pages)
+		if np == 0 || cap(t.pages[np-1])-len(t.pages[np-1]) < len(st) {
+			t.pages = append(t.pages, make([]FrameID, 0, max(holdLimit, len(st))))
+			np++
+		}
+		p := &t.pages[np-1]
+		r.at = uint64(np-1)<<32 | uint64(len(*p))
+		*p = append(*p, st...)
+	}
+	t.recs = append(t.recs, r)
+	t.hashes = append(t.hashes, h)
+	t.index[slot] = int32(id)
+	if 4*len(t.recs) > 3*len(t.index) {
+		t.rebuildIndex()
+	}
+	return id, true
+}
+
+// rebuildIndex sizes the index for the table and fills it.
+func (t *Stacks) rebuildIndex() {
+	n := 64
+	for 3*n < 4*len(t.recs)+4 {
+		n *= 2
+	}
+	if len(t.hashes) != len(t.recs) {
+		// Hashes were dropped (Done): compute them again.
+		t.hashes = make([]uint64, len(t.recs))
+		for id := 1; id < len(t.recs); id++ {
+			if t.recs[id].lazy {
+				panic("snapshot: cannot add to a finished table with lazy stacks")
+			}
+			t.hashes[id] = t.hash(t.MustFrames(StackID(id)))
+		}
+	}
+	t.index = make([]int32, n)
+	for i := range t.index {
+		t.index[i] = -1
+	}
+	for id := 1; id < len(t.recs); id++ {
+		slot := int(t.hashes[id]) & (n - 1)
+		for t.index[slot] >= 0 {
+			slot = (slot + 1) & (n - 1)
+		}
+		t.index[slot] = int32(id)
+	}
+}
+
+// done drops what only building the table needs.
+func (t *Stacks) done() {
+	t.index, t.hashes = nil, nil
+}
+
+// stackRecBytes is what one stack costs besides its frames: its record,
+// and while decoding its hash and index slot.
+const stackRecBytes = 24 + 8 + 6
+
+// held returns the number of frame IDs held in memory.
+func (t *Stacks) held() int {
+	n := 0
+	if np := len(t.pages); np > 0 {
+		n = (np-1)*holdLimit + len(t.pages[np-1])
+	}
+	return n
+}
+
+// stackSource re-reads lazy stacks from the input.
+type stackSource struct {
+	r io.ReaderAt
+	// memo maps the memo ids of frames to their IDs: a lazy list only
+	// refers to frames decoded before it.
+	memo      map[int64]FrameID
+	frames    []Frame
+	summarize Summarizer
+}
+
+func (s *stackSource) read(r stackRec) (Stack, error) {
+	off, size := int64(r.at>>24), int(r.at&(1<<24-1))
+	b := make([]byte, size)
+	if n, err := s.r.ReadAt(b, off); n < size {
+		return nil, fmt.Errorf("reading the stack at byte %d again: %v", off, err)
+	}
+	st, err := s.decodeStack(b, off)
+	if err != nil {
+		return nil, err
+	}
+	if len(st) != int(r.n) || s.summarize(s.frames, st) != r.sum {
+		return nil, fmt.Errorf("the stack at byte %d differs from when it was decoded: the file changed", off)
+	}
+	return st, nil
+}
