@@ -418,13 +418,15 @@ func (v *vm) memoPut(id int64, x val) error {
 // memoGet returns memo entry id.
 func (v *vm) memoGet(id int64) (val, error) {
 	var x val
-	switch {
-	case id >= 0 && id < int64(len(v.memo)):
+	if id >= 0 && id < int64(len(v.memo)) {
 		x = unpack(v.memo[id])
 		if x.k == kWide {
 			x = v.memoWide[id]
 		}
-	case id >= 0:
+	}
+	if x.k == kUnset && id >= 0 {
+		// Far ids, and ids below a later dense store (a lazy stack's
+		// decoder has only far ones to start with).
 		x = v.memoFar[id]
 	}
 	if x.k == kUnset {

@@ -18,10 +18,12 @@ import (
 
 var updateNumbers = flag.Bool("update-numbers", false, "rewrite testdata/numbers/*.json from the current analysis")
 
-// numbersCase is one input of TestSameNumbers.
+// numbersCase is one input of TestSameNumbers: a pickle, or a snapshot
+// built in memory.
 type numbersCase struct {
 	name string
-	snap func(t *testing.T) *snapshot.Snapshot // nil: skip (file absent)
+	data func(t *testing.T) []byte
+	snap func(t *testing.T) *snapshot.Snapshot
 }
 
 // numbersCases lists every real, generated and fuzz-seed snapshot whose
@@ -30,50 +32,40 @@ type numbersCase struct {
 // benchmark configuration, and the analysis fuzzer's seeds.
 func numbersCases(t *testing.T) []numbersCase {
 	var cs []numbersCase
-	decode := func(b []byte) *snapshot.Snapshot {
-		s, err := snapshot.DecodeBytes(b, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	reals, _ := filepath.Glob(filepath.Join(realDir, "*.pickle"))
 	for _, f := range reals {
-		cs = append(cs, numbersCase{"real_" + strings.TrimSuffix(filepath.Base(f), ".pickle"), func(t *testing.T) *snapshot.Snapshot {
+		cs = append(cs, numbersCase{name: "real_" + strings.TrimSuffix(filepath.Base(f), ".pickle"), data: func(t *testing.T) []byte {
 			b, err := os.ReadFile(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return decode(b)
+			return b
 		}})
 	}
-	for _, n := range gen.Scenarios() {
-		cs = append(cs, numbersCase{"gen_" + n, func(t *testing.T) *snapshot.Snapshot {
-			b, _, err := gen.Bytes(gen.Scenario(n))
+	generated := func(opt gen.Options) func(t *testing.T) []byte {
+		return func(t *testing.T) []byte {
+			b, _, err := gen.Bytes(opt)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return decode(b)
-		}})
-	}
-	cs = append(cs, numbersCase{"gen_bench_2MB", func(t *testing.T) *snapshot.Snapshot {
-		b, _, err := gen.Bytes(gen.Options{Seed: 42, Layers: 8, TwoStreams: true, TargetBytes: 2 << 20})
-		if err != nil {
-			t.Fatal(err)
+			return b
 		}
-		return decode(b)
-	}})
+	}
+	for _, n := range gen.Scenarios() {
+		cs = append(cs, numbersCase{name: "gen_" + n, data: generated(gen.Scenario(n))})
+	}
+	cs = append(cs, numbersCase{name: "gen_bench_2MB", data: generated(gen.Options{Seed: 42, Layers: 8, TwoStreams: true, TargetBytes: 2 << 20})})
 	for _, fam := range []gen.Family{gen.RealStacks, gen.DistinctStacks} {
-		cs = append(cs, numbersCase{"family_" + string(fam), func(t *testing.T) *snapshot.Snapshot {
+		cs = append(cs, numbersCase{name: "family_" + string(fam), data: func(t *testing.T) []byte {
 			var buf bytes.Buffer
 			if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: fam, Iterations: 3000}); err != nil {
 				t.Fatal(err)
 			}
-			return decode(buf.Bytes())
+			return buf.Bytes()
 		}})
 	}
 	for i, seed := range fuzzSeeds {
-		cs = append(cs, numbersCase{fmt.Sprintf("fuzz_%d", i), func(*testing.T) *snapshot.Snapshot { return fuzzSnapshot(seed) }})
+		cs = append(cs, numbersCase{name: fmt.Sprintf("fuzz_%d", i), snap: func(*testing.T) *snapshot.Snapshot { return fuzzSnapshot(seed) }})
 	}
 	return cs
 }
@@ -84,12 +76,29 @@ func numbersCases(t *testing.T) []numbersCase {
 // number" before the engine was rewritten): the full report except the
 // explanations, the state at the peak with its segment layout, the states
 // at four more indices, a zoomed series and every allocation's live range,
-// size, site, category and rule. Bulky parts are compared by SHA-256.
+// size, site, category and rule. Bulky parts are compared by SHA-256. Each
+// pickle is decoded twice: with every stack held, and with a source, the
+// summarizer and a tiny HoldFrames, so that most stacks stay in the file.
 func TestSameNumbers(t *testing.T) {
 	for _, c := range numbersCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			s := c.snap(t)
-			got := numbersOf(Analyze(s, Options{TimelinePoints: 1200, TopSites: 15}))
+			var s, lazy *snapshot.Snapshot
+			if c.snap != nil {
+				s = c.snap(t)
+			} else {
+				b := c.data(t)
+				var err error
+				if s, err = snapshot.DecodeBytes(b, nil); err != nil {
+					t.Fatal(err)
+				}
+				lazy, err = snapshot.Decode(bytes.NewReader(b), int64(len(b)), &snapshot.Options{Summarize: Summarizer(),
+					Source: bytes.NewReader(b), HoldFrames: 32})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			opt := Options{TimelinePoints: 1200, TopSites: 15}
+			got := numbersOf(Analyze(s, opt))
 			b, err := json.MarshalIndent(got, "", " ")
 			if err != nil {
 				t.Fatal(err)
@@ -113,6 +122,9 @@ func TestSameNumbers(t *testing.T) {
 				t.Fatal(err)
 			}
 			diffNumbers(t, w, got)
+			if lazy != nil {
+				t.Run("lazy", func(t *testing.T) { diffNumbers(t, w, numbersOf(Analyze(lazy, opt))) })
+			}
 		})
 	}
 }
