@@ -39,14 +39,14 @@ func summaryPhase(s snapshot.StackSummary) phase { return phase(s & 15) }
 type frameFlags uint16
 
 const (
-	fKnown   frameFlags = 1 << iota // the flags were computed
-	fPython                         // a Python frame
-	fUser                           // a Python frame outside torch and the libraries
-	fTorchPy                        // a Python frame inside torch
-	fNode                           // an autograd node (XBackward::apply, AccumulateGrad)
-	fOp                             // an ATen operator (at::_ops::)
-	fCPP                            // a C++ frame that is not unwinder noise or the allocator
-	fOptimizer                      // phase markers (stackPhase)
+	fKnown     frameFlags = 1 << iota // the flags were computed
+	fPython                           // a Python frame
+	fUser                             // a Python frame outside torch and the libraries
+	fTorchPy                          // a Python frame inside torch
+	fNode                             // an autograd node (XBackward::apply, AccumulateGrad)
+	fOp                               // an ATen operator (at::_ops::)
+	fCPP                              // a C++ frame that is not unwinder noise or the allocator
+	fOptimizer                        // phase markers (stackPhase)
 	fBackward
 	fInit
 	fForward
