@@ -168,8 +168,8 @@ func (v *vm) decode(opt *Options) (*Snapshot, error) {
 // memo (a lazy list only refers to frames decoded before it) and the input.
 func (v *vm) source(opt *Options) *stackSource {
 	src := &stackSource{r: opt.Source, memo: map[int64]FrameID{}, frames: v.snap.Frames, summarize: v.summarize}
-	for id, u := range v.memo {
-		if x := unpack(u); x.k == kObj && v.objs[x.n].kind == oFrame {
+	for id := range v.memo.len() {
+		if x := unpack(v.memo.at(id)); x.k == kObj && v.objs[x.n].kind == oFrame {
 			src.memo[int64(id)] = FrameID(v.objs[x.n].idx)
 		}
 	}
@@ -188,7 +188,7 @@ func (src *stackSource) decodeStack(b []byte, off int64) (Stack, error) {
 	v.budget.limit = math.MaxInt64
 	v.snap.Frames = src.frames
 	for id, f := range src.memo {
-		v.objs = append(v.objs, obj{kind: oFrame, idx: int32(f)})
+		v.objs = append(v.objs, obj{kind: oFrame, idx: int32(f), memo: shared})
 		if v.memoFar == nil {
 			v.memoFar = map[int64]val{}
 		}

@@ -76,6 +76,7 @@ func (v *vm) opDup() error {
 	if err != nil {
 		return err
 	}
+	v.share(*t)
 	v.push(*t)
 	return nil
 }
@@ -556,5 +557,5 @@ func (v *vm) opMemoize() error {
 	if err != nil {
 		return err
 	}
-	return v.memoPut(int64(len(v.memo)), *t)
+	return v.memoPut(int64(v.memo.len()), *t)
 }

@@ -26,7 +26,13 @@ type Summarizer func(frames []Frame, st Stack) StackSummary
 // are asked for ("lazy"), so that memory does not grow with the number of
 // distinct stacks.
 type Stacks struct {
-	recs  []stackRec
+	// Per stack, in pages: where it is (at), its frame count with
+	// lazyBit, its summary.
+	at    column[uint64]
+	n     column[uint32]
+	sums  column[StackSummary]
+	count int
+	// pages hold the held stacks' frames.
 	pages [][]FrameID
 	// summarized is true when every stack has its summary.
 	summarized bool
@@ -35,41 +41,51 @@ type Stacks struct {
 	// index finds a stack by its frames while the table is built: open
 	// addressing over hashes (per stack), -1 for an empty slot.
 	index  []int32
-	hashes []uint64
+	hashes column[uint64]
 	seed   maphash.Seed
 }
 
+// A stack's place (Stacks.at) is, for a held stack, its page << 32 | its
+// offset in the page; for a lazy one, the byte offset of its encoding in
+// the (decompressed) input << 24 | the encoding's length. lazyBit marks a
+// lazy stack's frame count.
+const lazyBit = 1 << 31
+
 // stackRec is one stack of the table.
 type stackRec struct {
-	// at is, for a held stack, its page << 32 | offset in the page; for a
-	// lazy one, its byte offset in the (decompressed) input << 24 | the
-	// length of its encoding in bytes.
 	at   uint64
-	n    uint32 // frames
+	n    uint32
 	lazy bool
 	sum  StackSummary
 }
 
+func (t *Stacks) rec(id StackID) stackRec {
+	n := t.n.at(int(id))
+	return stackRec{at: t.at.at(int(id)), n: n &^ lazyBit, lazy: n&lazyBit != 0, sum: t.sums.at(int(id))}
+}
+
 // Len returns the number of stacks, the empty one included.
-func (t *Stacks) Len() int { return len(t.recs) }
+func (t *Stacks) Len() int { return t.count }
 
 // Depth returns the number of frames of stack id (0 for NoStack, the empty
 // stack and IDs outside the table).
 func (t *Stacks) Depth(id StackID) int {
-	if id < 0 || int(id) >= len(t.recs) {
+	if id < 0 || int(id) >= t.count {
 		return 0
 	}
-	return int(t.recs[id].n)
+	return int(t.n.at(int(id)) &^ lazyBit)
 }
 
 // Lazy reports whether stack id is read from the source when asked for.
-func (t *Stacks) Lazy(id StackID) bool { return id >= 0 && int(id) < len(t.recs) && t.recs[id].lazy }
+func (t *Stacks) Lazy(id StackID) bool {
+	return id >= 0 && int(id) < t.count && t.n.at(int(id))&lazyBit != 0
+}
 
 // LazyCount returns how many stacks are lazy.
 func (t *Stacks) LazyCount() int {
 	n := 0
-	for i := range t.recs {
-		if t.recs[i].lazy {
+	for i := range t.count {
+		if t.n.at(i)&lazyBit != 0 {
 			n++
 		}
 	}
@@ -82,20 +98,20 @@ func (t *Stacks) Summarized() bool { return t.summarized }
 // Summary returns stack id's summary (0 for NoStack, IDs outside the table
 // and a table that is not summarized).
 func (t *Stacks) Summary(id StackID) StackSummary {
-	if id < 0 || int(id) >= len(t.recs) {
+	if id < 0 || int(id) >= t.count {
 		return 0
 	}
-	return t.recs[id].sum
+	return t.sums.at(int(id))
 }
 
 // Frames returns the frames of stack id, innermost first: nil for NoStack
 // and IDs outside the table. A lazy stack is read again from the source;
 // that can fail (the file changed or cannot be read).
 func (t *Stacks) Frames(id StackID) (Stack, error) {
-	if id < 0 || int(id) >= len(t.recs) {
+	if id < 0 || int(id) >= t.count {
 		return nil, nil
 	}
-	r := t.recs[id]
+	r := t.rec(id)
 	if r.n == 0 {
 		return Stack{}, nil
 	}
@@ -124,9 +140,9 @@ func (t *Stacks) Summarize(frames []Frame, fn Summarizer) {
 		return
 	}
 	t.init()
-	for id := range t.recs {
-		if r := &t.recs[id]; !r.lazy {
-			r.sum = fn(frames, t.MustFrames(StackID(id)))
+	for id := range t.count {
+		if !t.Lazy(StackID(id)) {
+			t.sums.set(id, fn(frames, t.MustFrames(StackID(id))))
 		}
 	}
 	t.summarized = true
@@ -142,16 +158,28 @@ func (t *Stacks) Add(st Stack) StackID {
 
 // init starts an empty table holding the empty stack.
 func (t *Stacks) init() {
-	if len(t.recs) > 0 {
+	if t.count > 0 {
 		return
 	}
-	t.recs = append(t.recs, stackRec{})
+	t.push(stackRec{}, 0)
 	t.seed = maphash.MakeSeed()
 	t.index = make([]int32, 64)
 	for i := range t.index {
 		t.index[i] = -1
 	}
-	t.hashes = append(t.hashes, 0)
+}
+
+// push appends a stack record and its hash.
+func (t *Stacks) push(r stackRec, h uint64) {
+	n := r.n
+	if r.lazy {
+		n |= lazyBit
+	}
+	t.at.push(r.at)
+	t.n.push(n)
+	t.sums.push(r.sum)
+	t.hashes.push(h)
+	t.count++
 }
 
 func (t *Stacks) hash(st Stack) uint64 {
@@ -177,16 +205,19 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 	slot := int(h) & mask
 	for ; t.index[slot] >= 0; slot = (slot + 1) & mask {
 		id := StackID(t.index[slot])
-		if t.hashes[id] != h || t.recs[id].n != uint32(len(st)) {
+		if t.hashes.at(int(id)) != h || t.Depth(id) != len(st) {
 			continue
 		}
 		// A held stack must match frame by frame; a lazy one is taken on
 		// its 64-bit hash and length.
-		if t.recs[id].lazy || slices.Equal(t.MustFrames(id), st) {
+		if t.Lazy(id) || slices.Equal(t.MustFrames(id), st) {
 			return id, false
 		}
 	}
-	id := StackID(len(t.recs))
+	if len(st) >= lazyBit {
+		panic("snapshot: a stack of 2^31 frames")
+	}
+	id := StackID(t.count)
 	r := stackRec{n: uint32(len(st))}
 	if lazy != nil {
 		r.lazy, r.at, r.sum = true, uint64(off)<<24|uint64(size), lazy(st)
@@ -200,10 +231,9 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 		r.at = uint64(np-1)<<32 | uint64(len(*p))
 		*p = append(*p, st...)
 	}
-	t.recs = append(t.recs, r)
-	t.hashes = append(t.hashes, h)
+	t.push(r, h)
 	t.index[slot] = int32(id)
-	if 4*len(t.recs) > 3*len(t.index) {
+	if 4*t.count > 3*len(t.index) {
 		t.rebuildIndex()
 	}
 	return id, true
@@ -212,25 +242,24 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 // rebuildIndex sizes the index for the table and fills it.
 func (t *Stacks) rebuildIndex() {
 	n := 64
-	for 3*n < 4*len(t.recs)+4 {
+	for 3*n < 4*t.count+4 {
 		n *= 2
 	}
-	if len(t.hashes) != len(t.recs) {
-		// Hashes were dropped (Done): compute them again.
-		t.hashes = make([]uint64, len(t.recs))
-		for id := 1; id < len(t.recs); id++ {
-			if t.recs[id].lazy {
+	if t.hashes.pages == nil {
+		// Hashes were dropped (done): compute them again.
+		for id := range t.count {
+			if t.Lazy(StackID(id)) {
 				panic("snapshot: cannot add to a finished table with lazy stacks")
 			}
-			t.hashes[id] = t.hash(t.MustFrames(StackID(id)))
+			t.hashes.push(t.hash(t.MustFrames(StackID(id))))
 		}
 	}
 	t.index = make([]int32, n)
 	for i := range t.index {
 		t.index[i] = -1
 	}
-	for id := 1; id < len(t.recs); id++ {
-		slot := int(t.hashes[id]) & (n - 1)
+	for id := 1; id < t.count; id++ {
+		slot := int(t.hashes.at(id)) & (n - 1)
 		for t.index[slot] >= 0 {
 			slot = (slot + 1) & (n - 1)
 		}
@@ -240,12 +269,12 @@ func (t *Stacks) rebuildIndex() {
 
 // done drops what only building the table needs.
 func (t *Stacks) done() {
-	t.index, t.hashes = nil, nil
+	t.index, t.hashes = nil, column[uint64]{}
 }
 
 // stackRecBytes is what one stack costs besides its frames: its record,
 // and while decoding its hash and index slot.
-const stackRecBytes = 24 + 8 + 6
+const stackRecBytes = 20 + 8 + 6
 
 // held returns the number of frame IDs held in memory.
 func (t *Stacks) held() int {

@@ -39,6 +39,7 @@ func (v *vm) appendItems(l val, items []val) error {
 	}
 	switch o.kind {
 	case oGenList:
+		v.share(items...)
 		g := &v.gens[o.idx]
 		g.items = append(g.items, items...)
 		return nil
@@ -68,8 +69,12 @@ func (v *vm) appendItems(l val, items []val) error {
 		want := oEntry + (o.kind - oEntries)
 		for i, it := range items {
 			if it.k != kObj || v.objs[it.n].kind != want || v.objs[it.n].idx != r.end {
-				v.materialize(o)
+				v.materialize(&v.objs[l.n])
 				return v.appendItems(l, items[i:])
+			}
+			if want == oEntry {
+				// The entry is in its trace now; its dict is used up.
+				v.release(it, val{k: kRow, n: int64(r.end)})
 			}
 			r.end++
 		}
@@ -82,6 +87,7 @@ func (v *vm) appendItems(l val, items []val) error {
 }
 
 func (v *vm) toGenList(o *obj, items []val) error {
+	v.share(items...)
 	v.gens = append(v.gens, gen{items: append([]val(nil), items...)})
 	o.kind, o.idx = oGenList, int32(len(v.gens)-1)
 	return nil
@@ -123,7 +129,7 @@ func (v *vm) frame(f Frame) FrameID {
 func (v *vm) materialize(o *obj) {
 	var items []val
 	add := func(k okind, idx int32) {
-		v.objs = append(v.objs, obj{kind: k, idx: idx})
+		v.objs = append(v.objs, obj{kind: k, idx: idx, memo: shared})
 		items = append(items, val{k: kObj, n: int64(len(v.objs) - 1)})
 	}
 	switch o.kind {
@@ -282,6 +288,7 @@ func (v *vm) classify(items []val) okind {
 // genSet sets items in a generic dict; string keys replace earlier equal
 // keys in place, like Python.
 func (v *vm) genSet(g *gen, items []val) {
+	v.share(items...)
 	for i := 0; i+1 < len(items); i += 2 {
 		key, value := items[i], items[i+1]
 		if key.k == kStr {
@@ -409,6 +416,7 @@ func (v *vm) stackOf(where, key string, x val) (StackID, error) {
 			}
 			v.freeB = append(v.freeB, o.idx)
 			o.kind, o.idx = oStack, int32(id)
+			v.release(x, val{k: kStackRef, n: int64(id)})
 			return id, nil
 		case oGenList, oTuple:
 			if o.kind == oTuple {
@@ -922,7 +930,7 @@ func (v *vm) intern(ids []FrameID, start, end int64) (StackID, error) {
 	}
 	if lazy == nil {
 		if v.summarize != nil {
-			t.recs[id].sum = v.summarize(v.snap.Frames, ids)
+			t.sums.set(int(id), v.summarize(v.snap.Frames, ids))
 		}
 		return id, v.budget.charge(int64(len(ids))*4+stackRecBytes, v)
 	}

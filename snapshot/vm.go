@@ -38,6 +38,10 @@ const (
 	kObj   // n: index in vm.objs
 	kMark  // stack only
 	kWide  // memo only: the value is in vm.memoWide
+	// Memo only: a container recycled after use (see vm.release), stored
+	// as what it became; a GET makes it an object again.
+	kRow      // n: a trace entry's row
+	kStackRef // n: a StackID
 )
 
 // val is one VM value: 16 bytes, no pointers.
@@ -87,7 +91,27 @@ const (
 type obj struct {
 	idx  int32
 	kind okind
+	// memo is the one memo id the object was stored at (-1: none), or
+	// shared (-2) once any other copy of a reference to it may exist
+	// (GET, DUP, a generic container holding it): only an object that is
+	// not shared is recycled when used up (vm.release).
+	memo int32
 }
+
+// shared marks memo: any copy of a reference to the object may exist.
+const shared = -2
+
+// memoTable is the memo: values packed in 8 bytes (pack), in pages so
+// that it never needs twice its size while growing.
+type memoTable struct {
+	c column[uint64]
+	n int
+}
+
+func (m *memoTable) len() int             { return m.n }
+func (m *memoTable) at(id int) uint64     { return m.c.at(id) }
+func (m *memoTable) set(id int, u uint64) { m.c.set(id, u) }
+func (m *memoTable) push(u uint64)        { m.c.push(u); m.n++ }
 
 // gen is a generic container: list or tuple items, or dict keys and values
 // interleaved.
@@ -119,7 +143,7 @@ type vm struct {
 
 	stack []val
 	marks []int
-	memo  []uint64
+	memo  memoTable
 	// memoWide holds memo values that do not pack; memoFar holds memo ids
 	// far beyond len(memo).
 	memoWide map[int64]val
@@ -127,7 +151,9 @@ type vm struct {
 	// memoRewritten is set when a memo id is stored twice.
 	memoRewritten bool
 
-	objs     []obj
+	objs []obj
+	// freeObjs are recycled objs slots.
+	freeObjs []int32
 	gens     []gen
 	strs     []string
 	keys     []uint8 // per string: its trace-entry key code
@@ -274,19 +300,53 @@ func (v *vm) newObj(k okind, idx int) (val, error) {
 	if len(v.objs) >= math.MaxInt32 || idx > math.MaxInt32 {
 		return val{}, v.corrupt("too many objects")
 	}
+	o := obj{kind: k, idx: int32(idx), memo: -1}
+	if n := len(v.freeObjs); n > 0 {
+		i := v.freeObjs[n-1]
+		v.freeObjs = v.freeObjs[:n-1]
+		v.objs[i] = o
+		return val{k: kObj, n: int64(i)}, nil
+	}
 	if len(v.objs)&1023 == 0 {
 		if err := v.budget.charge(1024*objBytes, v); err != nil {
 			return val{}, err
 		}
 	}
-	v.objs = append(v.objs, obj{kind: k, idx: int32(idx)})
+	v.objs = append(v.objs, o)
 	return val{k: kObj, n: int64(len(v.objs) - 1)}, nil
+}
+
+// share marks the objects among xs as shared: a copy of a reference to
+// them now exists besides the stack and the memo.
+func (v *vm) share(xs ...val) {
+	for _, x := range xs {
+		if x.k == kObj {
+			v.objs[x.n].memo = shared
+		}
+	}
+}
+
+// release recycles the object x, just used up as what it became (as, a
+// kRow or kStackRef value), when nothing else refers to it: its memo slot,
+// if any, keeps as.
+func (v *vm) release(x, as val) {
+	o := &v.objs[x.n]
+	if o.memo == shared {
+		return
+	}
+	if o.memo >= 0 {
+		u, _ := pack(as)
+		v.memo.set(int(o.memo), u)
+	}
+	o.memo = shared // a stale reference can no longer be recycled twice
+	v.freeObjs = append(v.freeObjs, int32(x.n))
 }
 
 func (v *vm) newGen(k okind, items []val) (val, error) {
 	if err := v.budget.charge(int64(len(items))*16+48, v); err != nil {
 		return val{}, err
 	}
+	v.share(items...)
 	v.gens = append(v.gens, gen{items: items})
 	return v.newObj(k, len(v.gens)-1)
 }
@@ -384,23 +444,32 @@ func (v *vm) memoPut(id int64, x val) error {
 		v.memoWide[id] = x
 		u = uint64(kWide)
 	}
-	if id < int64(len(v.memo)) {
-		v.memoRewritten = v.memoRewritten || v.memo[id] != 0
-		v.memo[id] = u
+	if x.k == kObj {
+		o := &v.objs[x.n]
+		switch {
+		case o.memo == -1 && id <= math.MaxInt32:
+			o.memo = int32(id)
+		case o.memo != shared:
+			o.memo = shared // stored twice
+		}
+	}
+	if id < int64(v.memo.len()) {
+		v.memoRewritten = v.memoRewritten || v.memo.at(int(id)) != 0
+		v.memo.set(int(id), u)
 		return nil
 	}
 	// Dense storage only as far as the input could have filled it (each
 	// memo store takes at least one byte); a far id goes to the map.
-	if id <= int64(len(v.memo))+1024 || id <= v.in.abs() {
-		if len(v.memo)&1023 == 0 {
-			if err := v.budget.charge(1024*8, v); err != nil {
-				return err
+	if id <= int64(v.memo.len())+1024 || id <= v.in.abs() {
+		for int64(v.memo.len()) <= id {
+			if v.memo.len()&1023 == 0 {
+				if err := v.budget.charge(1024*8, v); err != nil {
+					return err
+				}
 			}
+			v.memo.push(0)
 		}
-		for int64(len(v.memo)) < id {
-			v.memo = append(v.memo, 0)
-		}
-		v.memo = append(v.memo, u)
+		v.memo.set(int(id), u)
 		return nil
 	}
 	if v.memoFar == nil {
@@ -418,8 +487,8 @@ func (v *vm) memoPut(id int64, x val) error {
 // memoGet returns memo entry id.
 func (v *vm) memoGet(id int64) (val, error) {
 	var x val
-	if id >= 0 && id < int64(len(v.memo)) {
-		x = unpack(v.memo[id])
+	if id >= 0 && id < int64(v.memo.len()) {
+		x = unpack(v.memo.at(int(id)))
 		if x.k == kWide {
 			x = v.memoWide[id]
 		}
@@ -429,9 +498,22 @@ func (v *vm) memoGet(id int64) (val, error) {
 		// decoder has only far ones to start with).
 		x = v.memoFar[id]
 	}
-	if x.k == kUnset {
+	switch x.k {
+	case kUnset:
 		return val{}, v.corrupt("memo entry %d was never stored", id)
+	case kRow, kStackRef:
+		// A recycled container used again: an object once more.
+		k := oEntry
+		if x.k == kStackRef {
+			k = oStack
+		}
+		o, err := v.newObj(k, int(x.n))
+		if err != nil {
+			return val{}, err
+		}
+		x = o
 	}
+	v.share(x)
 	return x, nil
 }
 
@@ -482,7 +564,7 @@ func (v *vm) fast() error {
 	d := v.in.data
 	pos := v.in.pos
 	stack := v.stack
-	memo := v.memo
+	memo := &v.memo
 	limit := len(d)
 	if next := v.in.nextStep - v.in.base; next < int64(limit) {
 		limit = int(max(next, 0))
@@ -503,25 +585,36 @@ loop:
 				}
 				id, w = int(binary.LittleEndian.Uint32(d[pos+1:])), 5
 			}
-			if id >= len(memo) {
+			if id >= memo.len() {
 				break loop
 			}
-			x := unpack(memo[id])
-			if x.k == kUnset || x.k == kWide {
+			x := unpack(memo.at(id))
+			switch x.k {
+			case kUnset, kWide, kRow, kStackRef:
 				break loop
+			case kObj:
+				v.objs[x.n].memo = shared
 			}
 			stack = append(stack, x)
 			pos += w
 		case opMemoize:
 			n := len(stack)
-			if n == 0 || (len(v.marks) > 0 && v.marks[len(v.marks)-1] >= n) || len(memo)&1023 == 0 {
+			if n == 0 || (len(v.marks) > 0 && v.marks[len(v.marks)-1] >= n) || memo.len()&1023 == 0 {
 				break loop
 			}
-			u, ok := pack(stack[n-1])
-			if !ok || stack[n-1].k == kMark {
+			x := stack[n-1]
+			u, ok := pack(x)
+			if !ok || x.k == kMark {
 				break loop
 			}
-			memo = append(memo, u)
+			if x.k == kObj {
+				if o := &v.objs[x.n]; o.memo == -1 {
+					o.memo = int32(memo.len())
+				} else {
+					o.memo = shared
+				}
+			}
+			memo.push(u)
 			pos++
 		case opBinInt1:
 			if pos+2 > len(d) {
@@ -588,12 +681,20 @@ loop:
 			stack = append(stack, val{k: kNone})
 			pos++
 		case opEmptyDict, opEmptyList:
+			o := obj{kind: oDictFresh, memo: -1}
+			if d[pos] == opEmptyList {
+				o = obj{kind: oListFresh, idx: int32((v.in.base + int64(pos)) & math.MaxInt32), memo: -1}
+			}
+			if n := len(v.freeObjs); n > 0 {
+				i := v.freeObjs[n-1]
+				v.freeObjs = v.freeObjs[:n-1]
+				v.objs[i] = o
+				stack = append(stack, val{k: kObj, n: int64(i)})
+				pos++
+				break
+			}
 			if len(v.objs) >= math.MaxInt32 || len(v.objs)&1023 == 0 {
 				break loop
-			}
-			o := obj{kind: oDictFresh}
-			if d[pos] == opEmptyList {
-				o = obj{kind: oListFresh, idx: int32((v.in.base + int64(pos)) & math.MaxInt32)}
 			}
 			v.objs = append(v.objs, o)
 			stack = append(stack, val{k: kObj, n: int64(len(v.objs) - 1)})
@@ -614,7 +715,7 @@ loop:
 			v.marks = v.marks[:nm-1]
 			stack = stack[:m]
 			v.op, v.opOff = d[pos], v.in.base+int64(pos)
-			v.in.pos, v.stack, v.memo = pos+1, stack, memo
+			v.in.pos, v.stack = pos+1, stack
 			var err error
 			if d[pos] == opAppends {
 				err = v.appendItems(stack[m-1], items)
@@ -629,7 +730,7 @@ loop:
 			break loop
 		}
 	}
-	v.in.pos, v.stack, v.memo = pos, stack, memo
+	v.in.pos, v.stack = pos, stack
 	return nil
 }
 
