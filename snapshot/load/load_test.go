@@ -1,0 +1,309 @@
+package load
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"oomscope/snapshot"
+	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/gen"
+)
+
+// loadGenerated loads a generated scenario as the worker does.
+func loadGenerated(t *testing.T, scenario string) *File {
+	t.Helper()
+	data, _, err := gen.Bytes(gen.Scenario(scenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Load(Input{Name: scenario + ".pickle", R: bytes.NewReader(data), Size: int64(len(data)), Source: bytes.NewReader(data)},
+		Options{Analysis: analysis.Options{TimelinePoints: TimelinePoints}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// sameJSON compares two values by their plain JSON (timelines included):
+// a field lost on the way shows, while nil and empty slices, which JSON
+// cannot tell apart, do not.
+func sameJSON(t *testing.T, got, want any) bool {
+	t.Helper()
+	g, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(g, w) {
+		i := 0
+		for i < len(g) && i < len(w) && g[i] == w[i] {
+			i++
+		}
+		t.Logf("JSON differs at byte %d:\n got …%s\nwant …%s", i, g[max(0, i-80):min(len(g), i+80)], w[max(0, i-80):min(len(w), i+80)])
+		return false
+	}
+	return true
+}
+
+// roundTrip encodes a response as the worker does and decodes it as the
+// page does.
+func roundTrip(t *testing.T, r Response) Response {
+	t.Helper()
+	js, bufs, err := EncodeResponse(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeResponse(js, bufs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestResponsesRoundTrip sends every kind of answer of the worker through
+// the encoding the worker uses and the decoding the page uses: what the
+// page reads must equal what the worker had (but the largest allocations,
+// which the page does not show), so that a renamed field or a timeline
+// lost on the way fails here rather than only in Chromium.
+func TestResponsesRoundTrip(t *testing.T) {
+	f := loadGenerated(t, "everything")
+	res := NewResult(f)
+	if len(res.Devices) != 2 || len(res.Devices[0].Timeline) == 0 || res.Devices[0].SiteSeries == nil {
+		t.Fatalf("the generated file should give 2 devices with timelines, got %+v", res.Stats)
+	}
+	want := *res
+	rep := *want.Report
+	rep.Devices = append([]analysis.DeviceReport(nil), rep.Devices...)
+	for i := range rep.Devices {
+		rep.Devices[i].LargestAtPeak = nil
+	}
+	want.Report = &rep
+	got := roundTrip(t, Response{Type: ResponseResult, ID: 7, Result: res})
+	if got.Type != ResponseResult || got.ID != 7 || !sameJSON(t, got.Result, &want) {
+		t.Errorf("result differs after the round trip")
+	}
+	if len(res.Devices[0].LargestAtPeak) == 0 {
+		t.Error("encoding changed the worker's own result")
+	}
+
+	d := f.Analysis.Devices[0]
+	st := d.StateAt(d.Headline().PeakIndex, StateSegments, StateSites)
+	z := d.Series(0, d.Trace.Len()-1, TimelinePoints, analysis.DefaultSeriesSites)
+	hs := []analysis.Headline{d.Headline(), f.Analysis.Devices[1].Headline()}
+	other := loadGenerated(t, "training")
+	for _, r := range []Response{
+		{Type: ResponseState, ID: 3, State: &st},
+		{Type: ResponseSeries, ID: 4, Series: &z},
+		{Type: ResponseSummary, ID: 5, Summary: hs},
+		{Type: ResponseProgress, ID: 6, Progress: &Progress{Stage: StageDecode, Done: 4 << 20, Total: 1 << 30}},
+		{Type: ResponseCompare, ID: 8, Comparison: Compare(f, other)},
+		ErrorResponse(9, &InternalError{Offset: 12, Stage: StageDecode, Value: "boom"}),
+		ErrorResponse(10, errors.New("x.pickle is not a readable memory snapshot")),
+	} {
+		if got := roundTrip(t, r); !sameJSON(t, got, r) {
+			t.Errorf("%s message differs after the round trip:\n got %+v\nwant %+v", r.Type, got, r)
+		}
+	}
+	if r := ErrorResponse(1, &InternalError{}); !r.Internal {
+		t.Error("an internal error is not marked as one")
+	}
+
+	if _, err := DecodeResponse(`{"type":"series","id":1,"series":{"from":0,"to":1}}`, nil); err == nil {
+		t.Error("a series without its buffer decoded")
+	}
+	if _, err := DecodeResponse(`{"type":"result","id":1,"result":{"devices":[{"device":0}]}}`, nil); err == nil {
+		t.Error("a result without its timelines decoded")
+	}
+	if _, err := DecodeResponse("not json", nil); err == nil {
+		t.Error("garbage decoded")
+	}
+}
+
+// TestRequestsRoundTrip checks the page's requests and the refusal of an
+// unknown one.
+func TestRequestsRoundTrip(t *testing.T) {
+	for _, r := range []Request{
+		{Type: RequestAnalyze, ID: 1, Name: "a.pickle"},
+		{Type: RequestCompare, ID: 2, Name: "b.pickle"},
+		{Type: RequestState, ID: 3, Device: 1, Index: -1},
+		{Type: RequestSeries, ID: 4, Device: 0, From: 10, To: 2000, Points: TimelinePoints},
+	} {
+		got, err := DecodeRequest(EncodeRequest(r))
+		if err != nil || got != r {
+			t.Errorf("%+v came back as %+v (%v)", r, got, err)
+		}
+	}
+	if _, err := DecodeRequest(`{"type":"alloc","id":1}`); err == nil || !strings.Contains(err.Error(), `unknown request "alloc"`) {
+		t.Errorf("unknown request: %v", err)
+	}
+}
+
+// panicReader fails the way a bug would, after some bytes.
+type panicReader struct {
+	r io.Reader
+	n int
+}
+
+func (p *panicReader) Read(b []byte) (int, error) {
+	if p.n <= 0 {
+		panic("reader bug")
+	}
+	b = b[:min(len(b), p.n)]
+	n, err := p.r.Read(b)
+	p.n -= n
+	return n, err
+}
+
+func TestLoadErrors(t *testing.T) {
+	noData := []byte("\x80\x04}\x8c\x08segments]s.")
+	data, _, err := gen.Bytes(gen.Scenario("training"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		in   Input
+		kind error
+		msg  string
+	}{
+		{"empty", Input{Name: "e.pickle", R: bytes.NewReader(nil), Size: 0}, nil, "e.pickle is empty"},
+		{"text", Input{Name: "n.txt", R: strings.NewReader("hello"), Size: 5}, snapshot.ErrNotPickle, "n.txt is not a readable memory snapshot"},
+		{"no data", Input{Name: "d.pickle", R: bytes.NewReader(noData), Size: int64(len(noData))}, ErrNoData, "d.pickle holds no trace"},
+		{"truncated", Input{Name: "t.pickle", R: bytes.NewReader(data[:len(data)/2]), Size: -1}, snapshot.ErrTruncated, "truncated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(tt.in, Options{})
+			if err == nil || !strings.Contains(err.Error(), tt.msg) || (tt.kind != nil && !errors.Is(err, tt.kind)) {
+				t.Errorf("error %v, want %v mentioning %q", err, tt.kind, tt.msg)
+			}
+		})
+	}
+	_, err = Load(Input{Name: "p.pickle", R: &panicReader{bytes.NewReader(data), len(data) / 2}, Size: int64(len(data))}, Options{})
+	var ie *InternalError
+	if !errors.As(err, &ie) || ie.Stage != StageDecode || ie.Offset < 0 || !strings.Contains(err.Error(), "please file an issue") {
+		t.Errorf("a panic gave %v", err)
+	}
+}
+
+// TestLoadProgressAndSummary checks the order of what Load reports: decode
+// progress by bytes up to the size, the summary with the report's
+// headline numbers, then the later stages.
+func TestLoadProgressAndSummary(t *testing.T) {
+	data, _, err := gen.Bytes(gen.Options{Seed: 3, Layers: 4, TargetBytes: 12 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	var last int64
+	var summary []analysis.Headline
+	f, err := Load(Input{Name: "x", R: bytes.NewReader(data), Size: int64(len(data))}, Options{
+		Progress: func(st Stage, done, total int64) {
+			if total != int64(len(data)) || done < last || done > total {
+				t.Errorf("progress %s %d/%d after %d", st, done, total, last)
+			}
+			last = done
+			events = append(events, string(st))
+		},
+		Summary: func(hs []analysis.Headline) { summary = hs; events = append(events, "summary") },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(events, " ")
+	if !strings.HasPrefix(got, "decode decode decode") || !strings.HasSuffix(got, "decode analyse summary report") || last != int64(len(data)) {
+		t.Errorf("events %q, last %d of %d", got, last, len(data))
+	}
+	d := f.Report.Devices[0]
+	if len(summary) != 1 || summary[0].PeakAllocatedBytes != d.PeakAllocatedBytes || summary[0].PeakIndex != d.PeakIndex ||
+		summary[0].PeakReservedBytes != d.PeakReservedBytes || summary[0].Entries != d.Entries {
+		t.Errorf("summary %+v does not match the report", summary)
+	}
+}
+
+// TestOpenFileKeepsStacksInTheFile opens a distinct-stack family file from
+// disk: most stacks stay in the file, and the report's displayed stacks are
+// read back from it.
+func TestOpenFileKeepsStacksInTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "d.pickle")
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gen.WriteFamily(fh, gen.FamilyOptions{Family: gen.DistinctStacks, Iterations: 60000}); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	f, closer, err := OpenFile(path, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closer.Close()
+	st := f.Stats()
+	if st.LazyStacks == 0 || st.LazyStacks > st.Stacks {
+		t.Fatalf("stats %+v: want lazy stacks", st)
+	}
+	for _, s := range f.Report.Devices[0].TopSites {
+		if len(s.Stack) == 0 || strings.HasPrefix(s.Stack[0], "(the stack could not") {
+			t.Errorf("site %s: stack %q", s.Label, s.Stack)
+		}
+	}
+}
+
+func TestRankOf(t *testing.T) {
+	for name, want := range map[string]int{
+		"rank3.pickle": 3, "snapshot_rank_07.pickle": 7, "run/Rank-12.pkl": 12, "mem_snapshot_5.pickle": 5,
+		"snapshot-2.pickle.gz": 2, "pt26_cs336_ctx128_fullstep.pickle": -1, "snapshot.pickle": -1, "ctx128": -1,
+	} {
+		if got := RankOf(name); got != want {
+			t.Errorf("RankOf(%q) = %d, want %d", name, got, want)
+		}
+	}
+}
+
+func TestOverview(t *testing.T) {
+	const gib = 1 << 30
+	h := func(alloc, res int64) []analysis.Headline {
+		return []analysis.Headline{{PeakAllocatedBytes: alloc, PeakReservedBytes: res}}
+	}
+	o := NewOverview([]Rank{
+		NewRank("r/rank3.pickle", h(40*gib, 44*gib)),
+		NewRank("r/rank0.pickle", h(46*gib, 50*gib)), // rank 0 holds more
+		NewRank("r/rank1.pickle", h(40*gib+100<<20, 44*gib)),
+		NewRank("r/rank2.pickle", h(40*gib, 44*gib+200<<20)), // within 256 MiB
+		{File: "r/rank4.pickle", Rank: 4, Error: "truncated"},
+		NewRank("r/extra.pickle", h(40*gib, 44*gib)),
+	})
+	var order []int
+	for _, r := range o.Ranks {
+		order = append(order, r.Rank)
+	}
+	if !reflect.DeepEqual(order, []int{0, 1, 2, 3, 4, -1}) {
+		t.Errorf("order %v", order)
+	}
+	if o.MedianAllocatedBytes != 40*gib || o.MedianReservedBytes != 44*gib {
+		t.Errorf("medians %d %d", o.MedianAllocatedBytes, o.MedianReservedBytes)
+	}
+	for _, r := range o.Ranks {
+		if r.Outlier != (r.Rank == 0) {
+			t.Errorf("rank %d outlier %v %q", r.Rank, r.Outlier, r.Why)
+		}
+	}
+	if why := strings.Join(o.Ranks[0].Why, "; "); !strings.Contains(why, "peak allocated 6.00 GiB above the median 40.00 GiB") ||
+		!strings.Contains(why, "peak reserved 6.00 GiB above") {
+		t.Errorf("why %q", why)
+	}
+	if two := NewOverview([]Rank{NewRank("a", h(1, 1)), NewRank("b", h(100*gib, 1))}); two.Ranks[0].Outlier || two.Ranks[1].Outlier {
+		t.Error("outliers marked among two ranks")
+	}
+}
