@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"slices"
 
 	"oomscope/snapshot"
@@ -122,6 +123,36 @@ type Analysis struct {
 	siteIndex map[string]int32
 	// siteBySum caches the site index of each stack summary's site part.
 	siteBySum map[snapshot.StackSummary]int32
+	// maxSize is the largest plausible size (see sane).
+	maxSize int64
+}
+
+// maxPlausible is the largest size taken as real: no device has a
+// pebibyte.
+const maxPlausible = 1 << 50
+
+// sane returns n as the analysis counts a size: negative sizes and sizes
+// over maxSize (a pebibyte, or less when that many sizes could add up past
+// 2^63) are impossible and count as 0, so that no sum wraps and no memory
+// is shown negative. ok is false for those.
+func (a *Analysis) sane(n int64) (v int64, ok bool) {
+	if n < 0 || n > a.maxSize {
+		return 0, false
+	}
+	return n, true
+}
+
+// sizeLimit is the maxSize of a snapshot: every sum of sizes stays below
+// 2^63.
+func sizeLimit(s *snapshot.Snapshot) int64 {
+	n := int64(1)
+	for _, t := range s.DeviceTraces {
+		n += int64(t.Len())
+	}
+	for i := range s.Segments {
+		n += 1 + int64(len(s.Segments[i].Blocks))
+	}
+	return min(maxPlausible, math.MaxInt64/(2*n))
 }
 
 // Analyze replays every device of s. It never fails: inconsistencies between
@@ -134,6 +165,7 @@ func Analyze(s *snapshot.Snapshot, opt Options) *Analysis {
 		opt:       opt.withDefaults(),
 		siteIndex: map[string]int32{},
 		siteBySum: map[snapshot.StackSummary]int32{},
+		maxSize:   sizeLimit(s),
 	}
 	if !s.Stacks.Summarized() {
 		s.Stacks.Summarize(s.Frames, Summarizer())

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 
+	"oomscope/bytesize"
 	"oomscope/snapshot"
 )
 
@@ -35,6 +36,7 @@ type Device struct {
 	initialReserved, resPeakRel                 int64
 	resPeakIndex                                int
 
+	badSizes  int     // negative or impossible sizes met by the replay
 	segEvents []int32 // indices of segment_* entries
 	ooms      []int32 // indices of oom entries
 	buckets   buckets
@@ -127,6 +129,9 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	var counts [snapshot.KindOther]int
 	open := make(map[uint64]int32)
 	var cur, res int64
+	// over is the most allocated exceeded reserved (relative to the
+	// starting state), overAt where.
+	over, overAt := int64(0), -1
 	var doubleAlloc int
 	d.buckets.record(-1, 0, 0)
 	for i := range n {
@@ -142,7 +147,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 		}
 		switch {
 		case k == snapshot.KindAlloc:
-			addr, size := tr.Addr(i), tr.Size(i)
+			addr, size := tr.Addr(i), d.count(tr.Size(i))
 			if j, ok := open[addr]; ok {
 				d.Allocs[j].End = int32(i)
 				cur -= d.Allocs[j].Size
@@ -159,7 +164,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 				cur -= d.Allocs[j].Size
 				delete(open, addr)
 			} else {
-				size := tr.Size(i)
+				size := d.count(tr.Size(i))
 				d.Allocs = append(d.Allocs, Allocation{Addr: addr, Size: size, Start: -1, End: int32(i),
 					FreeRequested: -1, Stack: tr.Frames(i), Origin: PreTraceFreed})
 				d.initialAllocated += size
@@ -171,16 +176,19 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 				d.Allocs[j].FreeRequested = int32(i)
 			}
 		case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
-			res += tr.Size(i)
+			res += d.count(tr.Size(i))
 			d.segEvents = append(d.segEvents, int32(i))
 		case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
-			res -= tr.Size(i)
+			res -= d.count(tr.Size(i))
 			d.segEvents = append(d.segEvents, int32(i))
 		case k == snapshot.KindOOM:
 			d.ooms = append(d.ooms, int32(i))
 		}
 		if cur > d.peakRel {
 			d.peakRel, d.peakIndex = cur, i
+		}
+		if cur-res > over {
+			over, overAt = cur-res, i
 		}
 		if res > d.resPeakRel {
 			d.resPeakRel, d.resPeakIndex = res, i
@@ -199,11 +207,19 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	d.matchSegments(open)
 	d.finalReserved = 0
 	for _, si := range d.segments {
-		d.finalReserved += s.Segments[si].TotalSize
+		d.finalReserved += d.count(s.Segments[si].TotalSize)
+	}
+	if d.badSizes > 0 {
+		d.warn(fmt.Sprintf("%d sizes in the trace and the segments are negative or impossible (over %s); they count as 0 B",
+			d.badSizes, bytesize.FormatGiB(d.a.maxSize)))
 	}
 	d.initialReserved = d.finalReserved - res
 	if d.initialReserved < 0 {
 		d.warn(fmt.Sprintf("segment events add up to more than the final reserved memory (%d B); the trace and segments disagree", res))
+	}
+	if ex := d.initialAllocated + over - d.initialReserved; ex > 0 && (overAt >= 0 || d.initialAllocated > d.initialReserved) {
+		d.warn(fmt.Sprintf("allocated memory exceeds reserved memory by up to %s (%s): the trace and the segments disagree; "+
+			"free memory counts as 0 then", bytesize.FormatGiB(ex), When(overAt, 0, 0, n)))
 	}
 	d.classify()
 	return d
@@ -243,27 +259,28 @@ func (d *Device) matchSegments(open map[uint64]int32) {
 				continue
 			}
 			pending := b.State == snapshot.StateActivePendingFree
+			req, size := d.count(b.RequestedSize), d.count(b.Size)
 			if pending {
-				d.finalPending += b.RequestedSize
+				d.finalPending += req
 			} else {
-				d.finalAllocated += b.RequestedSize
+				d.finalAllocated += req
 			}
 			if j, ok := open[b.Address]; ok {
 				al := &d.Allocs[j]
-				al.BlockSize, al.Pending = b.Size, pending
+				al.BlockSize, al.Pending = size, pending
 				if s.Stacks.Depth(al.Stack) == 0 {
 					// torch 2.0 traces carry no frames; the block's history does.
 					al.Stack = b.AllocStack()
 				}
-				if al.Size != b.RequestedSize {
+				if al.Size != req {
 					sizeMismatch++
 				}
 				delete(open, b.Address)
 				continue
 			}
-			d.Allocs = append(d.Allocs, Allocation{Addr: b.Address, Size: b.RequestedSize, BlockSize: b.Size,
+			d.Allocs = append(d.Allocs, Allocation{Addr: b.Address, Size: req, BlockSize: size,
 				Start: -1, End: n, FreeRequested: -1, Stack: b.AllocStack(), Origin: PreTraceLive, Pending: pending})
-			d.initialAllocated += b.RequestedSize
+			d.initialAllocated += req
 			d.preTrace++
 		}
 	}
@@ -305,3 +322,13 @@ func (bs *buckets) record(i int, cur, res int64) {
 }
 
 func (d *Device) warn(s string) { d.Warnings = append(d.Warnings, s) }
+
+// count returns a size as the replay counts it, counting the impossible
+// ones (see Analysis.sane).
+func (d *Device) count(n int64) int64 {
+	v, ok := d.a.sane(n)
+	if !ok {
+		d.badSizes++
+	}
+	return v
+}

@@ -138,7 +138,8 @@ type OOMEvent struct {
 	AllocatedBytes int64 `json:"allocated_bytes"`
 	// ReservedBytes is the reserved memory then.
 	ReservedBytes int64 `json:"reserved_bytes"`
-	// FreeInReservedBytes is reserved − allocated.
+	// FreeInReservedBytes is reserved − allocated (0 if negative: the trace
+	// and the segments disagree).
 	FreeInReservedBytes int64 `json:"free_in_reserved_bytes"`
 	// LargestFreeBlockBytes is the largest free run in the segments.
 	LargestFreeBlockBytes int64 `json:"largest_free_block_bytes"`
@@ -378,9 +379,9 @@ func (d *Device) oomEvent(i int) OOMEvent {
 	e := d.Trace.Entry(i)
 	st := d.StateAt(i, 0, 5)
 	ev := OOMEvent{
-		Index: i, TimeUS: e.TimeUS, RequestedBytes: e.Size, DeviceFreeBytes: e.DeviceFree, Stream: hex(e.Stream),
+		Index: i, TimeUS: e.TimeUS, RequestedBytes: max(e.Size, 0), DeviceFreeBytes: max(e.DeviceFree, 0), Stream: hex(e.Stream),
 		AllocatedBytes: st.AllocatedBytes, ReservedBytes: st.ReservedBytes,
-		FreeInReservedBytes:   st.ReservedBytes - st.AllocatedBytes,
+		FreeInReservedBytes:   st.Fragmentation.FreeBytes,
 		LargestFreeBlockBytes: st.Fragmentation.LargestFreeBlockBytes,
 		Categories:            st.Categories, TopSites: st.TopSites,
 		Stack: DisplayStack(d.a.Snap, e.Frames),

@@ -23,7 +23,8 @@ type Fragmentation struct {
 	AllocatedBytes int64 `json:"allocated_bytes"`
 	// ReservedBytes is the sum of segment sizes.
 	ReservedBytes int64 `json:"reserved_bytes"`
-	// FreeBytes is ReservedBytes − AllocatedBytes.
+	// FreeBytes is ReservedBytes − AllocatedBytes, or 0 when the trace and
+	// the segments disagree and more is allocated than reserved.
 	FreeBytes int64 `json:"free_bytes"`
 	// InternalFreeBytes is rounding waste inside live blocks.
 	InternalFreeBytes int64 `json:"internal_free_bytes"`
@@ -171,7 +172,9 @@ func (d *Device) StateAt(i int, segments int, topSites int) State {
 		}
 	}
 	st.Fragmentation.AllocatedBytes = st.AllocatedBytes
-	st.Fragmentation.FreeBytes = st.ReservedBytes - st.AllocatedBytes
+	// More allocated than reserved means the trace and the segments
+	// disagree (replay warns); free memory is never negative.
+	st.Fragmentation.FreeBytes = max(0, st.ReservedBytes-st.AllocatedBytes)
 	return st
 }
 
@@ -196,7 +199,8 @@ func (d *Device) initialSegments() *segSet {
 	set := &segSet{}
 	for _, si := range d.segments {
 		seg := &s.Segments[si]
-		set.add(segRange{addr: seg.Address, size: seg.TotalSize, stream: seg.Stream, pool: seg.PoolID,
+		size, _ := d.a.sane(seg.TotalSize)
+		set.add(segRange{addr: seg.Address, size: size, stream: seg.Stream, pool: seg.PoolID,
 			expandable: seg.IsExpandable, small: seg.SegmentType == "small"}, false)
 	}
 	for k := len(d.segEvents) - 1; k >= 0; k-- {
@@ -222,7 +226,8 @@ func (d *Device) initialSegments() *segSet {
 // segEvent returns the segment event at trace index i.
 func (d *Device) segEvent(i int32) *snapshot.TraceEntry {
 	tr := d.Trace
-	return &snapshot.TraceEntry{Action: tr.Action(int(i)), Addr: tr.Addr(int(i)), Size: tr.Size(int(i)), Stream: tr.Stream(int(i))}
+	size, _ := d.a.sane(tr.Size(int(i)))
+	return &snapshot.TraceEntry{Action: tr.Action(int(i)), Addr: tr.Addr(int(i)), Size: size, Stream: tr.Stream(int(i))}
 }
 
 // eventRange is the reserved range a segment event names.
