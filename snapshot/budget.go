@@ -20,6 +20,11 @@ const (
 	// base + perByte × input bytes (the compressed bytes for gzip input).
 	DefaultBaseMemory    = 100 << 20
 	DefaultMemoryPerByte = 3
+	// genItemBytes is what an item of a generic list or dict costs (a
+	// 16-byte value, and the growth of its slice); valueBytes what one
+	// generic Value costs once converted.
+	genItemBytes = 24
+	valueBytes   = 64
 )
 
 // budget is what is left of the memory limit. A nil limit function means

@@ -15,7 +15,7 @@ func (v *vm) value(x val, depth int) (Value, error) {
 	if depth > 1000 {
 		return nil, &DecodeError{Offset: -1, Kind: ErrCorrupt, Msg: "values nested deeper than 1000 (or a self-referencing container)"}
 	}
-	if err := v.budget.charge(32, v); err != nil {
+	if err := v.budget.charge(valueBytes, v); err != nil {
 		return nil, err
 	}
 	switch x.k {
@@ -252,8 +252,16 @@ func (v *vm) traceList(where string, x val) (Trace, error) {
 	default:
 		return Trace{}, v.shapeErr("snapshot", where, wantList, x)
 	}
+	// The entries among the items were charged as rows when added to the
+	// list; charge the others now.
 	items := v.gens[o.idx].items
-	if err := v.budget.charge(int64(len(items))*entryCost, v); err != nil {
+	n := int64(0)
+	for _, it := range items {
+		if it.k != kObj || v.objs[it.n].kind != oEntry {
+			n += entryCost
+		}
+	}
+	if err := v.budget.charge(n, v); err != nil {
 		return Trace{}, err
 	}
 	t := Trace{e: v.rows, start: v.rows.n}

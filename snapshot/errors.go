@@ -30,7 +30,7 @@ var (
 	// ErrTooLarge: decoding and analysing the file would take more memory
 	// than the budget allows (Options.MaxMemory; by default 100 MiB plus 3×
 	// the file's size), or one item is over a fixed bound (a string of more
-	// than 64 MiB, an integer of more than 4300 digits, more than 1024
+	// than 16 MiB, an integer of more than 4300 digits, more than 1024
 	// devices).
 	ErrTooLarge = errors.New("the snapshot is too large to analyse")
 	// ErrCanceled: the Progress callback returned false.

@@ -7,6 +7,7 @@ import (
 
 	"oomscope/snapshot"
 	"oomscope/snapshot/gen"
+	"oomscope/snapshot/internal/adversarial"
 )
 
 // FuzzDecode feeds arbitrary bytes to the decoders: they must return a
@@ -33,6 +34,11 @@ func FuzzDecode(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(data)
+	}
+	for _, c := range adversarial.Corpus() {
+		if len(c.Data) <= 1<<20 { // the fuzzer mutates small inputs best
+			f.Add(c.Data)
+		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := snapshot.DecodeBytes(data, nil)

@@ -171,7 +171,7 @@ func (v *vm) opLong4() error {
 
 // opInt is INT: a decimal line, or 00/01 for False/True.
 func (v *vm) opInt() error {
-	b, err := v.line()
+	b, err := v.line(maxIntDigits + 2)
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (v *vm) opInt() error {
 
 // opLong is LONG: a decimal line with an optional L suffix.
 func (v *vm) opLong() error {
-	b, err := v.line()
+	b, err := v.line(maxIntDigits + 2)
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func (v *vm) opBinFloat() error {
 }
 
 func (v *vm) opFloat() error {
-	b, err := v.line()
+	b, err := v.line(maxStringBytes)
 	if err != nil {
 		return err
 	}
@@ -267,7 +267,7 @@ func (v *vm) unicode(w int) error {
 
 // opUnicode is UNICODE: a raw-unicode-escape line.
 func (v *vm) opUnicode() error {
-	b, err := v.line()
+	b, err := v.line(maxStringBytes)
 	if err != nil {
 		return err
 	}
@@ -298,7 +298,7 @@ func (v *vm) opBinString() error {
 
 // opString is STRING: a quoted, escaped line.
 func (v *vm) opString() error {
-	b, err := v.line()
+	b, err := v.line(maxStringBytes)
 	if err != nil {
 		return err
 	}
@@ -516,7 +516,7 @@ func (v *vm) memoID() (int64, error) {
 		}
 		return int64(binary.LittleEndian.Uint32(b)), nil
 	}
-	b, err := v.line()
+	b, err := v.line(maxIntDigits + 2)
 	if err != nil {
 		return 0, err
 	}

@@ -39,6 +39,9 @@ func (v *vm) appendItems(l val, items []val) error {
 	}
 	switch o.kind {
 	case oGenList:
+		if err := v.chargeItems(items); err != nil {
+			return err
+		}
 		v.share(items...)
 		g := &v.gens[o.idx]
 		g.items = append(g.items, items...)
@@ -86,7 +89,25 @@ func (v *vm) appendItems(l val, items []val) error {
 	return v.corrupt("APPEND to a %s, not a list", v.typeName(l))
 }
 
+// chargeItems charges items added to a generic list: a trace entry as the
+// row it will be copied to if the list is a trace, anything else as a
+// generic item.
+func (v *vm) chargeItems(items []val) error {
+	n := int64(0)
+	for _, it := range items {
+		if it.k == kObj && v.objs[it.n].kind == oEntry {
+			n += entryCost
+		} else {
+			n += genItemBytes
+		}
+	}
+	return v.budget.charge(n, v)
+}
+
 func (v *vm) toGenList(o *obj, items []val) error {
+	if err := v.chargeItems(items); err != nil {
+		return err
+	}
 	v.share(items...)
 	v.gens = append(v.gens, gen{items: append([]val(nil), items...)})
 	o.kind, o.idx = oGenList, int32(len(v.gens)-1)
@@ -208,6 +229,9 @@ func (v *vm) setItems(d val, items []val) error {
 	var err error
 	switch o.kind {
 	case oGenDict:
+		if err := v.budget.charge(int64(len(items))*genItemBytes, v); err != nil {
+			return err
+		}
 		v.genSet(&v.gens[o.idx], items)
 		return nil
 	case oEntry:

@@ -19,7 +19,7 @@ const (
 	maxIntDigits = 4300
 	// maxStringBytes bounds one string, bytes object or text line, whatever
 	// the input size (gzip and stdin have no known size).
-	maxStringBytes = 64 << 20
+	maxStringBytes = 16 << 20
 )
 
 // vkind is the kind of a VM value.
@@ -244,12 +244,12 @@ func (v *vm) short(msg string) error {
 }
 
 // line returns the bytes up to the next '\n' (protocol 0 arguments), at
-// most maxStringBytes.
-func (v *vm) line() ([]byte, error) {
-	b, ok, long := v.in.line(maxStringBytes)
+// most max.
+func (v *vm) line(max int) ([]byte, error) {
+	b, ok, long := v.in.line(max)
 	switch {
 	case long:
-		return nil, v.fail(ErrTooLarge, "a text line of more than %d bytes", maxStringBytes)
+		return nil, v.fail(ErrTooLarge, "a text line of more than %d bytes", max)
 	case !ok:
 		return nil, v.short("the line argument has no end")
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +58,7 @@ type compareJSON struct {
 // distributed job). It exits 1 when --budget is exceeded and 2 on bad
 // input.
 func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	defer debug.SetGCPercent(debug.SetGCPercent(load.GCPercent))
 	fs := flag.NewFlagSet("snapshot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON")

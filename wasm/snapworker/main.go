@@ -33,11 +33,7 @@ type worker struct {
 }
 
 func main() {
-	// The collector of a WebAssembly program runs on the one thread and
-	// its memory is never given back: collect earlier so that the heap,
-	// and so the worker's memory, stays close to what is live. Decoded
-	// snapshots are mostly pointer-free columns, cheap to collect.
-	debug.SetGCPercent(40)
+	debug.SetGCPercent(load.GCPercent)
 	w := &worker{}
 	js.Global().Call("snapworkerReady", js.FuncOf(func(this js.Value, args []js.Value) any {
 		if len(args) > 0 {
