@@ -117,7 +117,7 @@ func Corpus() []Case {
 	// One block list of 20 000 blocks shared by 1 000 segments.
 	q = newP().op("}(").str("segments").op("](")
 	for s := range 1000 {
-		q.op("}(").str("device").int(0).str("address").int(uint32(s)<<20).str("total_size").int(1 << 20).str("blocks")
+		q.op("}(").str("device").int(0).str("address").int(uint32(s) << 20).str("total_size").int(1 << 20).str("blocks")
 		if s == 0 {
 			q.op("]").put(1)
 			q.items(20_000, func(i int) {
