@@ -55,11 +55,19 @@ e2e: chromium dist
 
 test: vet unit e2e
 
+# bench runs the Go benchmarks; snapshot/load's BenchmarkLoad prints a table
+# of both benchmark families at OOMSCOPE_BENCH_MB MiB (default 10,55,200;
+# add 1024 for the 1 GiB files) and the real snapshots.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./estimator/... ./snapshot/...
 
+# bench-browser times the estimator page and the snapshot page in Chromium,
+# the latter on both families at 10, 55, 200 MiB and 1 GiB plus the real
+# snapshots (OOMSCOPE_BENCH_MB, OOMSCOPE_BENCH_FAMILIES and
+# OOMSCOPE_BENCH_FILES change that); the 1 GiB files need 2 GB of disk
+# under OOMSCOPE_BENCH_DIR (default: a temp dir).
 bench-browser: chromium dist
-	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 30m -run '^$$' -bench 'Browser(Snapshot|Estimate)' -benchtime 1x ./e2e/
+	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 60m -run '^$$' -bench 'Browser(Snapshot|Estimate)' -benchtime 1x ./e2e/
 
 # fuzz runs every fuzz target for FUZZTIME and prints, per target, its last
 # progress line: executions and the new inputs that raised coverage.

@@ -88,7 +88,9 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 			v.lazyAfter = max(1<<20, int(min(size/256, math.MaxInt32)))
 		}
 	}
-	return v.decode(opt)
+	first := append([]byte(nil), v.in.data[:min(len(v.in.data), 512)]...)
+	s, err := v.decode(opt)
+	return s, textHint(err, first)
 }
 
 // DecodeBytes decodes a pickled snapshot held in memory (b is not
@@ -109,7 +111,8 @@ func DecodeBytes(b []byte, opt *Options) (*Snapshot, error) {
 	}
 	v := newVM(input{data: b, size: int64(len(b))}, true)
 	v.configure(opt, func() int64 { return v.in.abs() }, int64(len(b)))
-	return v.decode(opt)
+	s, err := v.decode(opt)
+	return s, textHint(err, b)
 }
 
 // DecodeValue decodes any pickle of plain data (dict, list, tuple, str,

@@ -96,6 +96,19 @@ func Sniff(b []byte) error {
 	return notPickle(fmt.Sprintf("the first byte is 0x%02x; a snapshot.pickle starts with byte 0x80 (pickle PROTO)", b[0]))
 }
 
+// textHint adds to a decoding error of a file that passed Sniff (it starts
+// like a protocol 0 pickle) but reads as plain text what it most likely is.
+func textHint(err error, head []byte) error {
+	var de *DecodeError
+	if !errors.As(err, &de) || len(head) == 0 || head[0] == 0x80 || !isText(head[:min(len(head), 512)]) ||
+		(de.Kind != ErrCorrupt && de.Kind != ErrTruncated) {
+		return err
+	}
+	c := *de
+	c.Msg += " (the file looks like text, not a pickle: a snapshot.pickle is binary and starts with byte 0x80)"
+	return &c
+}
+
 // isText reports whether b looks like printable UTF-8 text.
 func isText(b []byte) bool {
 	if !utf8.Valid(b[:max(0, len(b)-3)]) {

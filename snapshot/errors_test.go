@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"errors"
 	"math/big"
 	"strings"
@@ -226,5 +227,23 @@ func TestSharedReferencesDoNotExplode(t *testing.T) {
 	// Inside a snapshot's unknown key the same.
 	if _, err := DecodeBytes(pk("}(\x8c\x08segments]\x8c\x01x", b.String(), "u"), nil); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("snapshot err = %v", err)
+	}
+}
+
+// TestTextHint: a text file that starts like a protocol 0 pickle ('(')
+// fails as a corrupt pickle and says it looks like text.
+func TestTextHint(t *testing.T) {
+	for _, in := range []string{"(see the notes below)\nmore text\n", "]not a pickle"} {
+		_, err := DecodeBytes([]byte(in), nil)
+		if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrTruncated) || !strings.Contains(err.Error(), "looks like text") {
+			t.Errorf("%q: %v", in, err)
+		}
+		_, err = Decode(strings.NewReader(in), -1, nil)
+		if !strings.Contains(fmt.Sprint(err), "looks like text") {
+			t.Errorf("%q streamed: %v", in, err)
+		}
+	}
+	if _, err := DecodeBytes([]byte("\x80\x04N"), nil); strings.Contains(err.Error(), "looks like text") {
+		t.Errorf("a binary pickle got the text hint: %v", err)
 	}
 }
