@@ -114,31 +114,26 @@ func (v *vm) opNone() error     { v.push(val{k: kNone}); return nil }
 func (v *vm) opNewTrue() error  { v.push(val{k: kBool, n: 1}); return nil }
 func (v *vm) opNewFalse() error { v.push(val{k: kBool}); return nil }
 
-func (v *vm) opBinInt() error {
-	b, err := v.need(4)
+// fixed pushes the value made of the opcode's n-byte argument.
+func (v *vm) fixed(n int, make func(b []byte) val) error {
+	b, err := v.need(n)
 	if err != nil {
 		return err
 	}
-	v.push(val{k: kInt, n: int64(int32(binary.LittleEndian.Uint32(b)))})
+	v.push(make(b))
 	return nil
+}
+
+func (v *vm) opBinInt() error {
+	return v.fixed(4, func(b []byte) val { return val{k: kInt, n: int64(int32(binary.LittleEndian.Uint32(b)))} })
 }
 
 func (v *vm) opBinInt1() error {
-	b, err := v.need(1)
-	if err != nil {
-		return err
-	}
-	v.push(val{k: kInt, n: int64(b[0])})
-	return nil
+	return v.fixed(1, func(b []byte) val { return val{k: kInt, n: int64(b[0])} })
 }
 
 func (v *vm) opBinInt2() error {
-	b, err := v.need(2)
-	if err != nil {
-		return err
-	}
-	v.push(val{k: kInt, n: int64(binary.LittleEndian.Uint16(b))})
-	return nil
+	return v.fixed(2, func(b []byte) val { return val{k: kInt, n: int64(binary.LittleEndian.Uint16(b))} })
 }
 
 func (v *vm) opLong1() error {
@@ -216,12 +211,7 @@ func (v *vm) pushText(b []byte) error {
 }
 
 func (v *vm) opBinFloat() error {
-	b, err := v.need(8)
-	if err != nil {
-		return err
-	}
-	v.push(val{k: kFloat, n: int64(binary.BigEndian.Uint64(b))})
-	return nil
+	return v.fixed(8, func(b []byte) val { return val{k: kFloat, n: int64(binary.BigEndian.Uint64(b))} })
 }
 
 func (v *vm) opFloat() error {

@@ -124,7 +124,8 @@ var ErrNoData = errors.New("holds no trace and no segments: was _record_memory_h
 // to a bad input: callers should say "internal error, please file an
 // issue" and exit with a distinct code.
 type InternalError struct {
-	// Offset is how many bytes of the input had been read (-1 unknown).
+	// Offset is how many bytes of the input had been read at the last
+	// progress report (every ProgressEvery bytes while decoding).
 	Offset int64
 	// Stage is where it happened.
 	Stage Stage
@@ -135,22 +136,21 @@ type InternalError struct {
 
 // Error says what happened and where.
 func (e *InternalError) Error() string {
-	return fmt.Sprintf("internal error at stage %s, %d bytes into the file (please file an issue): %v", e.Stage, e.Offset, e.Value)
+	return fmt.Sprintf("internal error at stage %s, about %d bytes into the file (please file an issue): %v", e.Stage, e.Offset, e.Value)
 }
 
 // Load decodes and analyses one snapshot. Errors name the file; bad input
 // gives a *snapshot.DecodeError inside (errors.As), a snapshot without data
 // ErrNoData, and a bug of ours an *InternalError.
 func Load(in Input, opt Options) (f *File, err error) {
-	stage := StageDecode
-	cr := &countReader{r: in.R}
+	stage, read := StageDecode, int64(0)
 	defer func() {
 		if r := recover(); r != nil {
-			f, err = nil, &InternalError{Offset: cr.n, Stage: stage, Value: r, Stack: string(debug.Stack())}
+			f, err = nil, &InternalError{Offset: read, Stage: stage, Value: r, Stack: string(debug.Stack())}
 		}
 	}()
-	in.R = cr
 	progress := func(st Stage, done, total int64) {
+		read = done
 		if opt.Progress != nil {
 			opt.Progress(st, done, total)
 		}
@@ -172,7 +172,7 @@ func Load(in Input, opt Options) (f *File, err error) {
 	}
 	decoded := time.Since(start)
 	stage = StageAnalyse
-	progress(StageAnalyse, cr.n, in.Size)
+	progress(StageAnalyse, read, in.Size)
 	an := analysis.Analyze(s, opt.Analysis)
 	if len(an.Devices) == 0 {
 		return nil, fmt.Errorf("%s %w", in.Name, ErrNoData)
@@ -185,21 +185,9 @@ func Load(in Input, opt Options) (f *File, err error) {
 		opt.Summary(hs)
 	}
 	stage = StageReport
-	progress(StageReport, cr.n, in.Size)
+	progress(StageReport, read, in.Size)
 	rep := an.Report()
 	return &File{Name: in.Name, Bytes: in.Size, Analysis: an, Report: rep, Decode: decoded, Analyse: time.Since(start) - decoded}, nil
-}
-
-// countReader counts the bytes read through it.
-type countReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // OpenFile loads a file from disk ("-": stdin). Close the returned closer
