@@ -28,7 +28,7 @@ func (v *vm) appendItems(l val, items []val) error {
 		}
 		switch fk {
 		case oFrame, oFrameB:
-			o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx))
+			o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx, v.in.abs()))
 		case oEntry, oBlock, oSegment, oHist:
 			start := v.objs[first.n].idx
 			v.ranges = append(v.ranges, rng{start: start, end: start})
@@ -115,12 +115,12 @@ func (v *vm) toGenList(o *obj, items []val) error {
 }
 
 // listStart turns a fresh list's idx (its EMPTY_LIST offset mod 2^31, or
-// -1) into the offset, assuming the list started less than 2 GiB ago.
-func (v *vm) listStart(idx int32) int64 {
+// -1) into the offset, assuming the list started less than 2 GiB before
+// offset cur.
+func (v *vm) listStart(idx int32, cur int64) int64 {
 	if idx < 0 {
 		return -1
 	}
-	cur := v.in.abs()
 	return cur - ((cur - int64(idx)) & math.MaxInt32)
 }
 

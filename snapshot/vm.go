@@ -177,6 +177,8 @@ type vm struct {
 	usedRanges map[int32]bool
 	builders   []builder
 	freeB      []int32
+	// scratch collects frame IDs for frameRun.
+	scratch []FrameID
 
 	proto int
 	// lazy, when not nil, summarizes a stack that will not be held; it is
@@ -666,6 +668,12 @@ loop:
 			stack = append(stack, val{k: kStr, n: int64(i)})
 			pos += 2 + n
 		case opMark:
+			if v.typed {
+				if end, ok := v.frameRun(d, pos, limit, stack); ok {
+					pos = end
+					continue
+				}
+			}
 			if len(v.marks) >= maxMarks {
 				break loop
 			}
@@ -732,6 +740,64 @@ loop:
 	}
 	v.in.pos, v.stack = pos, stack
 	return nil
+}
+
+// frameRun runs MARK, memo references to frames, APPENDS onto the frame
+// list on top of the stack (the bulk of a snapshot) in one go, straight
+// into the list's builder, and returns the position after APPENDS. It
+// reports false, having changed nothing, for anything else.
+func (v *vm) frameRun(d []byte, pos, limit int, stack []val) (int, bool) {
+	if len(stack) == 0 {
+		return 0, false
+	}
+	l := stack[len(stack)-1]
+	if l.k != kObj {
+		return 0, false
+	}
+	if k := v.objs[l.n].kind; k != oFramesB && k != oListFresh {
+		return 0, false
+	}
+	ids := v.scratch[:0]
+	memo := &v.memo
+	p := pos + 1
+	for p < limit {
+		var id int
+		switch d[p] {
+		case opBinGet:
+			if p+2 > len(d) {
+				return 0, false
+			}
+			id, p = int(d[p+1]), p+2
+		case opLongBinGet:
+			if p+5 > len(d) {
+				return 0, false
+			}
+			id, p = int(binary.LittleEndian.Uint32(d[p+1:])), p+5
+		case opAppends:
+			o := &v.objs[l.n]
+			if len(ids) > 0 {
+				if o.kind == oListFresh {
+					o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx, v.in.base+int64(pos)))
+				}
+				b := &v.builders[o.idx]
+				b.ids = append(b.ids, ids...)
+				b.end = v.in.base + int64(p) + 1
+			}
+			v.scratch = ids
+			return p + 1, true
+		default:
+			return 0, false
+		}
+		if id >= memo.len() {
+			return 0, false
+		}
+		x := unpack(memo.at(id))
+		if x.k != kObj || v.objs[x.n].kind != oFrame {
+			return 0, false
+		}
+		ids = append(ids, FrameID(v.objs[x.n].idx))
+	}
+	return 0, false
 }
 
 // stop ends the run at STOP with the value on the stack.
