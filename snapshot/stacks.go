@@ -39,8 +39,10 @@ type Stacks struct {
 	// src re-reads lazy stacks; nil when none is lazy.
 	src *stackSource
 	// index finds a stack by its frames while the table is built: open
-	// addressing over hashes (per stack), -1 for an empty slot.
-	index  []int32
+	// addressing over hashes (per stack); a slot holds the hash's high 32
+	// bits and the ID + 1 (0: empty), so that most probes touch nothing
+	// else.
+	index  []uint64
 	hashes column[uint64]
 	seed   maphash.Seed
 }
@@ -163,11 +165,11 @@ func (t *Stacks) init() {
 	}
 	t.push(stackRec{}, 0)
 	t.seed = maphash.MakeSeed()
-	t.index = make([]int32, 64)
-	for i := range t.index {
-		t.index[i] = -1
-	}
+	t.index = make([]uint64, 64)
 }
+
+// slot is the index slot of stack id of hash h.
+func slot(h uint64, id StackID) uint64 { return h&^(1<<32-1) | uint64(uint32(id)+1) }
 
 // push appends a stack record and its hash.
 func (t *Stacks) push(r stackRec, h uint64) {
@@ -202,9 +204,13 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 	}
 	h := t.hash(st)
 	mask := len(t.index) - 1
-	slot := int(h) & mask
-	for ; t.index[slot] >= 0; slot = (slot + 1) & mask {
-		id := StackID(t.index[slot])
+	i := int(h) & mask
+	for ; t.index[i] != 0; i = (i + 1) & mask {
+		e := t.index[i]
+		if e>>32 != h>>32 {
+			continue
+		}
+		id := StackID(uint32(e) - 1)
 		if t.hashes.at(int(id)) != h || t.Depth(id) != len(st) {
 			continue
 		}
@@ -232,7 +238,7 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 		*p = append(*p, st...)
 	}
 	t.push(r, h)
-	t.index[slot] = int32(id)
+	t.index[i] = slot(h, id)
 	if 4*t.count > 3*len(t.index) {
 		t.rebuildIndex()
 	}
@@ -254,16 +260,14 @@ func (t *Stacks) rebuildIndex() {
 			t.hashes.push(t.hash(t.MustFrames(StackID(id))))
 		}
 	}
-	t.index = make([]int32, n)
-	for i := range t.index {
-		t.index[i] = -1
-	}
+	t.index = make([]uint64, n)
 	for id := 1; id < t.count; id++ {
-		slot := int(t.hashes.at(id)) & (n - 1)
-		for t.index[slot] >= 0 {
-			slot = (slot + 1) & (n - 1)
+		h := t.hashes.at(id)
+		i := int(h) & (n - 1)
+		for t.index[i] != 0 {
+			i = (i + 1) & (n - 1)
 		}
-		t.index[slot] = int32(id)
+		t.index[i] = slot(h, StackID(id))
 	}
 }
 
@@ -274,7 +278,7 @@ func (t *Stacks) done() {
 
 // stackRecBytes is what one stack costs besides its frames: its record,
 // and while decoding its hash and index slot.
-const stackRecBytes = 20 + 8 + 6
+const stackRecBytes = 20 + 8 + 11
 
 // held returns the number of frame IDs held in memory.
 func (t *Stacks) held() int {
