@@ -187,7 +187,7 @@ func workerMemory(b *testing.B, tb *tab) (wasm, heap float64) {
 		}
 		wctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID))
 		defer cancel()
-		v, err := chromedp.Run(wctx, chromedp.Evaluate[map[string]float64](`({wasm: go._inst.exports.mem.buffer.byteLength, heap: self.__oomscopeMem ? self.__oomscopeMem.heapInUse : -1})`))
+		v, err := chromedp.Run(wctx, chromedp.Evaluate[map[string]float64](`({wasm: go._inst.exports.mem.buffer.byteLength, heap: self.__oomscopeMem ? self.__oomscopeMem.heapAlloc : -1})`))
 		if err != nil {
 			b.Fatalf("reading the worker's memory: %v", err)
 		}

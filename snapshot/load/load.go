@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -169,6 +170,13 @@ func Load(in Input, opt Options) (f *File, err error) {
 	s, err := snapshot.Decode(in.R, in.Size, dopt)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a readable memory snapshot: %w", in.Name, err)
+	}
+	if in.Size > 64<<20 || in.Size < 0 {
+		// The decoder's tables (memo, stack index) are garbage now:
+		// collect them before the analysis needs memory, so that its
+		// allocations reuse theirs (a browser worker never gives memory
+		// back, so its peak is what counts).
+		runtime.GC()
 	}
 	decoded := time.Since(start)
 	stage = StageAnalyse

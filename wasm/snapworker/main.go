@@ -143,9 +143,10 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 	return load.Load(load.Input{Name: req.Name, R: r, Size: size, Source: blobReaderAt{file}}, opt)
 }
 
-// publishMemory sets self.__oomscopeMem to the Go heap's numbers, for the
-// browser benchmark.
+// publishMemory sets self.__oomscopeMem to the Go heap's numbers after a
+// collection (what the analysis keeps), for the browser benchmark.
 func publishMemory() {
+	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	m := js.Global().Get("Object").New()
