@@ -108,7 +108,7 @@ func (in *benchInput) describe(b *testing.B) {
 // snapshot page in Chromium and prints, per file: its entries and distinct
 // stacks, drop → summary (the headline cards drawn), drop → timeline (the
 // chart drawn), the worker's WebAssembly memory at the end (its high-water
-// mark: linear memory never shrinks) and its Go heap in use at the end, and
+// mark: linear memory never shrinks) and its live Go heap at the end, and
 // the longest main-thread task (PerformanceObserver "longtask": only tasks
 // over 50 ms are reported, so 0 means none). make bench-browser runs it.
 func BenchmarkBrowserSnapshot(b *testing.B) {
@@ -169,12 +169,12 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 		fmt.Fprintf(&out, "%-34s %8.1f %9d %8d %11.0f ms %11.0f ms %9.0f MB %9.0f MB %9.0f ms %7.0f ms\n", r.in.name,
 			float64(r.in.bytes)/1e6, r.in.entries, r.in.stacks, r.summary, r.timeline, r.wasmBytes/1e6, r.heapBytes/1e6, r.long, r.gap)
 	}
-	fmt.Fprintf(&out, "(wasm peak: the worker's linear memory, which only grows; heap at end: Go heap in use after the analysis, -1 if the worker does not say; longest task: main-thread tasks over 50 ms, 0 if none)\n")
+	fmt.Fprintf(&out, "(wasm peak: the worker's linear memory, which only grows; heap at end: the live Go heap after the analysis, -1 if the worker does not say; longest task: main-thread tasks over 50 ms, 0 if none)\n")
 	fmt.Print(out.String())
 }
 
 // workerMemory reads the analysis worker's WebAssembly memory size and, if
-// the worker publishes it (self.__oomscopeMem), its Go heap in use.
+// the worker publishes it (self.__oomscopeMem), its live Go heap.
 func workerMemory(b *testing.B, tb *tab) (wasm, heap float64) {
 	targets, err := chromedp.Targets(tb.ctx)
 	if err != nil {
