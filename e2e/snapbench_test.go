@@ -120,6 +120,7 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 	type row struct {
 		in                        benchInput
 		summary, timeline, long   float64
+		decode, analyse           float64
 		wasmBytes, heapBytes, gap float64
 		err                       string
 	}
@@ -132,7 +133,8 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 				tb.open("/snapshot")
 				evalJS[bool](tb, `(() => {
 					window.__gap = {max: 0, last: performance.now(), on: true, long: 0};
-					new PerformanceObserver((l) => { for (const e of l.getEntries()) { window.__gap.long = Math.max(window.__gap.long, e.duration); } }).observe({type: "longtask"});
+					window.__tasks = [];
+					new PerformanceObserver((l) => { for (const e of l.getEntries()) { window.__gap.long = Math.max(window.__gap.long, e.duration); window.__tasks.push([Math.round(e.startTime - window.__t0), Math.round(e.duration)]); } }).observe({type: "longtask"});
 					const f = () => { const now = performance.now(); if (window.__gap.on) { window.__gap.max = Math.max(window.__gap.max, now - window.__gap.last); } window.__gap.last = now; requestAnimationFrame(f); };
 					requestAnimationFrame(f);
 					window.__t0 = performance.now();
@@ -146,9 +148,15 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 					continue
 				}
 				m := evalJS[map[string]float64](tb, `(() => { window.__gap.on = false; const at = (k) => +document.body.getAttribute(k) || 0;
+					const r = document.getElementById("snap-results").dataset;
 					return {summary: at("data-snapshot-summary"), timeline: at("data-snapshot-timeline") || at("data-snapshot-ready"), t0: window.__t0,
-					gap: window.__gap.max, long: window.__gap.long}; })()`)
-				r := row{in: in, summary: m["summary"] - m["t0"], timeline: m["timeline"] - m["t0"], long: m["long"], gap: m["gap"]}
+					gap: window.__gap.max, long: window.__gap.long, decode: +r.decodeMs, analyse: +r.analyseMs}; })()`)
+				r := row{in: in, summary: m["summary"] - m["t0"], timeline: m["timeline"] - m["t0"], long: m["long"], gap: m["gap"],
+					decode: m["decode"], analyse: m["analyse"]}
+				if os.Getenv("OOMSCOPE_BENCH_TASKS") != "" {
+					b.Logf("%s: long tasks [start ms, duration ms] %v; summary at %.0f, timeline at %.0f", in.name,
+						evalJS[[][]float64](tb, `window.__tasks`), r.summary, r.timeline)
+				}
 				r.wasmBytes, r.heapBytes = workerMemory(b, tb)
 				b.ReportMetric(r.summary, "ms/drop-to-summary")
 				b.ReportMetric(r.timeline, "ms/drop-to-timeline")
@@ -159,15 +167,16 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 		})
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "\n%-34s %8s %9s %8s %14s %14s %12s %12s %12s %10s\n", "file", "MB", "entries", "stacks", "drop→summary",
-		"drop→timeline", "wasm peak", "heap at end", "longest task", "frame gap")
+	fmt.Fprintf(&out, "\n%-34s %8s %9s %8s %14s %14s %16s %12s %12s %12s %10s\n", "file", "MB", "entries", "stacks", "drop→summary",
+		"drop→timeline", "worker dec+an", "wasm peak", "heap at end", "longest task", "frame gap")
 	for _, r := range rows {
 		if r.err != "" {
 			fmt.Fprintf(&out, "%-34s %8.1f %9d %8d failed: %s\n", r.in.name, float64(r.in.bytes)/1e6, r.in.entries, r.in.stacks, r.err)
 			continue
 		}
-		fmt.Fprintf(&out, "%-34s %8.1f %9d %8d %11.0f ms %11.0f ms %9.0f MB %9.0f MB %9.0f ms %7.0f ms\n", r.in.name,
-			float64(r.in.bytes)/1e6, r.in.entries, r.in.stacks, r.summary, r.timeline, r.wasmBytes/1e6, r.heapBytes/1e6, r.long, r.gap)
+		fmt.Fprintf(&out, "%-34s %8.1f %9d %8d %11.0f ms %11.0f ms %6.0f+%4.0f ms %9.0f MB %9.0f MB %9.0f ms %7.0f ms\n", r.in.name,
+			float64(r.in.bytes)/1e6, r.in.entries, r.in.stacks, r.summary, r.timeline, r.decode, r.analyse, r.wasmBytes/1e6,
+			r.heapBytes/1e6, r.long, r.gap)
 	}
 	fmt.Fprintf(&out, "(wasm peak: the worker's linear memory, which only grows; heap at end: the live Go heap after the analysis, -1 if the worker does not say; longest task: main-thread tasks over 50 ms, 0 if none)\n")
 	fmt.Print(out.String())
