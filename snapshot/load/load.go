@@ -125,8 +125,8 @@ var ErrNoData = errors.New("holds no trace and no segments: was _record_memory_h
 // to a bad input: callers should say "internal error, please file an
 // issue" and exit with a distinct code.
 type InternalError struct {
-	// Offset is how many bytes of the input had been read at the last
-	// progress report (every ProgressEvery bytes while decoding).
+	// Offset is how many bytes of the input had been read (read-ahead
+	// included).
 	Offset int64
 	// Stage is where it happened.
 	Stage Stage
@@ -137,7 +137,7 @@ type InternalError struct {
 
 // Error says what happened and where.
 func (e *InternalError) Error() string {
-	return fmt.Sprintf("internal error at stage %s, about %d bytes into the file (please file an issue): %v", e.Stage, e.Offset, e.Value)
+	return fmt.Sprintf("internal error at stage %s, %d bytes into the file (please file an issue): %v", e.Stage, e.Offset, e.Value)
 }
 
 // Load decodes and analyses one snapshot. Errors name the file; bad input
@@ -145,9 +145,11 @@ func (e *InternalError) Error() string {
 // ErrNoData, and a bug of ours an *InternalError.
 func Load(in Input, opt Options) (f *File, err error) {
 	stage, read := StageDecode, int64(0)
+	cr := &countReader{r: in.R}
+	in.R = cr
 	defer func() {
 		if r := recover(); r != nil {
-			f, err = nil, &InternalError{Offset: read, Stage: stage, Value: r, Stack: string(debug.Stack())}
+			f, err = nil, &InternalError{Offset: cr.n, Stage: stage, Value: r, Stack: string(debug.Stack())}
 		}
 	}()
 	progress := func(st Stage, done, total int64) {
@@ -196,6 +198,19 @@ func Load(in Input, opt Options) (f *File, err error) {
 	progress(StageReport, read, in.Size)
 	rep := an.Report()
 	return &File{Name: in.Name, Bytes: in.Size, Analysis: an, Report: rep, Decode: decoded, Analyse: time.Since(start) - decoded}, nil
+}
+
+// countReader counts the bytes read through it (read-ahead included), for
+// an InternalError's offset.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // OpenFile loads a file from disk ("-": stdin). Close the returned closer
