@@ -3,8 +3,8 @@ package snapshot
 import (
 	"bytes"
 	"compress/gzip"
-	"fmt"
 	"errors"
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
