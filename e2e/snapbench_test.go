@@ -20,11 +20,9 @@ import (
 
 // benchInput is one file of BenchmarkBrowserSnapshot.
 type benchInput struct {
-	name, path       string
-	entries, stacks  int
-	bytes            int64
-	peak             int64
-	peakFromAnalysis bool
+	name, path      string
+	entries, stacks int
+	bytes           int64
 }
 
 // benchInputs generates the benchmark files under dir: both families

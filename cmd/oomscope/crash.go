@@ -101,32 +101,14 @@ func watchCrashes() {
 	}
 }
 
-// input is the input being read, for the internal-error report.
+// input is the input being read, for the internal-error report (the
+// snapshot command sets it from load.InternalError: repanic).
 type input struct {
 	name string
 	n    atomic.Int64
 }
 
 var current atomic.Pointer[input]
-
-// tracked returns r counting what is read through it, so that an internal
-// error while name is decoded can say how far the reading had got.
-func tracked(name string, r io.Reader) io.Reader {
-	in := &input{name: name}
-	current.Store(in)
-	return &trackedReader{r: r, in: in}
-}
-
-type trackedReader struct {
-	r  io.Reader
-	in *input
-}
-
-func (t *trackedReader) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	t.in.n.Add(int64(n))
-	return n, err
-}
 
 // recoverInternal turns a panic of a command into exit 3 and a report that
 // asks for an issue: the panic, where the input reading was, the version
