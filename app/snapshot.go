@@ -95,6 +95,10 @@ func (p *SnapshotPage) setUnit(ctx app.Context, u bytesize.Unit) {
 	}
 }
 
+// OnMount starts the analysis worker before a file comes: loading and
+// compiling its WebAssembly then does not count against the first file.
+func (p *SnapshotPage) OnMount(ctx app.Context) { p.ensureWorker(ctx) }
+
 // OnDismount stops the worker: its memory holds the whole snapshot.
 func (p *SnapshotPage) OnDismount() { p.stopWorker() }
 
