@@ -9,10 +9,19 @@ ADDR  ?= 127.0.0.1:8080
 LABEL ?=
 # FUZZTIME is how long make fuzz runs each fuzz target.
 FUZZTIME ?= 60s
+# SITE_URL: the public URL of the site's root (absolute sitemap, og: links).
+SITE_URL ?=
+# BROTLI: quality of the precompressed .br copies (11 is best and takes about
+# a minute for app.wasm the first time; results are cached by content).
+BROTLI ?= 11
 # Every wasm/<name>/ main package becomes $(DIST)/web/<name>.wasm.
 WASM_MAINS := $(patsubst wasm/%/,%,$(sort $(dir $(wildcard wasm/*/main.go))))
+# app.wasm (the user interface) is built without inlining: it is about 8 %
+# smaller compressed, and its work is small (make wasm-size shows what the
+# binary is made of). The workers, which do the heavy analysis, keep it.
+APP_GCFLAGS := -gcflags=all=-l
 
-.PHONY: all dist serve test unit vet e2e chromium bench bench-browser fuzz cli clean
+.PHONY: all dist serve test unit vet e2e axe chromium bench bench-browser fuzz cli clean wasm-size
 
 all: dist
 
@@ -20,13 +29,21 @@ dist:
 	@mkdir -p $(DIST)/web
 	@for m in $(WASM_MAINS); do \
 	  echo "wasm  $$m -> $(DIST)/web/$$m.wasm"; \
-	  GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' -o $(DIST)/web/$$m.wasm ./wasm/$$m || exit 1; \
+	  flags=; [ $$m = app ] && flags="$(APP_GCFLAGS)"; \
+	  GOOS=js GOARCH=wasm $(GO) build -trimpath -ldflags='-s -w' $$flags -o $(DIST)/web/$$m.wasm ./wasm/$$m || exit 1; \
 	done
-	@$(GO) run ./static/cmd/site build -out $(DIST) -base '$(BASE)' -label '$(LABEL)'
+	@$(GO) run ./static/cmd/site build -out $(DIST) -base '$(BASE)' -label '$(LABEL)' -site-url '$(SITE_URL)' -precompress -brotli $(BROTLI)
 	@cmp -s $(DIST)/wasm_exec.js "$$($(GO) env GOROOT)/lib/wasm/wasm_exec.js" || { echo "wasm_exec.js does not match this Go toolchain"; exit 1; }
 
 serve: dist
 	$(GO) run ./static/cmd/site serve -dir $(DIST) -addr $(ADDR) -base '$(BASE)'
+
+# wasm-size prints the size of app.wasm by section and by package (from an
+# unstripped build, which has the function names).
+wasm-size:
+	@mkdir -p bin
+	GOOS=js GOARCH=wasm $(GO) build -trimpath $(APP_GCFLAGS) -o bin/app-names.wasm ./wasm/app
+	$(GO) run ./static/cmd/wasmsize bin/app-names.wasm
 
 cli:
 	$(GO) build -trimpath -o bin/oomscope ./cmd/oomscope
@@ -50,7 +67,17 @@ chromium:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; \
 	  else echo "Chromium is missing: run  sudo apt-get update && sudo apt-get install -y chromium"; exit 1; fi; }
 
-e2e: chromium dist
+# axe installs axe-core (pinned by e2e/axe/package-lock.json) for the
+# accessibility checks of the e2e suite; it is never part of the site.
+axe: e2e/axe/node_modules/axe-core/axe.min.js
+e2e/axe/node_modules/axe-core/axe.min.js: e2e/axe/package-lock.json
+	cd e2e/axe && npm ci --no-audit --no-fund
+	@touch $@
+
+# The e2e suite serves dist with quick brotli copies (BROTLI=5): quality 11
+# only pays off for a deploy.
+e2e: BROTLI = 5
+e2e: chromium axe dist
 	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 12m ./e2e/ $(E2EFLAGS)
 
 test: vet unit e2e
@@ -66,7 +93,7 @@ bench:
 # snapshots (OOMSCOPE_BENCH_MB, OOMSCOPE_BENCH_FAMILIES and
 # OOMSCOPE_BENCH_FILES change that); the 1 GiB files need 2 GB of disk
 # under OOMSCOPE_BENCH_DIR (default: a temp dir).
-bench-browser: chromium dist
+bench-browser: chromium axe dist
 	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 60m -run '^$$' -bench 'Browser(Snapshot|Estimate)' -benchtime 1x ./e2e/
 
 # fuzz runs every fuzz target for FUZZTIME and prints, per target, its last
@@ -81,4 +108,4 @@ fuzz:
 	  done; done
 
 clean:
-	rm -rf $(DIST) dist-* bin e2e/out
+	rm -rf $(DIST) dist-* bin e2e/out e2e/axe/node_modules

@@ -25,16 +25,27 @@ func Version() string {
 // generator), e.g. a release name or a git describe.
 func Label() string { return app.Getenv("OOMSCOPE_LABEL") }
 
-// Layout wraps a page body in the shared header, navigation and footer.
-// active is the path of the page being shown.
+// Layout wraps a tool page's body in the shared header, navigation and
+// footer. active is the path of the page being shown.
 func Layout(active string, body ...app.UI) app.UI {
+	return layout(active, false, body)
+}
+
+// StaticLayout is Layout for a static page (Route.Static): the page is
+// marked with data-static-page, so that app.js does not load the wasm app
+// on it, and it has no browser-side chrome.
+func StaticLayout(active string, body ...app.UI) app.UI {
+	return layout(active, true, body)
+}
+
+func layout(active string, static bool, body []app.UI) app.UI {
 	var nav []app.UI
 	for _, r := range Routes() {
 		if !r.Nav {
 			continue
 		}
 		a := app.A().Href(Href(r.Path)).Text(r.Title)
-		if r.Path == active || (r.Path == "/guides" && len(active) > len("/guides/") && active[:len("/guides/")] == "/guides/") {
+		if r.Path == active || (r.Path == GuidesPath && strings.HasPrefix(active, GuidesPath+"/")) {
 			a = a.Class("active").Aria("current", "page")
 		}
 		nav = append(nav, app.Li().Body(a))
@@ -43,24 +54,50 @@ func Layout(active string, body ...app.UI) app.UI {
 	if l := Label(); l != "" {
 		ver = l + " · " + ver
 	}
-	return app.Div().Class("site").Body(
+	var live app.UI = &chrome{}
+	if static {
+		live = app.Div().Class("update-slot")
+	}
+	site := app.Div().Class("site")
+	if static {
+		site = site.DataSet("static-page", "true")
+	}
+	return site.Body(
 		app.A().Class("skip").Href("#main").Text("Skip to content"),
 		app.Header().Class("site-header").Body(
 			app.A().Class("brand").Href(Href("/")).Body(
-				app.Img().Src("/web/icon.svg").Alt("").Width(28).Height(28),
-				app.Span().Text("OOMScope"),
+				// The link's name is the logo's alt text; the word next to
+				// it is the same name, hidden from screen readers.
+				app.Img().Src("/web/icon.svg").Alt("OOMScope").Width(28).Height(28),
+				app.Span().Aria("hidden", "true").Text("OOMScope"),
 			),
 			app.Nav().Aria("label", "Main").Body(app.Ul().Body(nav...)),
+			app.Button().ID("theme-toggle").Class("theme-toggle").Type("button").
+				Title("Colour theme: follow the system, dark or light").
+				Body(app.Span().Class("theme-icon").Aria("hidden", "true"), app.Span().Class("theme-label").Text("Theme")),
 		),
-		&chrome{},
-		app.Main().ID("main").Body(body...),
+		live,
+		app.Main().ID("main").Body(append([]app.UI{
+			// Shown only in embed mode; site.js points it at the current
+			// state without embed=1.
+			app.A().ID("open-full").Class("open-full").Href(Asset(active)).Target("_blank").Rel("noopener").
+				Text("Open the full page ↗"),
+		}, body...)...),
 		app.Footer().Class("site-footer").Body(
 			app.P().Class("privacy").Text(PrivacyLine),
+			app.P().Class("embed-row").Body(
+				app.Button().ID("embed-this").Class("secondary small").Type("button").Text("Embed this page"),
+				app.Span().ID("embed-status").Class("embed-status").Aria("live", "polite"),
+			),
+			app.Div().ID("embed-panel").Class("embed-panel").Hidden(true).Body(
+				app.Label().For("embed-code").Text("Paste this into your documentation: it shows this page with its current settings."),
+				app.Textarea().ID("embed-code").ReadOnly(true).Rows(3).Spellcheck(false),
+			),
 			app.P().Body(
 				app.Span().Text("Version "),
 				app.Code().ID("site-version").Text(ver),
 				app.Text(" · works offline once loaded · "),
-				app.A().Href(Href("/guides")).Text("Guides"),
+				app.A().Href(Href(GuidesPath)).Text("Guides"),
 			),
 		),
 	)
@@ -75,9 +112,8 @@ type chrome struct {
 
 // OnMount marks the page as ready and starts watching for new deployments.
 func (c *chrome) OnMount(ctx app.Context) {
-	if Embedded(ctx) {
-		app.Window().Get("document").Get("body").Get("classList").Call("add", "embedded")
-	}
+	// The page now shows the URL's state (see static/web/theme.js).
+	app.Window().Get("document").Get("documentElement").Get("classList").Call("remove", "state-pending")
 	MarkBody("data-wasm-ready", fmt.Sprintf("%.0f", app.Window().Get("performance").Call("now").Float()))
 	// go-app's own OnAppUpdate is not used: it also fires on the very
 	// first install, because the worker claims the page before go-app's

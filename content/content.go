@@ -8,7 +8,9 @@ package content
 
 import (
 	"embed"
+	stdhtml "html"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,11 +27,19 @@ var rendered embed.FS
 
 // Guide is one guide page.
 type Guide struct {
-	Slug    string // URL name: /guides/<slug>
-	Order   int    // position in the guide list
-	Title   string // the Markdown's first "# " heading
-	Summary string // the first paragraph after the title
-	HTML    string // rendered body, without the title heading
+	Slug     string    // URL name: /guides/<slug>
+	Order    int       // position in the guide list
+	Title    string    // the Markdown's first "# " heading
+	Summary  string    // the first paragraph after the title, as plain text
+	HTML     string    // rendered body, without the title heading
+	Headings []Heading // the body's second-level headings, in order
+	Text     string    // the body as plain text (for the search index)
+}
+
+// Heading is a section of a guide.
+type Heading struct {
+	ID   string // the element id: /guides/<slug>#<id>
+	Text string
 }
 
 // Guides returns every guide in reading order. The list is read from the
@@ -45,9 +55,9 @@ func readGuides() []Guide {
 			continue
 		}
 		md, _ := Sources.ReadFile(path.Join("guides", e.Name()))
-		title, summary := Meta(md)
-		html, _ := rendered.ReadFile(path.Join("rendered", slug+".html"))
-		gs = append(gs, Guide{Slug: slug, Order: order, Title: title, Summary: summary, HTML: string(html)})
+		b, _ := rendered.ReadFile(path.Join("rendered", slug+".html"))
+		h := string(b)
+		gs = append(gs, Guide{Slug: slug, Order: order, Title: Title(md), Summary: Summary(h), HTML: h, Headings: Headings(h), Text: PlainText(h)})
 	}
 	sort.Slice(gs, func(i, j int) bool { return gs[i].Order < gs[j].Order })
 	return gs
@@ -78,41 +88,53 @@ func SplitName(name string) (order int, slug string, ok bool) {
 	return n, slug, true
 }
 
-// Meta returns a guide's title (its first "# " line) and summary (the first
-// paragraph after it, with Markdown emphasis and links reduced to text).
-func Meta(md []byte) (title, summary string) {
-	lines := strings.Split(string(md), "\n")
-	i := 0
-	for ; i < len(lines); i++ {
-		if t, ok := strings.CutPrefix(lines[i], "# "); ok {
-			title = strings.TrimSpace(t)
-			i++
-			break
+// Title returns a guide's title: its first "# " line.
+func Title(md []byte) string {
+	for _, line := range strings.Split(string(md), "\n") {
+		if t, ok := strings.CutPrefix(line, "# "); ok {
+			return strings.TrimSpace(t)
 		}
 	}
-	for ; i < len(lines) && strings.TrimSpace(lines[i]) == ""; i++ {
-	}
-	var para []string
-	for ; i < len(lines) && strings.TrimSpace(lines[i]) != ""; i++ {
-		para = append(para, strings.TrimSpace(lines[i]))
-	}
-	return title, plain(strings.Join(para, " "))
+	return ""
 }
 
-// plain strips Markdown emphasis, code marks and link targets.
-func plain(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '*', '_', '`':
-		case '[':
-		case ']':
-			if j := strings.IndexByte(s[i:], ')'); i+1 < len(s) && s[i+1] == '(' && j > 0 {
-				i += j
-			}
-		default:
-			b.WriteByte(c)
-		}
+var (
+	firstPara = regexp.MustCompile(`(?s)<p>(.*?)</p>`)
+	h2        = regexp.MustCompile(`(?s)<h2 id="([^"]+)">(.*?)</h2>`)
+	tag       = regexp.MustCompile(`<[^>]*>`)
+	space     = regexp.MustCompile(`\s+`)
+	// boilerplate is rendered markup that is not text: the code blocks'
+	// Copy buttons.
+	boilerplate = regexp.MustCompile(`<button[^>]*>.*?</button>`)
+)
+
+// Summary returns the text of the first paragraph of a rendered guide.
+// It reads the HTML, not the Markdown, so code spans keep their
+// underscores ("expandable_segments").
+func Summary(html string) string {
+	m := firstPara.FindStringSubmatch(html)
+	if m == nil {
+		return ""
 	}
-	return b.String()
+	return PlainText(m[1])
+}
+
+// Headings returns the second-level headings of a rendered guide.
+func Headings(html string) []Heading {
+	var hs []Heading
+	for _, m := range h2.FindAllStringSubmatch(html, -1) {
+		hs = append(hs, Heading{ID: m[1], Text: PlainText(m[2])})
+	}
+	return hs
+}
+
+// PlainText reduces rendered HTML to its text on one line.
+func PlainText(html string) string {
+	s := boilerplate.ReplaceAllString(html, " ")
+	s = tag.ReplaceAllString(s, " ")
+	s = stdhtml.UnescapeString(s)
+	s = space.ReplaceAllString(s, " ")
+	// Tags between a word and its punctuation leave a space before it.
+	s = strings.NewReplacer(" .", ".", " ,", ",", " :", ":", " ;", ";", " )", ")", "( ", "(").Replace(s)
+	return strings.TrimSpace(s)
 }

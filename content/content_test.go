@@ -3,6 +3,8 @@ package content
 import (
 	"bytes"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"oomscope/content/internal/render"
@@ -16,7 +18,7 @@ func TestRenderedUpToDate(t *testing.T) {
 		t.Fatalf("Guides() = %d guides for %d files", len(gs), len(entries))
 	}
 	for _, g := range gs {
-		src, err := Sources.ReadFile("guides/" + itoa(g.Order) + "-" + g.Slug + ".md")
+		src, err := Sources.ReadFile("guides/" + strconv.Itoa(g.Order) + "-" + g.Slug + ".md")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -55,9 +57,21 @@ func TestGuideLinks(t *testing.T) {
 }
 
 func TestMeta(t *testing.T) {
-	title, sum := Meta([]byte("# A title\n\nFirst **bold** line,\nsee [the page](/x) and `code`.\n\nSecond."))
-	if title != "A title" || sum != "First bold line, see the page and code." {
-		t.Errorf("Meta = %q, %q", title, sum)
+	if got := Title([]byte("intro\n# A title\n\ntext")); got != "A title" {
+		t.Errorf("Title = %q", got)
+	}
+	html, err := render.HTML([]byte("# A title\n\nFirst **bold** line,\nsee [the page](/x) and `expandable_segments:True`.\n\n## Two words\n\nSecond.\n\n```sh\nls\n```\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := Summary(string(html)), "First bold line, see the page and expandable_segments:True."; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+	if hs := Headings(string(html)); len(hs) != 1 || hs[0] != (Heading{"two-words", "Two words"}) {
+		t.Errorf("Headings = %+v", hs)
+	}
+	if got := PlainText(string(html)); strings.Contains(got, "Copy") || !strings.HasSuffix(got, "Second. ls") {
+		t.Errorf("PlainText = %q", got)
 	}
 	for _, tt := range []struct {
 		name string
@@ -69,4 +83,21 @@ func TestMeta(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return string(rune('0' + n)) }
+// TestRender checks the site's additions to Markdown: claims on links,
+// copyable keyboard-scrollable code, focusable tables.
+func TestRender(t *testing.T) {
+	html, err := render.HTML([]byte("[fits](/estimate?a=b \"expect: fits\") [plain](/x \"a title\")\n\n```\nx\n```\n\n| a |\n|---|\n| 1 |\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`<a href="/estimate?a=b" data-expect="fits">fits</a>`,
+		`<a href="/x" title="a title">plain</a>`,
+		`<button type="button" class="copy-code">Copy</button><pre tabindex="0"><code>x`,
+		`<div class="table-wrap" tabindex="0" role="region" aria-label="Table"><table>`,
+	} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("rendered HTML lacks %s:\n%s", want, html)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
@@ -121,9 +122,10 @@ type site struct {
 	ln     net.Listener
 	srv    *http.Server
 
-	mu   sync.Mutex
-	h    *static.Server
-	reqs []serverRequest
+	mu    sync.Mutex
+	h     *static.Server
+	reqs  []serverRequest
+	holds map[string]chan struct{} // paths whose requests wait (hold)
 }
 
 // serveSite serves dir under prefix ("" or "/sub") with the given
@@ -141,13 +143,41 @@ func serveSite(t testing.TB, dir, prefix, cacheControl string) *site {
 		n, _ := ioCount(r)
 		s.mu.Lock()
 		s.reqs = append(s.reqs, serverRequest{r.Method, r.URL.Path, r.URL.RawQuery, n})
-		h := s.h
+		h, wait := s.h, s.holds[r.URL.Path]
 		s.mu.Unlock()
+		if wait != nil {
+			select {
+			case <-wait:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		h.ServeHTTP(w, r)
 	})}
 	go s.srv.Serve(ln)
 	t.Cleanup(s.close)
 	return s
+}
+
+// hold makes requests for path wait until release is called: a download
+// that has not arrived yet.
+func (s *site) hold(path string) (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch := make(chan struct{})
+	if s.holds == nil {
+		s.holds = map[string]chan struct{}{}
+	}
+	s.holds[path] = ch
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			delete(s.holds, path)
+			s.mu.Unlock()
+			close(ch)
+		})
+	}
 }
 
 // swap makes the server serve another directory from now on (a new deploy).
@@ -263,6 +293,9 @@ type tab struct {
 	s   *site
 	// kids records the workers and frames the page starts (targets_test.go).
 	kids *children
+	// errorsExpected is set by tests that show an error on purpose (and
+	// check its text themselves): the error-banner check is then off.
+	errorsExpected bool
 }
 
 // newTab opens an isolated tab on the shared browser.
@@ -311,30 +344,37 @@ func poll[T any](tb *tab, expr string, timeout time.Duration) T {
 	return v
 }
 
-// open navigates to path (relative to the site's URL) and waits for the wasm
-// app to mount.
+// open navigates to path (relative to the site's URL), waits until the page
+// is ready (waitReady) and checks that it shows no error banner.
 func (tb *tab) open(path string) {
 	tb.t.Helper()
 	tb.do(chromedp.Navigate(tb.s.URL + path))
 	tb.waitReady()
+	tb.assertNoErrorBanner("after loading " + path)
 }
 
-// waitReady waits for the wasm app to mount after a navigation or reload.
+// readyJS is true once a page is ready for a test: the wasm app mounted
+// (data-wasm-ready on <body>), or, on a static page (data-static-page: the
+// guides, 404), the document loaded and app.js removed its loader without
+// loading the wasm.
+const readyJS = `!!document.body && document.readyState === "complete" && !document.getElementById("app-wasm-loader") &&
+	(document.body.hasAttribute("data-wasm-ready") || !!document.querySelector("[data-static-page]"))`
+
+// waitReady waits until the page is ready after a navigation or reload.
 func (tb *tab) waitReady() {
 	tb.t.Helper()
-	poll[string](tb, `document.body && !document.getElementById("app-wasm-loader") && document.body.getAttribute("data-wasm-ready")`, 60*time.Second)
+	poll[bool](tb, readyJS, 60*time.Second)
 }
 
 // clickAndWaitReload clicks an element that reloads or navigates the page
-// by a full load, and waits for the new page's app to mount.
+// by a full load, and waits for the new page to be ready.
 func (tb *tab) clickAndWaitReload(sel string) {
 	tb.t.Helper()
 	before := evalJS[float64](tb, `performance.timeOrigin`)
 	tb.click(sel)
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](fmt.Sprintf(
-			`performance.timeOrigin !== %v && !!document.body && !document.getElementById("app-wasm-loader") && !!document.body.getAttribute("data-wasm-ready")`, before)))
+		v, err := chromedp.Run(tb.ctx, chromedp.Evaluate[bool](fmt.Sprintf(`performance.timeOrigin !== %v && (%s)`, before, readyJS)))
 		if err == nil && v {
 			return
 		}
@@ -342,6 +382,36 @@ func (tb *tab) clickAndWaitReload(sel string) {
 	}
 	tb.t.Fatalf("clicking %s did not load a new page", sel)
 }
+
+// errorBannerJS returns the text of the first error banner shown on the
+// page: a visible element with role="alert" or class error-banner that
+// has text ("" when there is none).
+const errorBannerJS = `(() => {
+	for (const e of document.querySelectorAll('[role="alert"], .error-banner')) {
+		const text = e.textContent.trim();
+		if (text && e.getClientRects().length > 0 && getComputedStyle(e).visibility !== "hidden") {
+			return (e.id ? "#" + e.id + ": " : "") + text;
+		}
+	}
+	return "";
+})()`
+
+// assertNoErrorBanner fails the test when the page shows an error banner,
+// unless the test declared with expectErrors that it shows errors on
+// purpose. open and assertClean call it, so every page check does.
+func (tb *tab) assertNoErrorBanner(where string) {
+	tb.t.Helper()
+	if tb.errorsExpected {
+		return
+	}
+	if msg := evalJS[string](tb, errorBannerJS); msg != "" {
+		tb.t.Errorf("%s: the page shows an error: %s", where, msg)
+	}
+}
+
+// expectErrors turns the error-banner check off for a test that makes the
+// page show errors on purpose and checks their text itself.
+func (tb *tab) expectErrors() { tb.errorsExpected = true }
 
 // click clicks the first element matching a CSS selector.
 func (tb *tab) click(sel string) {
@@ -425,10 +495,24 @@ func (tb *tab) setViewport(w, h int64) {
 	tb.do(chromedp.EmulateViewport(w, h))
 }
 
+// setColorScheme makes the page see the system's colour scheme as "light"
+// or "dark" (prefers-color-scheme), as a user's system setting would.
+func (tb *tab) setColorScheme(scheme string) {
+	tb.t.Helper()
+	_, err := chromedp.Call(tb.ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}},
+	})
+	if err != nil {
+		tb.t.Fatal(err)
+	}
+}
+
 // assertClean fails the test on console errors, exceptions and Go panics
-// seen so far in the page and its service workers.
+// seen so far in the page and its service workers, and on an error banner
+// shown now.
 func (tb *tab) assertClean() {
 	tb.t.Helper()
+	tb.assertNoErrorBanner("at the end of the test")
 	problems, _ := tb.rec.snapshot()
 	for _, r := range tb.children() {
 		p, _ := r.snapshot()

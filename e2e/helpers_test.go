@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"fmt"
+	"regexp"
+	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -36,4 +38,15 @@ func pressedUnit(tb *tab) string {
 func (tb *tab) waitExpr(expr string) {
 	tb.t.Helper()
 	poll[bool](tb, expr, 20*time.Second)
+}
+
+// regexpSubmatch returns the first group of pattern in s, failing the test
+// when it does not match.
+func regexpSubmatch(t testing.TB, pattern, s string) string {
+	t.Helper()
+	m := regexp.MustCompile(pattern).FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("%q does not match %s", s, pattern)
+	}
+	return m[1]
 }

@@ -21,6 +21,18 @@ func routeName(p string) string {
 	return strings.ReplaceAll(strings.Trim(p, "/"), "/", "-")
 }
 
+// pages returns every page a visitor reaches by a link: the routes but the
+// 404 page, which has its own test.
+func pages() []ui.Route {
+	var rs []ui.Route
+	for _, r := range ui.Routes() {
+		if r.Path != ui.NotFoundPath {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
 // heading returns the page's first <h1> text once the app has rendered one.
 func heading(tb *tab) string {
 	return poll[string](tb, `(() => { const h = document.querySelector("main h1"); return h ? h.textContent : ""; })()`, 20*time.Second)
@@ -32,7 +44,7 @@ func heading(tb *tab) string {
 func TestRoutes(t *testing.T) {
 	s := serveSite(t, distDir(t), "", "no-store")
 	tb := newTab(t, s)
-	for _, r := range ui.Routes() {
+	for _, r := range pages() {
 		tb.open(r.Path)
 		h := heading(tb)
 		if r.Path != "/" && !strings.Contains(h, strings.SplitN(r.Title, " ", 2)[0]) {
@@ -99,7 +111,7 @@ func offlineRoutes(t *testing.T, s *site, version string) *tab {
 	}
 	tb.requireWatched("service_worker")
 	tb.goOffline()
-	for _, r := range ui.Routes() {
+	for _, r := range pages() {
 		tb.open(r.Path)
 		h := heading(tb)
 		if r.Path != "/" && !strings.Contains(h, strings.SplitN(r.Title, " ", 2)[0]) {
@@ -109,6 +121,11 @@ func offlineRoutes(t *testing.T, s *site, version string) *tab {
 	// A route with a query string, as shared links and iframes use.
 	tb.open("/estimate?model=llama-3.1-8b")
 	heading(tb)
+	// A path the site does not have: the 404 page, from the cache.
+	tb.open("/no/such/page")
+	if h := heading(tb); !strings.Contains(h, "ran out of memory") {
+		t.Errorf("offline unknown path: heading %q", h)
+	}
 	return tb
 }
 
@@ -118,6 +135,17 @@ func TestOffline(t *testing.T) {
 	dir := distDir(t)
 	s := serveSite(t, dir, "", "no-store")
 	tb := offlineRoutes(t, s, siteVersion(t, dir))
+	// The first visit downloaded app.wasm once: the page handed its copy to
+	// the service worker, which did not fetch it again.
+	n := 0
+	for _, r := range s.requests() {
+		if r.Path == "/web/app.wasm" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("app.wasm was requested %d times on the first visit, want 1", n)
+	}
 	tb.screenshot("offline-estimate")
 	tb.assertClean()
 	assertLocalOnly(t, tb, s)

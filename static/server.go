@@ -5,11 +5,13 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"io"
 	"mime"
 	"net/http"
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,8 +19,10 @@ import (
 
 // Server serves a built site from Dir the way a static host such as GitHub
 // Pages does: "/route" is answered with route.html, "/dir/" with
-// dir/index.html, wasm is sent as application/wasm, and text and wasm are
-// gzipped when the client accepts it.
+// dir/index.html, an unknown path with 404.html and status 404, wasm is
+// sent as application/wasm, and text and wasm are compressed when the
+// client accepts it: with the precompressed name.br or name.gz written by
+// Precompress when there is one (brotli preferred), else gzipped on the fly.
 type Server struct {
 	Dir string
 	// Prefix is the path the site lives under ("" or e.g. "/repo"). Requests
@@ -40,12 +44,6 @@ type cached struct {
 	gz   []byte // gzipped body, made on first request that accepts gzip
 }
 
-// compressible lists the content types a static host gzips.
-var compressible = map[string]bool{
-	".html": true, ".js": true, ".css": true, ".wasm": true, ".json": true,
-	".svg": true, ".webmanifest": true, ".txt": true, ".md": true,
-}
-
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -60,17 +58,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		rest, ok := strings.CutPrefix(p, s.Prefix+"/")
 		if !ok {
-			http.NotFound(w, r)
+			s.notFound(w, r)
 			return
 		}
 		p = "/" + rest
 	}
 	file, ok := s.resolve(p)
 	if !ok {
-		http.NotFound(w, r)
+		s.notFound(w, r)
 		return
 	}
-	s.serveFile(w, r, file)
+	s.serveFile(w, r, file, http.StatusOK)
+}
+
+// notFound answers with the site's 404.html, or a plain 404 without one.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	page := filepath.Join(s.Dir, "404.html")
+	if st, err := os.Stat(page); err == nil && st.Mode().IsRegular() {
+		s.serveFile(w, r, page, http.StatusNotFound)
+		return
+	}
+	http.NotFound(w, r)
 }
 
 // resolve maps a URL path to a file under Dir, as a static host does.
@@ -109,7 +117,7 @@ func ContentType(name string) string {
 	}
 }
 
-func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, file string) {
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, file string, status int) {
 	st, err := os.Stat(file)
 	if err != nil {
 		http.NotFound(w, r)
@@ -122,28 +130,67 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request, file string) 
 		h.Set("Cache-Control", s.CacheControl)
 	}
 	h.Add("Vary", "Accept-Encoding")
-	gz := compressible[strings.ToLower(filepath.Ext(file))] && acceptsGzip(r)
-	c, err := s.load(file, st, gz)
+	c, err := s.load(file, st, false)
 	if err != nil {
 		http.Error(w, "cannot read file", http.StatusInternalServerError)
 		return
 	}
 	// Validate by content, not by modification time: two deploys within
 	// the same second must not answer 304 for a changed file.
-	if gz {
-		h.Set("ETag", `"`+c.etag+`-gz"`)
-		h.Set("Content-Encoding", "gzip")
-		http.ServeContent(w, r, "", st.ModTime(), bytes.NewReader(c.gz))
+	etag := c.etag
+	var body io.ReadSeeker
+	if compressible[strings.ToLower(filepath.Ext(file))] {
+		for _, enc := range []struct{ name, ext string }{{"br", ".br"}, {"gzip", ".gz"}} {
+			if !accepts(r, enc.name) {
+				continue
+			}
+			if b, err := os.ReadFile(file + enc.ext); err == nil && s.fresh(file+enc.ext, st) {
+				h.Set("Content-Encoding", enc.name)
+				etag, body = c.etag+"-"+enc.name, bytes.NewReader(b)
+				break
+			}
+		}
+		if body == nil && accepts(r, "gzip") {
+			if c, err = s.load(file, st, true); err != nil {
+				http.Error(w, "cannot read file", http.StatusInternalServerError)
+				return
+			}
+			h.Set("Content-Encoding", "gzip")
+			etag, body = c.etag+"-gz", bytes.NewReader(c.gz)
+		}
+	}
+	if body == nil {
+		f, err := os.Open(file)
+		if err != nil {
+			http.Error(w, "cannot read file", http.StatusInternalServerError)
+			return
+		}
+		defer f.Close()
+		body = f
+	}
+	if status != http.StatusOK {
+		h.Set("Content-Length", strconv.FormatInt(size(body), 10))
+		w.WriteHeader(status)
+		if r.Method != http.MethodHead {
+			io.Copy(w, body)
+		}
 		return
 	}
-	h.Set("ETag", `"`+c.etag+`"`)
-	f, err := os.Open(file)
-	if err != nil {
-		http.Error(w, "cannot read file", http.StatusInternalServerError)
-		return
-	}
-	defer f.Close()
-	http.ServeContent(w, r, "", st.ModTime(), f)
+	h.Set("ETag", `"`+etag+`"`)
+	http.ServeContent(w, r, "", st.ModTime(), body)
+}
+
+// fresh reports whether a precompressed copy is at least as new as the
+// file it was made from, so a stale copy is never served.
+func (s *Server) fresh(copy string, orig os.FileInfo) bool {
+	st, err := os.Stat(copy)
+	return err == nil && !st.ModTime().Before(orig.ModTime())
+}
+
+func size(r io.Seeker) int64 {
+	n, _ := r.Seek(0, io.SeekEnd)
+	r.Seek(0, io.SeekStart)
+	return n
 }
 
 // load returns the file's validator and, when gz is set, its gzipped body,
@@ -180,10 +227,11 @@ func (s *Server) load(file string, st os.FileInfo, gz bool) (cached, error) {
 	return c, nil
 }
 
-func acceptsGzip(r *http.Request) bool {
+// accepts reports whether the request's Accept-Encoding allows enc.
+func accepts(r *http.Request, enc string) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
-		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.TrimSpace(enc) == "gzip" && strings.ReplaceAll(q, " ", "") != "q=0" {
+		name, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.TrimSpace(name) == enc && strings.ReplaceAll(q, " ", "") != "q=0" {
 			return true
 		}
 	}

@@ -1,6 +1,7 @@
 package static
 
 import (
+	"bytes"
 	"compress/gzip"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // newTestSite writes a small site tree and returns its directory.
@@ -125,5 +127,78 @@ func TestServerGzipAndETag(t *testing.T) {
 	s.ServeHTTP(rec4, httptest.NewRequest("GET", "/web/app.wasm", nil))
 	if rec4.Header().Get("Content-Encoding") != "" || rec4.Body.String() != "\x00asm other bytes" {
 		t.Errorf("plain request got %v %q", rec4.Header(), rec4.Body.String())
+	}
+}
+
+func TestServerPrecompressed(t *testing.T) {
+	dir := newTestSite(t)
+	big := strings.Repeat("wasm bytes that compress well ", 1000)
+	os.WriteFile(filepath.Join(dir, "web/app.wasm"), []byte(big), 0o644)
+	if err := Precompress(dir, 5); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"web/app.wasm.gz", "web/app.wasm.br"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("Precompress did not write %s: %v", f, err)
+		}
+	}
+	// Tiny files do not get copies that would not save anything.
+	if _, err := os.Stat(filepath.Join(dir, "manifest.webmanifest.gz")); err == nil {
+		t.Errorf("a 2-byte file got a .gz copy")
+	}
+	s := &Server{Dir: dir}
+	get := func(accept string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("GET", "/web/app.wasm", nil)
+		if accept != "" {
+			req.Header.Set("Accept-Encoding", accept)
+		}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		return rec
+	}
+	for _, tt := range []struct{ accept, enc, file string }{
+		{"gzip, deflate, br, zstd", "br", "web/app.wasm.br"},
+		{"gzip", "gzip", "web/app.wasm.gz"},
+		{"br;q=0, gzip", "gzip", "web/app.wasm.gz"},
+		{"", "", "web/app.wasm"},
+	} {
+		rec := get(tt.accept)
+		want, _ := os.ReadFile(filepath.Join(dir, tt.file))
+		if rec.Header().Get("Content-Encoding") != tt.enc || !bytes.Equal(rec.Body.Bytes(), want) {
+			t.Errorf("Accept-Encoding %q: got encoding %q, %d bytes; want %q, the %d bytes of %s",
+				tt.accept, rec.Header().Get("Content-Encoding"), rec.Body.Len(), tt.enc, len(want), tt.file)
+		}
+		if rec.Header().Get("Content-Type") != "application/wasm" {
+			t.Errorf("Accept-Encoding %q: Content-Type %q", tt.accept, rec.Header().Get("Content-Type"))
+		}
+	}
+	// A copy older than its file (a new build without -precompress) is
+	// never served.
+	later := time.Now().Add(time.Hour)
+	os.WriteFile(filepath.Join(dir, "web/app.wasm"), []byte(big+"changed"), 0o644)
+	os.Chtimes(filepath.Join(dir, "web/app.wasm"), later, later)
+	rec := get("br, gzip")
+	if rec.Header().Get("Content-Encoding") != "gzip" {
+		t.Fatalf("stale copies: encoding %q, want on-the-fly gzip", rec.Header().Get("Content-Encoding"))
+	}
+	zr, _ := gzip.NewReader(rec.Body)
+	if raw, _ := io.ReadAll(zr); string(raw) != big+"changed" {
+		t.Errorf("stale copies: served old content")
+	}
+}
+
+func TestServerNotFoundPage(t *testing.T) {
+	dir := newTestSite(t)
+	os.WriteFile(filepath.Join(dir, "404.html"), []byte("<h1>This page ran out of memory</h1>"), 0o644)
+	for _, tt := range []struct{ prefix, path string }{{"", "/nope"}, {"", "/a/b/c"}, {"/sub", "/elsewhere"}, {"/sub", "/sub/nope"}} {
+		s := &Server{Dir: dir, Prefix: tt.prefix}
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, httptest.NewRequest("GET", tt.path, nil))
+		if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), "ran out of memory") {
+			t.Errorf("%s (prefix %q) = %d %q, want 404 with 404.html", tt.path, tt.prefix, rec.Code, rec.Body.String())
+		}
+		if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+			t.Errorf("%s: Content-Type %q", tt.path, ct)
+		}
 	}
 }

@@ -12,9 +12,11 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -45,6 +47,15 @@ type Options struct {
 	Out   string // output directory; <Out>/web/app.wasm must exist
 	Base  string // path the site is served under: "/" or e.g. "/repo/"
 	Label string // optional human build label shown in the footer
+	// SiteURL is the public URL of the site's root, e.g.
+	// "https://user.github.io/oomscope/": it makes the sitemap's and the
+	// og:url/og:image links absolute. Optional.
+	SiteURL string
+	// Precompress writes .gz copies (and .br ones when Brotli > 0, at that
+	// quality, 1–11) of every text and wasm file for Server and hosts that
+	// serve precompressed files.
+	Precompress bool
+	Brotli      int
 }
 
 // prefix returns the base path without trailing slash ("" for the root).
@@ -68,11 +79,17 @@ func Build(o Options) (version string, err error) {
 	if err := writeIcons(filepath.Join(o.Out, "web")); err != nil {
 		return "", err
 	}
+	if err := writeSearchIndex(filepath.Join(o.Out, "web"), o.prefix()); err != nil {
+		return "", err
+	}
 	webFiles, err := listFiles(filepath.Join(o.Out, "web"))
 	if err != nil {
 		return "", err
 	}
-	version, err = hashFiles(filepath.Join(o.Out, "web"), webFiles, o.prefix(), o.Label)
+	// What the generator itself writes (worker, loader, badge) is part of
+	// the version too, so that a change to them updates clients.
+	loader, _ := json.Marshal(loaderPatches(ui.StaticPrefixes))
+	version, err = hashFiles(filepath.Join(o.Out, "web"), webFiles, o.prefix(), o.Label, o.SiteURL, workerJS, appCSS, string(loader))
 	if err != nil {
 		return "", err
 	}
@@ -89,10 +106,51 @@ func Build(o Options) (version string, err error) {
 	if err := app.GenerateStaticWebsite(o.Out, h, pages...); err != nil {
 		return "", fmt.Errorf("static: generate: %w", err)
 	}
+	if err := finish(o); err != nil {
+		return "", err
+	}
+	if err := writeSitemap(o.Out, o.SiteURL, o.prefix()); err != nil {
+		return "", err
+	}
 	if err := os.WriteFile(filepath.Join(o.Out, "version.txt"), []byte(version+"\n"), 0o644); err != nil {
 		return "", err
 	}
+	if o.Precompress {
+		if err := Precompress(o.Out, o.Brotli); err != nil {
+			return "", err
+		}
+	}
 	return version, nil
+}
+
+// finish rewrites what go-app generated: the pages (fixPrerender), the
+// loader (patchLoader) and its stylesheet (appCSS).
+func finish(o Options) error {
+	err := filepath.WalkDir(o.Out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".html") {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(p, []byte(fixPrerender(string(b), o.SiteURL != "")), 0o644)
+	})
+	if err != nil {
+		return err
+	}
+	js, err := os.ReadFile(filepath.Join(o.Out, "app.js"))
+	if err != nil {
+		return err
+	}
+	patched, err := patchLoader(string(js), ui.StaticPrefixes)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(o.Out, "app.js"), []byte(patched), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(o.Out, "app.css"), []byte(appCSS), 0o644)
 }
 
 // Handler returns the go-app handler that describes the site. webFiles are
@@ -102,6 +160,9 @@ func Handler(o Options, version string, wasmSize int64, webFiles []string) *app.
 	var styles, cacheable []string
 	styles = append(styles, "/web/css/main.css")
 	for _, f := range webFiles {
+		if f == "theme.js" || f == "site.js" {
+			continue // linked as scripts below, which go-app precaches
+		}
 		cacheable = append(cacheable, "/web/"+f)
 		if strings.HasPrefix(f, "css/") && strings.HasSuffix(f, ".css") && f != "css/main.css" {
 			styles = append(styles, "/web/"+f)
@@ -118,12 +179,18 @@ func Handler(o Options, version string, wasmSize int64, webFiles []string) *app.
 	if o.Label != "" {
 		env["OOMSCOPE_LABEL"] = o.Label
 	}
+	var domain, image string
+	if u, err := url.Parse(o.SiteURL); err == nil && u.Host != "" {
+		domain, image = u.Host, "/web/icon-512.png"
+	}
 	return &app.Handler{
 		Name:        "OOMScope",
 		ShortName:   "OOMScope",
 		Title:       "OOMScope: why did my GPU run out of memory?",
 		Description: "Estimate GPU memory, triage CUDA out-of-memory errors and analyse PyTorch memory snapshots, entirely in your browser.",
 		Author:      "OOMScope",
+		Domain:      domain,
+		Image:       image,
 		Keywords:    []string{"PyTorch", "CUDA", "out of memory", "OOM", "GPU memory", "memory snapshot", "estimator"},
 		Lang:        "en",
 		Icon: app.Icon{
@@ -132,10 +199,14 @@ func Handler(o Options, version string, wasmSize int64, webFiles []string) *app.
 			Maskable: "/web/icon-maskable-512.png",
 			SVG:      "/web/icon.svg",
 		},
-		BackgroundColor:       "#0f172a",
-		ThemeColor:            "#0f172a",
-		LoadingLabel:          "Loading OOMScope… {progress}%",
-		Styles:                styles,
+		BackgroundColor: "#0f172a",
+		ThemeColor:      "#0f172a",
+		LoadingLabel:    "Loading the tools… {progress}%",
+		Styles:          styles,
+		// theme.js runs before the page is drawn (no flash of the wrong
+		// theme); site.js is the progressive enhancement every page gets
+		// without the wasm app (copy buttons, guide search, embed).
+		Scripts:               []string{"/web/theme.js", "/web/site.js defer"},
 		RawHeaders:            []string{`<meta http-equiv="Content-Security-Policy" content="` + CSP + `">`},
 		CacheableResources:    cacheable,
 		Resources:             res,
@@ -173,7 +244,9 @@ func listFiles(dir string) ([]string, error) {
 			return err
 		}
 		rel, err := filepath.Rel(dir, p)
-		out = append(out, filepath.ToSlash(rel))
+		if !isCompressed(rel) {
+			out = append(out, filepath.ToSlash(rel))
+		}
 		return err
 	})
 	sort.Strings(out)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	ui "oomscope/app"
+	"oomscope/content"
 )
 
 // buildTestSite runs the generator on a stand-in wasm file.
@@ -119,6 +120,113 @@ func TestIconsDrawn(t *testing.T) {
 		}
 		if _, _, _, a := drawIcon(size, true).At(0, 0).RGBA(); a == 0 {
 			t.Errorf("maskable icon corner is transparent")
+		}
+	}
+}
+
+// TestPrerenderReadsRight: the prerendered pages mean what the app shows,
+// before any script runs (fixPrerender).
+func TestPrerenderReadsRight(t *testing.T) {
+	dir, _ := buildTestSite(t, "/", "stand-in wasm")
+	b, err := os.ReadFile(filepath.Join(dir, "estimate.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(b)
+	if m := regexp.MustCompile(`\s(selected|checked|disabled|hidden)="false"`).FindString(html); m != "" {
+		t.Errorf("estimate.html still has %q", m)
+	}
+	// One selected option per select, and it is the default request's.
+	for _, sel := range regexp.MustCompile(`(?s)<select[^>]*id="est-([a-z_]+)"[^>]*>(.*?)</select>`).FindAllStringSubmatch(html, -1) {
+		opts := regexp.MustCompile(`<option[^>]*\sselected[\s>][^>]*|<option[^>]*\sselected>`).FindAllString(sel[2], -1)
+		if len(opts) != 1 {
+			t.Errorf("select est-%s has %d selected options", sel[1], len(opts))
+		}
+	}
+	// Enumerated attributes keep "false": it means false for them.
+	if got := fixPrerender(`<button aria-pressed="false" spellcheck="false"><option selected="false" value="x"><input checked="false">`, false); got != `<button aria-pressed="false" spellcheck="false"><option value="x"><input>` {
+		t.Errorf("fixPrerender = %s", got)
+	}
+	if got := fixPrerender(`<p>the text selected=&#34;false&#34;</p>`, false); !strings.Contains(got, "selected=&#34;false&#34;") {
+		t.Errorf("fixPrerender changed text: %s", got)
+	}
+	// Without a domain there are no "https://" og: links.
+	if strings.Contains(html, `content="https://"`) || strings.Contains(html, `content="https:///`) {
+		t.Errorf("estimate.html has og: links without a host")
+	}
+	// The loader is a status badge with a decorative icon.
+	if !regexp.MustCompile(`<aside[^>]*id="app-wasm-loader"[^>]*role="status"`).MatchString(html) || strings.Contains(html, "wasm loader icon") {
+		t.Errorf("loader not marked up as a status badge")
+	}
+}
+
+// TestStaticPages: guides and 404 are marked static (app.js skips the wasm
+// there) and tool pages are not; the loader patches are in app.js.
+func TestStaticPages(t *testing.T) {
+	dir, _ := buildTestSite(t, "/", "stand-in wasm")
+	for _, r := range ui.Routes() {
+		name := strings.TrimPrefix(r.Path, "/") + ".html"
+		if r.Path == "/" {
+			name = "index.html"
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if got := strings.Contains(string(b), "data-static-page"); got != r.Static {
+			t.Errorf("%s: data-static-page %v, want %v", r.Path, got, r.Static)
+		}
+	}
+	js, _ := os.ReadFile(filepath.Join(dir, "app.js"))
+	for _, p := range loaderPatches(ui.StaticPrefixes) {
+		if !strings.Contains(string(js), p.new) {
+			t.Errorf("app.js lacks the patch %q", p.why)
+		}
+	}
+	if _, err := patchLoader("go-app changed", ui.StaticPrefixes); err == nil {
+		t.Errorf("patchLoader accepted a loader it does not know")
+	}
+	css, _ := os.ReadFile(filepath.Join(dir, "app.css"))
+	if string(css) != appCSS {
+		t.Errorf("app.css is go-app's, not the badge")
+	}
+	nf, err := os.ReadFile(filepath.Join(dir, "404.html"))
+	if err != nil || !strings.Contains(string(nf), "ran out of memory") {
+		t.Errorf("404.html: %v", err)
+	}
+}
+
+func TestSitemapAndSearchIndex(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "web"), 0o755)
+	os.WriteFile(filepath.Join(dir, "web", "app.wasm"), []byte("wasm"), 0o644)
+	if _, err := Build(Options{Out: dir, Base: "/oomscope/", SiteURL: "https://example.org/oomscope/"}); err != nil {
+		t.Fatal(err)
+	}
+	sm, _ := os.ReadFile(filepath.Join(dir, "sitemap.xml"))
+	for _, r := range ui.Routes() {
+		loc := "<loc>https://example.org/oomscope" + r.Path + "</loc>"
+		if got := strings.Contains(string(sm), loc); got != (r.Path != ui.NotFoundPath) {
+			t.Errorf("sitemap has %s: %v", loc, got)
+		}
+	}
+	robots, _ := os.ReadFile(filepath.Join(dir, "robots.txt"))
+	if !strings.Contains(string(robots), "Sitemap: https://example.org/oomscope/sitemap.xml") {
+		t.Errorf("robots.txt = %s", robots)
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "estimate.html"))
+	if !strings.Contains(string(page), `content="https://example.org/oomscope/estimate"`) {
+		t.Errorf("og:url not absolute with a site URL")
+	}
+	var idx []SearchEntry
+	b, _ := os.ReadFile(filepath.Join(dir, "web", "search.json"))
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.Fatal(err)
+	}
+	gs := content.Guides()
+	if len(idx) != len(gs) {
+		t.Fatalf("search index has %d guides, want %d", len(idx), len(gs))
+	}
+	for i, g := range gs {
+		if idx[i].URL != "/oomscope/guides/"+g.Slug || idx[i].Title != g.Title || !strings.Contains(idx[i].Text, g.Summary) {
+			t.Errorf("search entry %d = %+v", i, idx[i].URL)
 		}
 	}
 }

@@ -4,10 +4,13 @@
 // What it does, and why (see ../shared/docs/go-app-notes.md §1.6):
 // - install precaches every file of the site, bypassing the HTTP cache
 //   ({cache: "reload"}) so a new deploy never caches the old files, and
-//   waits for it (waitUntil) before the new version takes over;
-// - the scope URL itself is precached and serves as the app shell for any
-//   navigation that the cache does not hold, so every route works offline,
-//   also under a sub-path;
+//   waits for it (waitUntil) before the new version takes over. It skips
+//   what its cache already holds: on a first visit the page registers this
+//   worker only after it put the app.wasm it downloaded into this version's
+//   cache (static/loader.go), so app.wasm is downloaded once, not twice;
+// - every page is precached (ignoring the query string), also under a
+//   sub-path; a navigation to a path the site does not have gets the 404
+//   page offline, or the scope URL as app shell when there is none;
 // - activate deletes the caches of older versions;
 // - fetch answers from the cache first, then the network; only GETs to this
 //   origin are handled, and nothing is ever sent anywhere else.
@@ -33,7 +36,13 @@ self.addEventListener("install", (event) => {
   event.waitUntil(
     (async () => {
       const cache = await caches.open(cacheName);
-      await cache.addAll(precacheURLs().map((u) => new Request(u, { cache: "reload" })));
+      const missing = [];
+      for (const u of precacheURLs()) {
+        if (!(await cache.match(u))) {
+          missing.push(new Request(u, { cache: "reload" }));
+        }
+      }
+      await cache.addAll(missing);
       await self.skipWaiting();
     })()
   );
@@ -72,9 +81,10 @@ async function respond(req) {
     return await fetch(req);
   } catch (err) {
     if (navigation) {
-      const shell = await cache.match(self.registration.scope);
-      if (shell) {
-        return shell;
+      const page = (await cache.match(new URL("404", self.registration.scope).href)) ||
+        (await cache.match(self.registration.scope));
+      if (page) {
+        return page;
       }
     }
     throw err;

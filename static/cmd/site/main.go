@@ -1,6 +1,7 @@
 // Command site builds OOMScope's static site and serves it locally.
 //
-//	site build [-out dist] [-base /] [-label LABEL]   (after building dist/web/app.wasm)
+//	site build [-out dist] [-base /] [-label LABEL] [-site-url URL] [-precompress] [-brotli 11]
+//	                                                  (after building dist/web/app.wasm)
 //	site serve [-dir dist] [-addr 127.0.0.1:8080] [-base /]
 package main
 
@@ -27,6 +28,9 @@ func main() {
 		fs.StringVar(&o.Out, "out", "dist", "output directory (must hold web/app.wasm)")
 		fs.StringVar(&o.Base, "base", "/", "path the site is served under, e.g. /repo/")
 		fs.StringVar(&o.Label, "label", "", "build label shown in the footer")
+		fs.StringVar(&o.SiteURL, "site-url", "", "public URL of the site's root, for the sitemap and og: links")
+		fs.BoolVar(&o.Precompress, "precompress", false, "write .gz (and .br) copies of text and wasm files")
+		fs.IntVar(&o.Brotli, "brotli", 11, "brotli quality of the .br copies with -precompress (0: none)")
 		fs.Parse(os.Args[2:])
 		v, err := static.Build(o)
 		if err != nil {
