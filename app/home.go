@@ -38,6 +38,11 @@ func (h *Home) Render() app.UI {
 				app.Li().Body(app.Strong().Text("Classify. "), app.Text("Fragmentation, true shortage, another process or non-PyTorch memory each need a different fix.")),
 				app.Li().Body(app.Strong().Text("Fix cheapest first. "), app.Text("Micro-batch and accumulation, mixed precision, checkpointing, 8-bit optimizer, LoRA/QLoRA, sharding.")),
 			),
+			app.P().Body(
+				app.Text("Not sure which case you have? Start with the "),
+				app.A().Href(Href(GuidesPath+"/symptoms")).Text("symptom, cause and first fix table"),
+				app.Text("."),
+			),
 		),
 	)
 }

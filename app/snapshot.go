@@ -345,6 +345,9 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 			}
 		}
 		p.selectDevice(ctx, p.dev)
+		// The summary comes first: on a phone, show it (it is below the
+		// drop zone).
+		revealOnNarrow(ctx, "snap-results")
 	case load.ResponseState:
 		if m.ID != p.stReq || m.State == nil {
 			return

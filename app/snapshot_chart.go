@@ -6,6 +6,7 @@ import (
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
+	"oomscope/bytesize"
 	"oomscope/snapshot/analysis"
 	"oomscope/snapshot/chart"
 )
@@ -66,9 +67,17 @@ func (p *SnapshotPage) onChartMove(ctx app.Context, e app.Event) {
 
 func (p *SnapshotPage) onChartLeave(ctx app.Context, e app.Event) {
 	ctx.PreventUpdate()
-	p.hover, p.dragging = -1, false
+	p.dragging = false
+	if isTouch(e) && e.Get("type").String() == "pointerleave" {
+		// A finger lifted off the chart: keep the tooltip of the tap.
+		return
+	}
+	p.hover = -1
 	setOverlay(ctx, "")
 }
+
+// isTouch reports whether a pointer event comes from a finger.
+func isTouch(e app.Event) bool { return e.Get("pointerType").String() == "touch" }
 
 func (p *SnapshotPage) onChartDown(ctx app.Context, e app.Event) {
 	ctx.PreventUpdate()
@@ -77,6 +86,10 @@ func (p *SnapshotPage) onChartDown(ctx app.Context, e app.Event) {
 	}
 	e.PreventDefault()
 	fx, _ := pointer(ctx, e)
+	if isTouch(e) {
+		// No hover on a touch screen: the tap shows the tooltip.
+		p.onChartMove(ctx, e)
+	}
 	p.dragging, p.dragFrom, p.dragTo = true, fx, fx
 }
 
@@ -86,7 +99,6 @@ func (p *SnapshotPage) onChartUp(ctx app.Context, e app.Event) {
 		return
 	}
 	p.dragging = false
-	setOverlay(ctx, "")
 	fx, _ := pointer(ctx, e)
 	p.dragTo = fx
 	lo, hi := math.Min(p.dragFrom, p.dragTo), math.Max(p.dragFrom, p.dragTo)
@@ -94,8 +106,12 @@ func (p *SnapshotPage) onChartUp(ctx app.Context, e app.Event) {
 		return
 	}
 	if hi-lo > 0.015 {
+		setOverlay(ctx, "")
 		p.requestZoom(ctx, p.chart.IndexAt(lo), p.chart.IndexAt(hi))
 		return
+	}
+	if !isTouch(e) {
+		setOverlay(ctx, "") // a finger's tap keeps its tooltip
 	}
 	j := p.chart.Nearest(p.chart.IndexAt(fx))
 	p.requestState(ctx, p.chart.Points[j].Index)
@@ -144,11 +160,14 @@ func (p *SnapshotPage) renderTimeline(d *analysis.DeviceReport) app.UI {
 			app.If(zoomed, func() app.UI {
 				return app.Button().Class("secondary").ID("snap-zoom-reset").Text("Show the whole trace").OnClick(p.onZoomReset)
 			}),
-			app.Span().Class("muted").Text(fmt.Sprintf("entries %d to %d", c.From, c.To)),
+			app.Span().Class("muted").Text(entryRange(c.From, c.To)),
 		),
+		// Pointer events serve mouse, pen and touch alike: on a touch
+		// screen a tap shows the tooltip and selects the moment, a
+		// sideways drag zooms, and vertical swipes still scroll the page.
 		app.Div().ID("snap-chart").Class("snap-chart").
-			On("mousemove", p.onChartMove).On("mouseleave", p.onChartLeave).
-			On("mousedown", p.onChartDown).On("mouseup", p.onChartUp).
+			On("pointermove", p.onChartMove).On("pointerleave", p.onChartLeave).On("pointercancel", p.onChartLeave).
+			On("pointerdown", p.onChartDown).On("pointerup", p.onChartUp).
 			Body(overlay...),
 		app.Div().Class("snap-xaxis").Body(
 			app.Span().Text(c.XLabel(c.From, d.FirstTimeUS)),
@@ -156,6 +175,15 @@ func (p *SnapshotPage) renderTimeline(d *analysis.DeviceReport) app.UI {
 		),
 		p.renderLegend(),
 	)
+}
+
+// entryRange names the span of trace entries shown; index -1 is the
+// state before recording started.
+func entryRange(from, to int) string {
+	if from < 0 {
+		return "from before the trace to entry " + bytesize.Commas(int64(to))
+	}
+	return "entries " + bytesize.Commas(int64(from)) + " to " + bytesize.Commas(int64(to))
 }
 
 func (p *SnapshotPage) renderLegend() app.UI {

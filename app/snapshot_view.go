@@ -202,7 +202,23 @@ func stackBlock(lines []string) app.UI {
 	if len(lines) == 0 {
 		return app.P().Class("muted").Text(analysis.NoStackExplanation)
 	}
-	return app.Pre().Class("snap-stack").Text(strings.Join(lines, "\n"))
+	// Your own code first: it is what you can change.
+	user, lib, native := analysis.StackGroups(lines)
+	var out []string
+	for _, g := range []struct {
+		title string
+		lines []string
+	}{{"your code", user}, {"torch and Python", lib}, {"C++", native}} {
+		if len(g.lines) == 0 {
+			continue
+		}
+		if len(out) > 0 {
+			out = append(out, "")
+		}
+		out = append(out, "— "+g.title+" —")
+		out = append(out, g.lines...)
+	}
+	return app.Pre().Class("snap-stack").TabIndex(0).Text(strings.Join(out, "\n"))
 }
 
 func (p *SnapshotPage) renderSites(d *analysis.DeviceReport) app.UI {

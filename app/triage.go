@@ -133,16 +133,37 @@ func (p *TriagePage) onInput(ctx app.Context, e app.Event) {
 		ReplaceQuery(ctx, p.query())
 	}
 	p.gen++
+	// A paste or a drop brings a whole message: show its answer. Typing
+	// does not move the page.
+	pasted := false
+	switch e.Get("inputType").String() {
+	case "insertFromPaste", "insertFromDrop", "insertFromPasteAsQuotation":
+		pasted = true
+	}
 	if len(p.text) <= syncLimit {
 		p.analyze(ctx)
+		if pasted {
+			p.reveal(ctx)
+		}
 		return
 	}
 	g := p.gen
 	ctx.After(300*time.Millisecond, func(ctx app.Context) {
 		if g == p.gen {
 			p.analyze(ctx)
+			if pasted {
+				p.reveal(ctx)
+			}
 		}
 	})
+}
+
+// reveal brings the answer (the cause and the first fixes) into view on a
+// narrow screen, where it sits below the paste box.
+func (p *TriagePage) reveal(ctx app.Context) {
+	if len(p.res.Findings) > 0 {
+		revealOnNarrow(ctx, "triage-answer")
+	}
 }
 
 func (p *TriagePage) onExample(ctx app.Context, e app.Event) {
@@ -155,6 +176,7 @@ func (p *TriagePage) onExample(ctx app.Context, e app.Event) {
 	setTextareaValue(ctx, "triage-input", p.text)
 	ReplaceQuery(ctx, p.query())
 	p.analyze(ctx)
+	p.reveal(ctx)
 }
 
 // setTextareaValue sets a textarea's live value after the next render: once
@@ -259,7 +281,7 @@ func (p *TriagePage) renderInput() app.UI {
 
 func (p *TriagePage) renderResult() app.UI {
 	if p.err != "" {
-		return app.P().ID("triage-status").Class("error").Text(p.err)
+		return app.P().ID("triage-status").Class("error").Role("alert").Text(p.err)
 	}
 	n := len(p.res.Findings)
 	if n == 0 {

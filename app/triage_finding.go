@@ -27,8 +27,10 @@ var causeTitles = map[triage.Cause]string{
 	triage.CauseUnknown:       "The numbers do not explain it",
 }
 
-// renderFinding shows one message: the cause, the card, the numbers, the
-// fixes and the links.
+// renderFinding shows one message, the answer first: the cause and the
+// fixes, then the card, the numbers (folded away) and the links. Only the
+// cause's headline is a live region: screen readers hear the new answer
+// after a paste, not the whole page.
 func (p *TriagePage) renderFinding(f *triage.Finding) app.UI {
 	head := f.Kind
 	if f.Variant != "" {
@@ -42,21 +44,23 @@ func (p *TriagePage) renderFinding(f *triage.Finding) app.UI {
 		title = string(f.Cause)
 	}
 	return app.Div().Class("triage-finding").Body(
-		app.P().ID("triage-kind").Class("triage-kind muted").Text(head),
-		app.If(f.DuplicateOf != nil, func() app.UI {
-			return app.P().Class("muted").Text(fmt.Sprintf("Same text as message #%d.", *f.DuplicateOf+1))
-		}),
-		app.Div().ID("triage-cause").Class("card triage-cause triage-cause-"+string(f.Cause)).Body(
-			app.H2().Body(
-				app.Span().ID("triage-cause-name").Class("triage-badge").Text(string(f.Cause)),
-				app.Text(" "+title),
+		app.Div().ID("triage-answer").Class("triage-answer").Body(
+			app.P().ID("triage-kind").Class("triage-kind muted").Text(head),
+			app.If(f.DuplicateOf != nil, func() app.UI {
+				return app.P().Class("muted").Text(fmt.Sprintf("Same text as message #%d.", *f.DuplicateOf+1))
+			}),
+			app.Div().ID("triage-cause").Class("card triage-cause triage-cause-"+string(f.Cause)).Body(
+				app.H2().Aria("live", "polite").Aria("atomic", "true").Body(
+					app.Span().ID("triage-cause-name").Class("triage-badge").Text(string(f.Cause)),
+					app.Text(" "+title),
+				),
+				app.P().ID("triage-why").Class("triage-why").Text(f.Why),
+				app.P().Class("triage-rule").Body(app.Strong().Text("Rule: "), app.Text(f.Rule)),
 			),
-			app.P().ID("triage-why").Class("triage-why").Text(f.Why),
-			app.P().Class("triage-rule").Body(app.Strong().Text("Rule: "), app.Text(f.Rule)),
+			p.renderFixes(f),
 		),
 		p.renderBar(f),
 		p.renderNumbers(f),
-		p.renderFixes(f),
 		p.renderLinks(f),
 	)
 }
@@ -68,7 +72,7 @@ func (p *TriagePage) renderNumbers(f *triage.Finding) app.UI {
 		val, exact := fd.Printed, ""
 		if fd.Bytes != nil {
 			val = bytesize.Format(fd.Bytes.Int64(), p.unit)
-			exact = fd.Bytes.String() + " B"
+			exact = bigCommas(fd.Bytes.String()) + " B"
 		}
 		rows = append(rows, app.Tr().DataSet("key", fd.Key).Body(
 			app.Td().Text(fd.Label),
@@ -79,16 +83,18 @@ func (p *TriagePage) renderNumbers(f *triage.Finding) app.UI {
 	for _, d := range f.Derived {
 		rows = append(rows, app.Tr().Class("triage-derived").DataSet("key", d.Name).Body(
 			app.Td().Text(strings.ReplaceAll(d.Name, "_", " ")+" (derived)"),
-			app.Td().Class("num").Body(app.Strong().Text(bytesize.Format(d.Bytes, p.unit)), app.Br(), app.Span().Class("formula").Text(fmt.Sprint(d.Bytes)+" B")),
+			app.Td().Class("num").Body(app.Strong().Text(bytesize.Format(d.Bytes, p.unit)), app.Br(), app.Span().Class("formula").Text(bytesize.Commas(d.Bytes)+" B")),
 			app.Td().Body(app.Span().Class("formula").Text(d.Formula)),
 		))
 	}
 	if len(rows) == 0 {
 		return app.P().ID("triage-numbers").Class("muted").Text("This message prints no numbers.")
 	}
-	return app.Section().Body(
-		app.H2().Text("The numbers"),
-		app.Div().Class("table-wrap").Body(
+	// Folded away: the cause above already quotes the numbers that
+	// decided it; the table is for checking every one.
+	return app.Details().ID("triage-numbers-box").Class("triage-numbers-box").Body(
+		app.Summary().Body(app.H2().Text(fmt.Sprintf("The numbers: %d read from the message", len(rows)))),
+		app.Div().Class("table-wrap").TabIndex(0).Role("region").Aria("label", "The numbers").Body(
 			app.Table().ID("triage-numbers").Class("triage-numbers").Body(
 				app.THead().Body(app.Tr().Body(
 					app.Th().Text("What"), app.Th().Class("num").Text("Value"), app.Th().Text("From the message"),
@@ -97,6 +103,23 @@ func (p *TriagePage) renderNumbers(f *triage.Finding) app.UI {
 			),
 		),
 	)
+}
+
+// bigCommas puts thousands separators in a decimal integer of any size
+// (big.Int's String), as bytesize.Commas does for an int64.
+func bigCommas(s string) string {
+	sign, digits := "", s
+	if strings.HasPrefix(s, "-") {
+		sign, digits = "-", s[1:]
+	}
+	var b strings.Builder
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return sign + b.String()
 }
 
 // renderFixes lists the fixes with copy buttons.
@@ -111,7 +134,7 @@ func (p *TriagePage) renderFixes(f *triage.Finding) app.UI {
 				app.Span().Class("triage-reason").Text(fx.Reason),
 			),
 			app.P().Text(fx.Why),
-			app.Pre().Body(app.Code().ID(fmt.Sprintf("triage-code-%d", i)).Text(fx.Code)),
+			app.Pre().TabIndex(0).Body(app.Code().ID(fmt.Sprintf("triage-code-%d", i)).Text(fx.Code)),
 			app.Div().Class("triage-copy-row").Body(
 				app.Button().ID(fmt.Sprintf("triage-copy-%d", i)).Class("secondary triage-copy").Text("Copy").
 					Aria("label", "Copy: "+fx.Title).
@@ -120,7 +143,7 @@ func (p *TriagePage) renderFixes(f *triage.Finding) app.UI {
 			),
 		))
 	}
-	return app.Section().Body(
+	return app.Section().Class("triage-fixes-box").Body(
 		app.H2().Text("Fixes, cheapest first"),
 		app.Ol().ID("triage-fixes").Class("triage-fixes").Body(items...),
 	)
@@ -233,7 +256,7 @@ func (p *TriagePage) renderMatcher(f *triage.Finding) app.UI {
 			choice("dtype"),
 			choice("attn"),
 		),
-		app.If(p.setupErr != "", func() app.UI { return app.P().Class("error").Text(p.setupErr) }),
+		app.If(p.setupErr != "", func() app.UI { return app.P().Class("error").Role("alert").Text(p.setupErr) }),
 		answer,
 	)
 }

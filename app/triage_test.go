@@ -33,3 +33,12 @@ func TestTriageExamples(t *testing.T) {
 		t.Error("exampleByID found an unknown id")
 	}
 }
+
+func TestBigCommas(t *testing.T) {
+	for in, want := range map[string]string{"0": "0", "999": "999", "1000": "1,000", "3758096384": "3,758,096,384",
+		"-1234567": "-1,234,567", "123456789012345678901234": "123,456,789,012,345,678,901,234"} {
+		if got := bigCommas(in); got != want {
+			t.Errorf("bigCommas(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -125,6 +125,18 @@ func TestStaticPagesSkipWasm(t *testing.T) {
 	if n := evalJS[int](tb, `performance.getEntriesByType("resource").filter(e => e.name.endsWith(".wasm")).length`); n != 0 {
 		t.Errorf("a guide page loaded %d wasm files", n)
 	}
+	// The 404 page: a designed page with the 404 status, without the app.
+	tb.open(missingPage)
+	if got := evalJS[int](tb, `performance.getEntriesByType("navigation")[0].responseStatus`); got != 404 {
+		t.Errorf("an unknown path answers %d, want 404", got)
+	}
+	if got := tb.text("#nf-path"); got != missingPage {
+		t.Errorf("the 404 page names the path %q, want %q", got, missingPage)
+	}
+	if n := evalJS[int](tb, `performance.getEntriesByType("resource").filter(e => e.name.endsWith(".wasm")).length`); n != 0 {
+		t.Errorf("the 404 page loaded %d wasm files", n)
+	}
+	tb.open(ui.GuidesPath + "/measure")
 	tb.clickAndWaitReload(`.guide-body a[href^="/estimate"]`)
 	if !evalJS[bool](tb, `location.pathname === "/estimate" && document.body.hasAttribute("data-wasm-ready")`) {
 		t.Errorf("the guide's link did not open the estimator")

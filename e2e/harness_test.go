@@ -229,7 +229,11 @@ type recorder struct {
 // benign console lines that are not errors of ours.
 var benign = []string{
 	"Banner not shown", // go-app's app.js intercepts the install prompt
+	missingPage,        // the 404 status of a page tests open on purpose
 }
+
+// missingPage is a path the site does not have, opened on purpose.
+const missingPage = "/no/such/page"
 
 func (r *recorder) listen(ev any) {
 	r.mu.Lock()

@@ -122,7 +122,7 @@ func offlineRoutes(t *testing.T, s *site, version string) *tab {
 	tb.open("/estimate?model=llama-3.1-8b")
 	heading(tb)
 	// A path the site does not have: the 404 page, from the cache.
-	tb.open("/no/such/page")
+	tb.open(missingPage)
 	if h := heading(tb); !strings.Contains(h, "ran out of memory") {
 		t.Errorf("offline unknown path: heading %q", h)
 	}

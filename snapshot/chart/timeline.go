@@ -142,7 +142,7 @@ func BandClass(k, n int) int {
 // XLabel names a trace index for the x axis, with its time into the trace
 // when the timeline knows it (firstUS is the trace's first time_us).
 func (t *Timeline) XLabel(idx int, firstUS int64) string {
-	s := "entry " + strconv.Itoa(idx)
+	s := "entry " + bytesize.Commas(int64(idx))
 	if idx < 0 {
 		s = "before the trace"
 	}

@@ -13,7 +13,7 @@ import (
 // TipHTML draws the hover line and the tooltip for point j of the timeline
 // of device d: the entry and its time, allocated and reserved there, the
 // six largest bands with the one under the cursor (hot) marked, and the
-// stack of that band's site (Python frames first). It returns "" for a
+// stack of that band's site (the user's own frames first). It returns "" for a
 // point out of range.
 func (t *Timeline) TipHTML(d *analysis.DeviceReport, j, hot int, u bytesize.Unit) string {
 	if t == nil || d == nil || j < 0 || j >= len(t.Points) {
@@ -28,7 +28,7 @@ func (t *Timeline) TipHTML(d *analysis.DeviceReport, j, hot int, u bytesize.Unit
 		side = "right:" + Percent(1-fx)
 	}
 	b.WriteString(`<div class="snap-tip" id="snap-tip" style="` + side + `">`)
-	head := "Entry " + strconv.Itoa(pt.Index)
+	head := "Entry " + bytesize.Commas(int64(pt.Index))
 	if pt.Index < 0 {
 		head = "Before the first entry"
 	}
@@ -80,8 +80,9 @@ func (t *Timeline) TipHTML(d *analysis.DeviceReport, j, hot int, u bytesize.Unit
 }
 
 // hotStack returns the lines of the stack shown for band k: the Python
-// frames of its site's largest allocation (C++ ones only when it has
-// none), at most 8 and "…"; nil when the band is no top site.
+// frames of its site's largest allocation, the user's own first, then
+// torch's and the standard library's (analysis.StackGroups), C++ ones only
+// when it has none; at most 8 and "…"; nil when the band is no top site.
 func (t *Timeline) hotStack(d *analysis.DeviceReport, k int) []string {
 	if k < 0 || k >= len(t.Bands.SiteIndex) {
 		return nil
@@ -91,14 +92,10 @@ func (t *Timeline) hotStack(d *analysis.DeviceReport, k int) []string {
 		if s.SiteIndex != si || si < 0 {
 			continue
 		}
-		var lines []string
-		for _, l := range s.Stack {
-			if strings.Contains(l, ".py:") {
-				lines = append(lines, l)
-			}
-		}
+		user, lib, native := analysis.StackGroups(s.Stack)
+		lines := append(user[:len(user):len(user)], lib...)
 		if len(lines) == 0 {
-			lines = s.Stack
+			lines = native
 		}
 		if len(lines) > 8 {
 			lines = append(lines[:8:8], "…")
