@@ -21,7 +21,7 @@ WASM_MAINS := $(patsubst wasm/%/,%,$(sort $(dir $(wildcard wasm/*/main.go))))
 # binary is made of). The workers, which do the heavy analysis, keep it.
 APP_GCFLAGS := -gcflags=all=-l
 
-.PHONY: all dist serve test unit vet e2e axe chromium bench bench-browser fuzz cli clean wasm-size
+.PHONY: all dist serve test unit vet e2e axe chromium bench bench-browser bench-startup fuzz cli clean wasm-size
 
 all: dist
 
@@ -95,6 +95,11 @@ bench:
 # under OOMSCOPE_BENCH_DIR (default: a temp dir).
 bench-browser: chromium axe dist
 	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 60m -run '^$$' -bench 'Browser(Snapshot|Estimate)' -benchtime 1x ./e2e/
+
+# bench-startup: first and second visit of the estimator (real content,
+# interactive, bytes transferred); OOMSCOPE_BENCH_MBPS=1.6 throttles.
+bench-startup: chromium axe dist
+	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 30m -run '^$$' -bench BrowserStartup -benchtime 1x ./e2e/
 
 # fuzz runs every fuzz target for FUZZTIME and prints, per target, its last
 # progress line: executions and the new inputs that raised coverage.

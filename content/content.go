@@ -102,6 +102,7 @@ var (
 	firstPara = regexp.MustCompile(`(?s)<p>(.*?)</p>`)
 	h2        = regexp.MustCompile(`(?s)<h2 id="([^"]+)">(.*?)</h2>`)
 	tag       = regexp.MustCompile(`<[^>]*>`)
+	blockTag  = regexp.MustCompile(`(?i)</?(?:p|li|ul|ol|h[1-6]|pre|div|table|thead|tbody|tr|td|th|blockquote|br|hr)\b[^>]*>`)
 	space     = regexp.MustCompile(`\s+`)
 	// boilerplate is rendered markup that is not text: the code blocks'
 	// Copy buttons.
@@ -128,13 +129,13 @@ func Headings(html string) []Heading {
 	return hs
 }
 
-// PlainText reduces rendered HTML to its text on one line.
+// PlainText reduces rendered HTML to its text on one line: block elements
+// are separated by a space, inline ones (code, links, emphasis) vanish.
 func PlainText(html string) string {
 	s := boilerplate.ReplaceAllString(html, " ")
-	s = tag.ReplaceAllString(s, " ")
+	s = blockTag.ReplaceAllString(s, " ")
+	s = tag.ReplaceAllString(s, "")
 	s = stdhtml.UnescapeString(s)
 	s = space.ReplaceAllString(s, " ")
-	// Tags between a word and its punctuation leave a space before it.
-	s = strings.NewReplacer(" .", ".", " ,", ",", " :", ":", " ;", ";", " )", ")", "( ", "(").Replace(s)
 	return strings.TrimSpace(s)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -201,4 +202,42 @@ func (tb *tab) pressTab() {
 			tb.t.Fatal(err)
 		}
 	}
+}
+
+// TestSnapshotTouch: on a touch screen a tap on the timeline shows its
+// tooltip, which stays after the finger lifts, and selects that moment;
+// the tooltip's stack lists the user's own frames before torch's.
+func TestSnapshotTouch(t *testing.T) {
+	path := realSnapshotPath(t, "pt26_cs336_ctx128_fullstep.pickle")
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.setViewport(375, 800)
+	if _, err := chromedp.Call(tb.ctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true, MaxTouchPoints: 1}); err != nil {
+		t.Fatal(err)
+	}
+	tb.open("/snapshot")
+	tb.uploadFile("#snap-file", path)
+	if !waitSnapshot(tb, 90*time.Second) {
+		t.Fatalf("snapshot: %s", tb.text("#snap-error"))
+	}
+	tb.scrollTo("#snap-chart")
+	at := evalJS[map[string]float64](tb, `(() => { const r = document.getElementById("snap-chart").getBoundingClientRect();
+		return {x: r.left + r.width * 0.5, y: r.top + r.height * 0.9}; })()`)
+	before := evalJS[string](tb, `document.body.getAttribute("data-snapshot-state") || ""`)
+	for _, typ := range []input.DispatchTouchEventType{input.DispatchTouchEventTypeTouchStart, input.DispatchTouchEventTypeTouchEnd} {
+		p := input.DispatchTouchEventParams{Type: typ, TouchPoints: []*input.TouchPoint{}}
+		if typ == input.DispatchTouchEventTypeTouchStart {
+			p.TouchPoints = []*input.TouchPoint{{X: at["x"], Y: at["y"]}}
+		}
+		if _, err := chromedp.Call(tb.ctx, input.DispatchTouchEvent, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb.waitText("#snap-tip", "allocated")
+	poll[bool](tb, fmt.Sprintf(`(document.body.getAttribute("data-snapshot-state") || "") !== %q`, before), 20*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	if !evalJS[bool](tb, `!!document.getElementById("snap-tip")`) {
+		t.Errorf("the tooltip of a tap vanished when the finger lifted")
+	}
+	tb.assertClean()
 }

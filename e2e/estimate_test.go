@@ -276,6 +276,7 @@ func TestEstimateCustomConfig(t *testing.T) {
 	tb.waitText("#est-table caption", "124,439,808 params")
 
 	// Missing keys are named.
+	tb.expectErrors() // from here on, on purpose
 	tb.setValue("#est-config", `{"model_type": "llama", "hidden_size": 64}`)
 	tb.waitText("#est-error", "missing required keys: num_hidden_layers")
 	tb.screenshot("estimate-custom")

@@ -113,6 +113,22 @@ func siteVersion(t testing.TB, dir string) string {
 type serverRequest struct {
 	Method, Path, Query string
 	BodyBytes           int64
+	// Sent counts the response bytes the server wrote (the body as sent,
+	// compressed or not, without headers); it is set when the response
+	// ends.
+	Sent int64
+}
+
+// countingWriter counts the body bytes written to a response.
+type countingWriter struct {
+	http.ResponseWriter
+	n int64
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(b)
+	w.n += int64(n)
+	return n, err
 }
 
 // site is a built site served on 127.0.0.1 by static.Server.
@@ -142,7 +158,8 @@ func serveSite(t testing.TB, dir, prefix, cacheControl string) *site {
 	s.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := ioCount(r)
 		s.mu.Lock()
-		s.reqs = append(s.reqs, serverRequest{r.Method, r.URL.Path, r.URL.RawQuery, n})
+		s.reqs = append(s.reqs, serverRequest{r.Method, r.URL.Path, r.URL.RawQuery, n, 0})
+		i := len(s.reqs) - 1
 		h, wait := s.h, s.holds[r.URL.Path]
 		s.mu.Unlock()
 		if wait != nil {
@@ -152,7 +169,11 @@ func serveSite(t testing.TB, dir, prefix, cacheControl string) *site {
 				return
 			}
 		}
-		h.ServeHTTP(w, r)
+		cw := &countingWriter{ResponseWriter: w}
+		h.ServeHTTP(cw, r)
+		s.mu.Lock()
+		s.reqs[i].Sent = cw.n
+		s.mu.Unlock()
 	})}
 	go s.srv.Serve(ln)
 	t.Cleanup(s.close)
@@ -337,15 +358,33 @@ func evalJS[T any](tb *tab, expr string) T {
 	return v
 }
 
-// poll waits until a JS expression is truthy and returns its value.
+// poll waits until a JS expression is truthy (awaiting a promise) and
+// returns its value. It evaluates the expression afresh every 50 ms, so it
+// keeps working across a page load (chromedp.Poll loses its execution
+// context when the page navigates by itself).
 func poll[T any](tb *tab, expr string, timeout time.Duration) T {
 	tb.t.Helper()
-	v, err := chromedp.Run(tb.ctx, chromedp.Poll[T](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(50*time.Millisecond)))
-	if err != nil {
-		problems, _ := tb.rec.snapshot()
-		tb.t.Fatalf("waiting for %s: %v (page problems: %q)", expr, err, problems)
+	wrapped := `Promise.resolve((() => (` + expr + `))()).then(v => v ? JSON.stringify({v: v}) : "")`
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		s, err := chromedp.Run(tb.ctx, chromedp.Evaluate[string](wrapped, chromedp.EvalAwaitPromise))
+		if err == nil && s != "" {
+			var out struct{ V T }
+			if err := json.Unmarshal([]byte(s), &out); err != nil {
+				tb.t.Fatalf("poll %s: %v", expr, err)
+			}
+			return out.V
+		}
+		if err != nil {
+			last = err
+		}
+		if time.Now().After(deadline) || tb.ctx.Err() != nil {
+			problems, _ := tb.rec.snapshot()
+			tb.t.Fatalf("waiting for %s: timeout (last error %v; page problems: %q)", expr, last, problems)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return v
 }
 
 // open navigates to path (relative to the site's URL), waits until the page
@@ -461,7 +500,8 @@ func (tb *tab) setValue(sel, value string) {
 // uploadFile sets the files of an <input type=file>.
 func (tb *tab) uploadFile(sel, path string) {
 	tb.t.Helper()
-	tb.do(chromedp.SetUploadFiles(chromedp.CSS(sel), []string{path}))
+	abs, _ := filepath.Abs(path)
+	tb.do(chromedp.SetUploadFiles(chromedp.CSS(sel), []string{abs}))
 }
 
 // dropFile drags a real file from disk onto the element matching sel, as a

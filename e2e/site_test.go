@@ -71,7 +71,13 @@ func clickThrough(t *testing.T, tb *tab, prefix string) {
 		if !r.Nav {
 			continue
 		}
-		tb.click(fmt.Sprintf(`header nav a[href="%s%s"]`, prefix, r.Path))
+		link := fmt.Sprintf(`header nav a[href="%s%s"]`, prefix, r.Path)
+		if r.Static {
+			// The app does not render static pages: a full page load.
+			tb.clickAndWaitReload(link)
+		} else {
+			tb.click(link)
+		}
 		got := poll[string](tb, fmt.Sprintf(`location.pathname === %q && document.querySelector("main h1") ? location.pathname : ""`, prefix+r.Path), 20*time.Second)
 		if got != prefix+r.Path {
 			t.Errorf("clicking %s went to %s", r.Title, got)
@@ -82,7 +88,8 @@ func clickThrough(t *testing.T, tb *tab, prefix string) {
 	}
 	// The brand goes home; a home card goes to its tool; a guide's link
 	// to a tool keeps the prefix too.
-	tb.click("header a.brand")
+	// (The last nav item is the guide list, a static page: a full load.)
+	tb.clickAndWaitReload("header a.brand")
 	poll[bool](tb, fmt.Sprintf(`location.pathname === %q`, prefix+"/"), 20*time.Second)
 	tb.click(fmt.Sprintf(`a.tool-card[href="%s/triage"]`, prefix))
 	poll[bool](tb, fmt.Sprintf(`location.pathname === %q`, prefix+"/triage"), 20*time.Second)

@@ -95,13 +95,13 @@ func TestSnapshotPage(t *testing.T) {
 	pointer := func(typ string, fx float64) {
 		evalJS[bool](tb, fmt.Sprintf(`(() => {
 			const c = document.getElementById("snap-chart"); const r = c.getBoundingClientRect();
-			c.dispatchEvent(new MouseEvent(%q, {bubbles: true, clientX: r.left + r.width * %f, clientY: r.top + r.height * 0.9}));
+			c.dispatchEvent(new PointerEvent(%q, {bubbles: true, pointerType: "mouse", clientX: r.left + r.width * %f, clientY: r.top + r.height * 0.9}));
 			return true; })()`, typ, fx))
 	}
-	pointer("mousemove", 0.3)
+	pointer("pointermove", 0.3)
 	tb.waitText("#snap-tip", "allocated")
-	pointer("mousedown", 0.3)
-	pointer("mouseup", 0.3)
+	pointer("pointerdown", 0.3)
+	pointer("pointerup", 0.3)
 	idxText := poll[string](tb, fmt.Sprintf(`(() => { const v = document.body.getAttribute("data-snapshot-state"); return v !== "%d" ? v : ""; })()`, want.PeakIndex), 20*time.Second)
 	idx, err := strconv.Atoi(idxText)
 	if err != nil {
@@ -113,9 +113,9 @@ func TestSnapshotPage(t *testing.T) {
 	}
 
 	// Drag to zoom, then back.
-	pointer("mousedown", 0.6)
-	pointer("mousemove", 0.8)
-	pointer("mouseup", 0.8)
+	pointer("pointerdown", 0.6)
+	pointer("pointermove", 0.8)
+	pointer("pointerup", 0.8)
 	tb.waitText("#snap-results", "Show the whole trace")
 	tb.click("#snap-zoom-reset")
 

@@ -74,8 +74,8 @@ func TestTriage(t *testing.T) {
 		}
 		row := evalJS[string](tb, fmt.Sprintf(`Array.from(document.querySelectorAll('#triage-numbers tr[data-key=%q]')).map(r => r.textContent).join("|")`, fd.Key))
 		want := bytesize.Format(fd.Bytes.Int64(), bytesize.Binary)
-		if !strings.Contains(row, want) || !strings.Contains(row, fd.Bytes.String()+" B") {
-			t.Errorf("row %s = %q, want %s and %s B", fd.Key, row, want, fd.Bytes)
+		if exact := bytesize.Commas(fd.Bytes.Int64()) + " B"; !strings.Contains(row, want) || !strings.Contains(row, exact) {
+			t.Errorf("row %s = %q, want %s and %s", fd.Key, row, want, exact)
 		}
 	}
 	// The card: one segment per CardBar segment, request drawn.

@@ -91,8 +91,8 @@ func TestUnitsTriage(t *testing.T) {
 	}
 	switchToGB(t, tb)
 	waitTextIs(tb, cell, bytesize.Format(n, bytesize.Decimal))
-	if got := tb.text(exact); got != fd.Bytes.String()+" B" {
-		t.Errorf("exact bytes changed with the unit: %q, want %s B", got, fd.Bytes)
+	if got, want := tb.text(exact), bytesize.Commas(n)+" B"; got != want {
+		t.Errorf("exact bytes changed with the unit: %q, want %s", got, want)
 	}
 	if bar, ok := triage.CardBar(&f); ok && bar.Request > 0 {
 		if got, w := tb.text("#triage-req-label"), "request "+bytesize.Format(bar.Request, bytesize.Decimal); !strings.Contains(got, w) {
