@@ -11,10 +11,23 @@
 //     after the page (estimate_bar.go, ...).
 //   - Links between pages go through Href("/estimate?x=y"), never a literal
 //     "/estimate": under a sub-path build (make dist BASE=/repo/) the browser
-//     needs the prefix and the generator adds it itself.
-//   - URL state: read the query in OnNav with Query(ctx); write it back on
-//     every change with ReplaceQuery(ctx, values) so the URL always restores
-//     the state (shared links, iframes with URL parameters).
+//     needs the prefix and the generator adds it itself; in embed mode Href
+//     keeps embed=1. Files (a worker script, an image) go through Asset.
+//   - URL state: read the query in OnNav with Query(ctx), which drops the
+//     parameters that are never state (embed, tracking: PageQuery); write it
+//     back on every change with ReplaceQuery(ctx, values) so the URL always
+//     restores the state (shared links, iframes with URL parameters).
+//   - Content first: every page is prerendered and readable before the wasm
+//     runs. Pages that need no wasm at all (guides, 404) are Route.Static,
+//     use StaticLayout, and live in host-only files (guides.go), so their
+//     text is not in app.wasm. static/web/site.js is the small script every
+//     page gets without the wasm (theme, copy buttons, guide search, embed).
+//   - Answer first: a tool's verdict or cause and its first fixes come
+//     right under the inputs; after a paste or a drop, revealOnNarrow
+//     scrolls them into view on phones. Only the verdict is an aria-live
+//     region; long tables fold into <details>.
+//   - Errors the user must see are shown with role="alert": the e2e harness
+//     fails any page that shows one unless the test expects it.
 //   - Readiness: the layout's chrome component sets
 //     <body data-wasm-ready="ms"> in OnMount. e2e waits for it before
 //     interacting. A page that needs more (a finished computation) sets its

@@ -136,7 +136,9 @@ func TestTheme(t *testing.T) {
 			.observe(document, {childList: true, subtree: true});`}); err != nil {
 		t.Fatal(err)
 	}
-	bg := func() string { return evalJS[string](tb, `getComputedStyle(document.documentElement).getPropertyValue("--bg").trim()`) }
+	bg := func() string {
+		return evalJS[string](tb, `getComputedStyle(document.documentElement).getPropertyValue("--bg").trim()`)
+	}
 	tb.open("/estimate")
 	light := bg()
 	if got := evalJS[string](tb, `document.documentElement.dataset.themeChoice`); got != "auto" {

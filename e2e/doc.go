@@ -12,10 +12,19 @@
 //     its own isolated browser context: tb := newTab(t, s), where
 //     s := serveSite(t, distDir(t), "", "no-store") serves the built site
 //     and records every request it receives.
-//   - tb.open("/estimate?model=x") navigates and waits for the wasm app to
-//     mount (data-wasm-ready on <body>). Interact with tb.click, tb.setValue
-//     (types into an input/textarea and fires input+change), tb.text,
-//     tb.waitText, and run JS with evalJS[T](tb, expr).
+//   - tb.open("/estimate?model=x") navigates and waits until the page is
+//     ready (the wasm app mounted: data-wasm-ready on <body>; or, on a static
+//     page such as a guide, the document loaded), then fails the test if the
+//     page shows an error banner (role="alert"). assertClean checks again at
+//     the end; a test that shows an error on purpose calls tb.expectErrors()
+//     first. Interact with tb.click, tb.setValue (types into an
+//     input/textarea and fires input+change), tb.text, tb.waitText, and run
+//     JS with evalJS[T](tb, expr) or poll[T](tb, expr, timeout).
+//   - tb.setViewport(375, 800) and tb.setColorScheme("dark") set the screen
+//     and the system theme; axeCheck(tb) runs axe-core (installed by make
+//     axe from e2e/axe/package-lock.json, never shipped) on the page.
+//   - s.hold("/web/app.wasm") holds a file back until release() is called,
+//     to look at a page before its wasm arrived.
 //   - tb.dropFile(selector, path) performs a trusted drag and drop of a real
 //     file; tb.uploadFile(selector, path) sets an <input type=file>.
 //   - At the end, tb.assertClean() fails on any console error, uncaught
