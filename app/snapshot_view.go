@@ -192,8 +192,10 @@ func (p *SnapshotPage) renderBuckets(d *analysis.DeviceReport) app.UI {
 				app.Th().Class("num").Text("share"))),
 			app.TBody().Body(rows...),
 		)),
-		app.H3().Text("Rules that fired"),
-		app.Ul().Class("snap-rules").Body(rules...),
+		app.Details().Class("snap-fold").Body(
+			app.Summary().Text(fmt.Sprintf("Rules that fired (%d)", len(rules))),
+			app.Ul().Class("snap-rules").Body(rules...),
+		),
 	)
 }
 
@@ -277,13 +279,22 @@ func (p *SnapshotPage) renderOOMs(d *analysis.DeviceReport) app.UI {
 		app.P().Class("muted").Text("The allocator raised OutOfMemoryError here. If the largest free block inside reserved "+
 			"memory is smaller than the request while plenty is free, fragmentation is to blame "+
 			"(try PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)."),
-		app.Div().Class("table-wrap").Body(app.Table().Body(
+		foldLong(len(rows), "events", app.Div().Class("table-wrap").TabIndex(0).Role("region").Aria("label", "Out-of-memory events").Body(app.Table().Body(
 			app.THead().Body(app.Tr().Body(app.Th().Class("num").Text("entry"), app.Th().Class("num").Text("requested"),
 				app.Th().Class("num").Text("device free"), app.Th().Class("num").Text("allocated"), app.Th().Class("num").Text("reserved"),
 				app.Th().Class("num").Text("largest free block"), app.Th().Text("biggest site"), app.Th())),
 			app.TBody().Body(rows...),
-		)),
+		))),
 	)
+}
+
+// foldLong shows a table of n rows as it is when it is short, and folded
+// into a <details> when it is long: the answer stays near the top.
+func foldLong(n int, what string, table app.UI) app.UI {
+	if n <= 5 {
+		return table
+	}
+	return app.Details().Class("snap-fold").Body(app.Summary().Text(fmt.Sprintf("Show all %d %s", n, what)), table)
 }
 
 func (p *SnapshotPage) renderExplain() app.UI {

@@ -136,7 +136,26 @@ func TestStaticPagesSkipWasm(t *testing.T) {
 	if n := evalJS[int](tb, `performance.getEntriesByType("resource").filter(e => e.name.endsWith(".wasm")).length`); n != 0 {
 		t.Errorf("the 404 page loaded %d wasm files", n)
 	}
+	// The guide search works in the page, without the app: the index is a
+	// file the generator wrote.
+	tb.open(ui.GuidesPath)
+	tb.setValue("#guide-q", "nccl buffers")
+	got := poll[string](tb, `(() => { const a = document.querySelector("#guide-results a"); return a ? a.getAttribute("href") : ""; })()`, 10*time.Second)
+	if !strings.HasPrefix(got, "/guides/multi-gpu") {
+		t.Errorf("searching the guides for NCCL buffers gives %q first, want the multi-GPU guide", got)
+	}
+	if status := tb.text("#guide-search-status"); !strings.Contains(status, "match") {
+		t.Errorf("search status %q", status)
+	}
+	tb.setValue("#guide-q", "zzyzx")
+	tb.waitText("#guide-search-status", "No guide mentions zzyzx")
+
+	// Code blocks have a working Copy button.
 	tb.open(ui.GuidesPath + "/measure")
+	tb.click(".guide-body .copy-code")
+	if got := poll[string](tb, `document.querySelector(".guide-body .copy-code").textContent === "Copy" ? "" : document.querySelector(".guide-body .copy-code").textContent`, 5*time.Second); got != "Copied" {
+		t.Errorf("the Copy button says %q after a click", got)
+	}
 	tb.clickAndWaitReload(`.guide-body a[href^="/estimate"]`)
 	if !evalJS[bool](tb, `location.pathname === "/estimate" && document.body.hasAttribute("data-wasm-ready")`) {
 		t.Errorf("the guide's link did not open the estimator")
