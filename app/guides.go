@@ -143,10 +143,8 @@ func (p *NotFoundPage) OnNav(ctx app.Context) {
 
 func (p *NotFoundPage) Render() app.UI {
 	var tools []app.UI
-	for _, r := range Routes() {
-		if r.Nav {
-			tools = append(tools, app.Li().Body(app.A().Href(Href(r.Path)).Text(r.Title), app.Text(": "+r.Description)))
-		}
+	for _, r := range navRoutes() {
+		tools = append(tools, app.Li().Body(app.A().Href(Href(r.Path)).Text(r.Title), app.Text(": "+r.Description)))
 	}
 	return StaticLayout(NotFoundPath,
 		app.Section().Class("not-found").Body(

@@ -15,10 +15,7 @@ func (h *Home) OnNav(ctx app.Context) {
 
 func (h *Home) Render() app.UI {
 	var cards []app.UI
-	for _, r := range Routes() {
-		if !r.Nav {
-			continue
-		}
+	for _, r := range navRoutes() {
 		cards = append(cards, app.A().Class("card tool-card").Href(Href(r.Path)).Body(
 			app.H2().Text(r.Title),
 			app.P().Text(r.Description),

@@ -40,10 +40,7 @@ func StaticLayout(active string, body ...app.UI) app.UI {
 
 func layout(active string, static bool, body []app.UI) app.UI {
 	var nav []app.UI
-	for _, r := range Routes() {
-		if !r.Nav {
-			continue
-		}
+	for _, r := range navRoutes() {
 		a := app.A().Href(Href(r.Path)).Text(r.Title)
 		if r.Path == active || (r.Path == GuidesPath && strings.HasPrefix(active, GuidesPath+"/")) {
 			a = a.Class("active").Aria("current", "page")

@@ -70,6 +70,17 @@ func Register() {
 	}
 }
 
+// navRoutes returns the routes of the header navigation, in order.
+func navRoutes() []Route {
+	var rs []Route
+	for _, r := range Routes() {
+		if r.Nav {
+			rs = append(rs, r)
+		}
+	}
+	return rs
+}
+
 // routeByPath returns the route registered for path, if any.
 func routeByPath(path string) (Route, bool) {
 	for _, r := range Routes() {

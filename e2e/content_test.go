@@ -61,15 +61,8 @@ func TestContentFirst(t *testing.T) {
 
 	release()
 	tb.waitReady()
-	req, err := estimator.ParseQuery(mustQuery(t, q))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := estimator.Estimate(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := poll[string](tb, `(() => { const c = document.querySelector('#est-table tr[data-bucket="total"] td[data-bytes]'); return c ? c.dataset.bytes : ""; })()`, 10*time.Second); got != fmt.Sprint(want.TotalBytes) {
+	want := estimateOf(t, mustQuery(t, q))
+	if got := poll[string](tb, totalBytesJS, 10*time.Second); got != fmt.Sprint(want.TotalBytes) {
 		t.Errorf("after the app mounted, total = %s, want %d", got, want.TotalBytes)
 	}
 	if evalJS[bool](tb, `document.documentElement.classList.contains("state-pending")`) {

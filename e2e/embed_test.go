@@ -66,14 +66,7 @@ var frameReady = `(` + readyJS + `) ? "ready" : ""`
 func TestEmbed(t *testing.T) {
 	s := serveSite(t, distDir(t), "", "no-store")
 	q := "model=llama-3.1-8b&gpu=rtx-4090-24gb&method=qlora&seq=4096"
-	req, err := estimator.ParseQuery(mustQuery(t, q))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := estimator.Estimate(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := estimateOf(t, mustQuery(t, q))
 
 	// The "Embed this page" button gives the snippet for the current state.
 	// Tracking parameters on a shared link are never an error (open checks
@@ -100,14 +93,7 @@ func TestEmbed(t *testing.T) {
 	// config= without model= means the custom model, not the default one.
 	config := `{"model_type":"gpt2","n_embd":768,"n_layer":12,"n_head":12,"vocab_size":50257,"n_positions":1024}`
 	cq := url.Values{"config": {config}, "batch": {"4"}}
-	creq, err := estimator.ParseQuery(cq)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cwant, err := estimator.Estimate(creq)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cwant := estimateOf(t, cq)
 	frames := snippet +
 		fmt.Sprintf(`<iframe id="cfg" title="custom" src="%s/estimate?%s&embed=1&utm_campaign=q3&gclid=x" width="900" height="700"></iframe>`, s.URL, cq.Encode()) +
 		fmt.Sprintf(`<iframe id="tri" title="triage" src="%s/triage?example=frag&embed=1&utm_medium=email" width="900" height="700"></iframe>`, s.URL) +
@@ -139,14 +125,14 @@ func TestEmbed(t *testing.T) {
 		}
 	}
 
-	total := inFrame(tb, "#est", `(() => { const c = document.querySelector('#est-table tr[data-bucket="total"] td[data-bytes]'); return c ? c.dataset.bytes : ""; })()`)
+	total := inFrame(tb, "#est", totalBytesJS)
 	if total != fmt.Sprint(want.TotalBytes) {
 		t.Errorf("embedded estimate total = %s, want %d", total, want.TotalBytes)
 	}
 	if got := inFrame(tb, "#cfg", `document.getElementById("est-model").value`); got != estimator.ModelCustom {
 		t.Errorf("config= without model= shows model %q, want %q", got, estimator.ModelCustom)
 	}
-	ctotal := inFrame(tb, "#cfg", `(() => { const c = document.querySelector('#est-table tr[data-bucket="total"] td[data-bytes]'); return c ? c.dataset.bytes : ""; })()`)
+	ctotal := inFrame(tb, "#cfg", totalBytesJS)
 	if ctotal != fmt.Sprint(cwant.TotalBytes) {
 		t.Errorf("embedded custom-config total = %s, want %d", ctotal, cwant.TotalBytes)
 	}

@@ -4,9 +4,12 @@ package e2e
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"testing"
 	"time"
+
+	"oomscope/estimator"
 
 	"github.com/chromedp/chromedp"
 )
@@ -50,3 +53,20 @@ func regexpSubmatch(t testing.TB, pattern, s string) string {
 	}
 	return m[1]
 }
+
+// estimateOf computes what the estimator page must show for URL values q.
+func estimateOf(t testing.TB, q url.Values) *estimator.Result {
+	t.Helper()
+	req, err := estimator.ParseQuery(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := estimator.Estimate(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// totalBytesJS reads the estimator page's total in bytes ("" until shown).
+const totalBytesJS = `(() => { const c = document.querySelector('#est-table tr[data-bucket="total"] td[data-bytes]'); return c ? c.dataset.bytes : ""; })()`

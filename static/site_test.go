@@ -30,10 +30,7 @@ func buildTestSite(t *testing.T, base, wasm string) (string, string) {
 func TestBuildWritesEveryRoute(t *testing.T) {
 	dir, version := buildTestSite(t, "/", "stand-in wasm")
 	for _, r := range ui.Routes() {
-		name := strings.TrimPrefix(r.Path, "/") + ".html"
-		if r.Path == "/" {
-			name = "index.html"
-		}
+		name := pageFile(r.Path)
 		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
 		if err != nil {
 			t.Errorf("route %s: %v", r.Path, err)
@@ -165,11 +162,7 @@ func TestPrerenderReadsRight(t *testing.T) {
 func TestStaticPages(t *testing.T) {
 	dir, _ := buildTestSite(t, "/", "stand-in wasm")
 	for _, r := range ui.Routes() {
-		name := strings.TrimPrefix(r.Path, "/") + ".html"
-		if r.Path == "/" {
-			name = "index.html"
-		}
-		b, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		b, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(pageFile(r.Path))))
 		if got := strings.Contains(string(b), "data-static-page"); got != r.Static {
 			t.Errorf("%s: data-static-page %v, want %v", r.Path, got, r.Static)
 		}
@@ -229,4 +222,12 @@ func TestSitemapAndSearchIndex(t *testing.T) {
 			t.Errorf("search entry %d = %+v", i, idx[i].URL)
 		}
 	}
+}
+
+// pageFile is the file the generator writes for a route.
+func pageFile(route string) string {
+	if route == "/" {
+		return "index.html"
+	}
+	return strings.TrimPrefix(route, "/") + ".html"
 }
