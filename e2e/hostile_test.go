@@ -46,7 +46,7 @@ func TestSnapshotHostileNames(t *testing.T) {
 	poll[string](tb, `document.body.getAttribute("data-snapshot-state") || ""`, 30*time.Second)
 	// Hover the chart over the peak so the tooltip (built as HTML) shows.
 	evalJS[bool](tb, `(() => { const c = document.getElementById("snap-chart"); const r = c.getBoundingClientRect();
-		c.dispatchEvent(new MouseEvent("mousemove", {bubbles: true, clientX: r.left + r.width * 0.97, clientY: r.top + r.height * 0.9})); return true; })()`)
+		c.dispatchEvent(new PointerEvent("pointermove", {bubbles: true, pointerType: "mouse", clientX: r.left + r.width * 0.97, clientY: r.top + r.height * 0.9})); return true; })()`)
 	tip := tb.waitText("#snap-tip", "PWN")
 	if !strings.Contains(tip, `<img src=x onerror=alert("PWN")>`) {
 		t.Errorf("the tooltip does not show the names as text: %.300q", tip)
