@@ -222,6 +222,9 @@ func TestSnapshotTouch(t *testing.T) {
 	if !waitSnapshot(tb, 90*time.Second) {
 		t.Fatalf("snapshot: %s", tb.text("#snap-error"))
 	}
+	// On a phone the page scrolls the summary into view (smoothly) when the
+	// result arrives: let that finish before aiming at the chart.
+	poll[bool](tb, `new Promise(r => { const y = scrollY; setTimeout(() => r(scrollY === y), 300); })`, 10*time.Second)
 	tb.scrollTo("#snap-chart")
 	at := evalJS[map[string]float64](tb, `(() => { const r = document.getElementById("snap-chart").getBoundingClientRect();
 		return {x: r.left + r.width * 0.5, y: r.top + r.height * 0.9}; })()`)
