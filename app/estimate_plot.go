@@ -139,7 +139,8 @@ func (p *EstimatePage) renderFeasible() app.UI {
 		overlay = append(overlay, app.A().Href(p.href(next)).Class("estimate-plot-point").Title(what).Aria("label", what).
 			DataSet("seq", b.Seq).DataSet("batch", b.Batch).Style("left", pct(b.X, plotW)).Style("top", pct(b.Y, plotH)))
 	}
-	overlay = append(overlay, app.Span().ID("est-plot-current").Class("estimate-plot-you").DataSet("seq", cur.Seq).DataSet("batch", cur.Batch).
+	// role=img: a span may carry an aria-label only with a role (axe).
+	overlay = append(overlay, app.Span().ID("est-plot-current").Class("estimate-plot-you").Role("img").DataSet("seq", cur.Seq).DataSet("batch", cur.Batch).
 		Style("left", pct(cur.X, plotW)).Style("top", pct(cur.Y, plotH)).Aria("label", fmt.Sprintf("your setup: %s tokens, %d", bytesize.Commas(int64(cur.Seq)), cur.Batch)))
 
 	var rows []app.UI

@@ -95,7 +95,7 @@ func TestEmbed(t *testing.T) {
 	cq := url.Values{"config": {config}, "batch": {"4"}}
 	cwant := estimateOf(t, cq)
 	frames := snippet +
-		fmt.Sprintf(`<iframe id="cfg" title="custom" src="%s/estimate?%s&embed=1&utm_campaign=q3&gclid=x" width="900" height="700"></iframe>`, s.URL, cq.Encode()) +
+		fmt.Sprintf(`<iframe id="cfg" title="custom" src="%s/estimate?%s&embed=1&utm_campaign=q3&gclid=x" width="400" height="700"></iframe>`, s.URL, cq.Encode()) +
 		fmt.Sprintf(`<iframe id="tri" title="triage" src="%s/triage?example=frag&embed=1&utm_medium=email" width="900" height="700"></iframe>`, s.URL) +
 		fmt.Sprintf(`<iframe id="snap" title="snapshot" src="%s/snapshot?embed=1&ref=wiki" width="900" height="600"></iframe>`, s.URL) +
 		fmt.Sprintf(`<iframe id="guide" title="guide" src="%s/guides/read-the-message?embed=1&utm_source=x" width="900" height="600"></iframe>`, s.URL)
@@ -125,9 +125,19 @@ func TestEmbed(t *testing.T) {
 		}
 	}
 
+	// The verdict comes first in the frame: above the form, or beside it.
+	if got := inFrame(tb, "#est", `(() => { const a = document.getElementById("est-answer"), f = document.querySelector(".estimate-form");
+		return a && f ? String(a.getBoundingClientRect().top <= f.getBoundingClientRect().top) : ""; })()`); got != "true" {
+		t.Errorf("embedded, the estimator's verdict is not above its form")
+	}
 	total := inFrame(tb, "#est", totalBytesJS)
 	if total != fmt.Sprint(want.TotalBytes) {
 		t.Errorf("embedded estimate total = %s, want %d", total, want.TotalBytes)
+	}
+	// In a narrow frame (one column) too.
+	if got := inFrame(tb, "#cfg", `(() => { const a = document.getElementById("est-answer"), f = document.querySelector(".estimate-form");
+		return a && f ? String(a.getBoundingClientRect().bottom <= f.getBoundingClientRect().top) : ""; })()`); got != "true" {
+		t.Errorf("embedded in a narrow frame, the estimator's verdict is not above its form")
 	}
 	if got := inFrame(tb, "#cfg", `document.getElementById("est-model").value`); got != estimator.ModelCustom {
 		t.Errorf("config= without model= shows model %q, want %q", got, estimator.ModelCustom)

@@ -506,6 +506,7 @@ func TestEstimateCheckpointAndEmpty(t *testing.T) {
 	tb.open("/estimate?gpu=rtx-4090-24gb")
 	tb.setValue("#est-model", "custom")
 	poll[bool](tb, `!!document.getElementById("est-config-drop")`, 20*time.Second)
+	tb.expectErrors() // an empty config.json, then an empty config=, on purpose
 	tb.uploadFile("#est-config-file", empty)
 	tb.waitText("#est-error", "config.json is empty")
 	tb.open("/estimate?config=")
