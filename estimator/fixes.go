@@ -14,6 +14,9 @@ type Fix struct {
 	Name string `json:"name"`
 	// Change says what the fix changes, e.g. "ckpt none → full".
 	Change string `json:"change"`
+	// FixID is the id of the fix in the shared catalog (package fixes),
+	// whose code and guide section the pages show.
+	FixID string `json:"fix_id"`
 	// SavesBytes is how much closer to fitting the fix brings the request:
 	// the previous shortfall minus this one.
 	SavesBytes int64 `json:"saves_bytes"`
@@ -229,7 +232,7 @@ func (p *plan) fixes(start *Result) []Fix {
 			continue // e.g. full checkpointing after selective with eager s² scores
 		}
 		out = append(out, Fix{
-			Name: rg.name, Change: change,
+			Name: rg.name, Change: change, FixID: rungFix[rg.name],
 			SavesBytes: prev - short, TotalBytes: needBytes(res), Fits: res.Fits,
 			Query: next.r.QueryString(), Request: next.r,
 		})

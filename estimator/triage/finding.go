@@ -84,7 +84,7 @@ type Finding struct {
 
 	// Cause is the likely cause: fragmentation, capacity, other-process,
 	// non-pytorch, last-straw, cpu-ram, kv-cache-budget, bogus-size,
-	// allowed-limit, preallocation or unknown.
+	// allowed-limit, preallocation, leak (snapshots only) or unknown.
 	Cause Cause `json:"cause"`
 	// Why explains the cause with the numbers that decided it.
 	Why string `json:"why"`
@@ -171,4 +171,9 @@ const (
 	CauseAllowedLimit  Cause = "allowed-limit"
 	CausePreallocation Cause = "preallocation"
 	CauseUnknown       Cause = "unknown"
+	// CauseLeak is memory that grows step after step because something
+	// keeps every step's tensors alive (a retained graph or stored
+	// outputs). A message alone cannot show it; snapshot analysis finds it
+	// in the trace.
+	CauseLeak Cause = "leak"
 )
