@@ -78,6 +78,8 @@ type DeviceReport struct {
 	SiteSeries *SiteSeries `json:"site_series,omitempty"`
 	// Warnings lists inconsistencies found while replaying.
 	Warnings []string `json:"warnings"`
+	// DiagnosisReport: steps, phases, leak, cause and fixes (diag_*.go).
+	DiagnosisReport
 }
 
 // RuleBytes is what one classification rule labelled at the peak.
@@ -289,6 +291,7 @@ func (d *Device) Report() DeviceReport {
 		r.SiteSeries = d.siteSeries(r.Timeline, peak.TopSites, opt.SeriesSites)
 	}
 	r.Warnings = append([]string{}, d.Warnings...)
+	r.DiagnosisReport = d.diagnose(&r)
 	return r
 }
 

@@ -46,8 +46,11 @@ func assemble(opt Options, runs []devRun, st *stacks) (*snapshot.Snapshot, Truth
 		if !legacy {
 			s.ExternalAnnotations = append(s.ExternalAnnotations, r.annotations...)
 		}
-		truth.Devices = append(truth.Devices, deviceTruth(d, r, cut, trace, segs))
+		dt := deviceTruth(d, r, cut, trace, segs)
+		stepTruth(&dt, r, cut, opt)
+		truth.Devices = append(truth.Devices, dt)
 	}
+	recordStacks(s, opt.Loop.Stacks)
 	if !legacy {
 		s.AllocatorSettings = settings(opt.Expandable)
 		if s.ExternalAnnotations == nil {

@@ -80,6 +80,9 @@ type Options struct {
 	// by memo (smaller files); by default every entry gets its own list
 	// object, as torch writes most of them.
 	SharedStackLists bool
+	// Loop varies the training loop (accumulation, evaluation, leaks,
+	// stacks recorded); see Loop.
+	Loop Loop
 }
 
 // Category names used in Truth, as the analysis buckets them.
@@ -149,6 +152,16 @@ type DeviceTruth struct {
 	FinalReserved int64
 	// OOMs lists the oom entries.
 	OOMs []OOMTruth
+	// Steps are the training iterations in the kept trace, oldest first.
+	Steps []StepTruth
+	// PeakStep indexes Steps and PeakPhase names the phase ("other",
+	// "forward", "backward", "optimizer") of the entry at PeakIndex; -1 and
+	// "other" when the peak is before the first kept entry or outside a
+	// step.
+	PeakStep  int
+	PeakPhase string
+	// Leak is what a leaking loop keeps per step; nil without Loop.Leak.
+	Leak *LeakTruth
 }
 
 // OOMTruth describes one oom entry.
@@ -329,6 +342,17 @@ var scenarios = map[string]Options{
 	// everything: all features at once, protocol 2 (no FRAME, BINPUT memo).
 	"everything": {Seed: 10, Steps: 3, Protocol: 2, TwoStreams: true, Expandable: true,
 		PreTraceParams: true, MaxEntries: 300, OOM: true, Devices: 2},
+	// The loop shapes a diagnosis must tell apart (loop.go).
+	"leak_history":    {Seed: 12, Steps: 5, Loop: Loop{Leak: LeakHistory}},
+	"leak_loss_graph": {Seed: 13, Steps: 5, Loop: Loop{Leak: LeakLossGraph}},
+	"vary_seq":        {Seed: 14, Steps: 6, Loop: Loop{VarySeq: true}},
+	"grad_accum":      {Seed: 15, Steps: 3, Loop: Loop{Accum: 3}},
+	"eval_between":    {Seed: 16, Steps: 5, Loop: Loop{EvalEvery: 2}},
+	"python_stacks":   {Seed: 17, Steps: 3, Loop: Loop{Stacks: StacksPython}},
+	"no_stacks":       {Seed: 18, Steps: 3, Loop: Loop{Stacks: StacksNone}},
+	// mid_step: the ring buffer keeps the newest entries, from the middle
+	// of a forward pass.
+	"mid_step": {Seed: 19, Steps: 4, MaxEntries: 520},
 }
 
 // newRand returns the simulator's random source for a device.

@@ -28,6 +28,12 @@ type delta struct {
 	live     int64
 	cat      int
 	reserved int64
+	// step is the training iteration the event belongs to (-1: set-up
+	// before the first), phase its part of the iteration.
+	step  int32
+	phase phase
+	// leak marks an allocation the loop never frees (Loop.Leak).
+	leak bool
 }
 
 // devRun is the simulation result for one device.
@@ -55,6 +61,11 @@ type sim struct {
 	run       devRun
 	meta      string // user_metadata for the next entries (Format210)
 	reserved  int64
+	// step and phase tag the events (Truth.Steps); leak marks the next
+	// allocation as one the loop keeps forever.
+	step  int32
+	phase phase
+	leak  bool
 }
 
 // simulate runs the program on every device. caps[d] is device d's
@@ -64,6 +75,7 @@ func simulate(opt Options, caps []int64, oomStep int, st *stacks) []devRun {
 	for d := range opt.Devices {
 		s := &sim{opt: opt, st: st, rng: newRand(opt.Seed, d), device: d,
 			clock: 1_748_000_000_000_000 + int64(d)*1000, liveCat: map[uint64]int{}}
+		s.step, s.phase = -1, phaseOther
 		s.a = newAllocator(d, caps[d], opt.Expandable, s.emit)
 		s.program(oomStep)
 		s.run.segments = s.a.segments()
@@ -75,10 +87,10 @@ func simulate(opt Options, caps []int64, oomStep int, st *stacks) []devRun {
 // emit records one allocator event.
 func (s *sim) emit(e snapshot.TraceEntry) {
 	s.clock += 1 + s.rng.Int64N(40)
-	d := delta{trace: -1}
+	d := delta{trace: -1, step: s.step, phase: s.phase}
 	switch e.Action {
 	case snapshot.ActionAlloc:
-		d.live, d.cat = e.Size, s.cat
+		d.live, d.cat, d.leak = e.Size, s.cat, s.leak
 		s.liveCat[e.Addr] = s.cat
 	case snapshot.ActionFreeCompleted:
 		d.live, d.cat = -e.Size, s.liveCat[e.Addr]
@@ -126,7 +138,12 @@ type param struct {
 	state []*block
 }
 
-// program is the training loop; it stops at the first OOM.
+// program is the training loop; it stops at the first OOM. Each step
+// (iteration) runs, in order: an evaluation pass (Loop.EvalEvery) and a
+// logging pass (Loop.Leak == LeakLossGraph), zero_grad, the side-stream
+// prefetch, Loop.Accum micro-batches of forward and backward, and the AdamW
+// step. Events are tagged with their step and phase for the truth: a phase
+// starts at its first allocation and lasts until the next one starts.
 func (s *sim) program(oomStep int) {
 	o := s.opt
 	h := int64(o.Hidden)
@@ -145,12 +162,21 @@ func (s *sim) program(oomStep int) {
 		layers = append(layers, ps)
 	}
 	s.recording = true
-	var pendingPrefetch *block
+	var pendingPrefetch, batch *block
 	for step := range o.Steps {
+		s.step, s.phase = int32(step), phaseOther
 		tok := int64(o.Tokens)
 		if step == oomStep {
 			s.run.oomCap = s.peakReservedSoFar()
 			tok *= 4
+		}
+		if o.Loop.EvalEvery > 0 && step > 0 && step%o.Loop.EvalEvery == 0 {
+			if !s.passWithoutBackward(tok, false) {
+				return
+			}
+		}
+		if o.Loop.Leak == LeakLossGraph && !s.passWithoutBackward(tok, true) {
+			return
 		}
 		// zero_grad(set_to_none=True) frees last step's gradients.
 		s.meta = s.fqn("optimizer")
@@ -176,69 +202,30 @@ func (s *sim) program(oomStep int) {
 				return
 			}
 		}
-		// Forward: per layer, activations kept for backward and a
-		// temporary (attention scores) freed inside forward.
-		acts := make([][]*block, o.Layers)
-		for l := range o.Layers {
-			s.meta = s.fqn(fmt.Sprintf("layers.%d", l))
-			if o.PrivatePool && l == 0 {
-				s.a.pool = snapshot.PoolID{1, 0}
-			}
-			for _, n := range []int64{tok * h * 4, tok * 3 * h * 4, tok * h * 2} {
-				b, ok := s.malloc(n, catActivation, 0, s.st.forwardAct[l])
+		for range max(1, o.Loop.Accum) {
+			mtok := tok
+			if o.Loop.VarySeq {
+				mtok = max(1, tok/2+s.rng.Int64N(tok+1))
+				// The new batch is moved to the GPU before the old one is
+				// dropped (Python rebinds the name after the call).
+				s.meta = s.fqn("")
+				b, ok := s.malloc(mtok*16, catOther, 0, s.st.input)
 				if !ok {
 					return
 				}
-				acts[l] = append(acts[l], b)
-			}
-			tmp, ok := s.malloc(tok*h*8, catTemporary, 0, s.st.forwardTmp[l])
-			if !ok {
-				return
-			}
-			for _, n := range []int64{tok * h * 4, tok * 4 * h * 4, tok * 4 * h * 4, tok * 8} {
-				b, ok := s.malloc(n, catActivation, 0, s.st.forwardAct[l])
-				if !ok {
-					return
+				if batch != nil {
+					s.a.free(batch, s.st.input, false)
 				}
-				acts[l] = append(acts[l], b)
+				batch = b
 			}
-			s.a.free(tmp, s.st.forwardTmp[l], false)
-			s.a.pool = snapshot.PoolID{}
-		}
-		s.meta = s.fqn("")
-		logits, ok := s.malloc(tok*h*4, catActivation, 0, s.st.loss)
-		if !ok {
-			return
-		}
-		lossTmp, ok := s.malloc(4, catTemporary, 0, s.st.loss)
-		if !ok {
-			return
-		}
-		s.a.free(lossTmp, s.st.loss, false)
-		// Backward in the autograd thread, last layer first.
-		for l := o.Layers - 1; l >= 0; l-- {
-			tmp, ok := s.malloc(tok*h*4, catTemporary, 0, s.st.backwardTmp)
-			if !ok {
+			if !s.microBatch(layers, mtok) {
 				return
-			}
-			for _, p := range layers[l] {
-				if p.grad == nil {
-					if p.grad, ok = s.malloc(p.size, catGradient, 0, s.st.grad); !ok {
-						return
-					}
-				}
-			}
-			s.a.free(tmp, s.st.backwardFree, false)
-			for _, b := range acts[l] {
-				s.a.free(b, s.st.backwardFree, false)
-			}
-			if l == o.Layers-1 {
-				s.a.free(logits, s.st.backwardFree, false)
 			}
 		}
 		// AdamW step: state on the first step, temporaries every step.
 		s.meta = s.fqn("optimizer")
 		s.annotate("START", "Optimizer.step#AdamW.step")
+		s.phase = phaseOptimizer
 		for _, ps := range layers {
 			for _, p := range ps {
 				for len(p.state) < 2 {
@@ -279,6 +266,127 @@ func (s *sim) program(oomStep int) {
 	if pendingPrefetch != nil {
 		s.a.complete(pendingPrefetch, s.st.backwardFree)
 	}
+}
+
+// microBatch runs one forward and backward pass over tok tokens; it
+// reports false after an OOM.
+func (s *sim) microBatch(layers [][]*param, tok int64) bool {
+	o := s.opt
+	h := int64(o.Hidden)
+	// Forward: per layer, activations kept for backward and a temporary
+	// (attention scores) freed inside forward.
+	acts := make([][]*block, o.Layers)
+	s.phase = phaseForward
+	for l := range o.Layers {
+		s.meta = s.fqn(fmt.Sprintf("layers.%d", l))
+		if o.PrivatePool && l == 0 {
+			s.a.pool = snapshot.PoolID{1, 0}
+		}
+		for _, n := range []int64{tok * h * 4, tok * 3 * h * 4, tok * h * 2} {
+			b, ok := s.malloc(n, catActivation, 0, s.st.forwardAct[l])
+			if !ok {
+				return false
+			}
+			acts[l] = append(acts[l], b)
+		}
+		tmp, ok := s.malloc(tok*h*8, catTemporary, 0, s.st.forwardTmp[l])
+		if !ok {
+			return false
+		}
+		for _, n := range []int64{tok * h * 4, tok * 4 * h * 4, tok * 4 * h * 4, tok * 8} {
+			b, ok := s.malloc(n, catActivation, 0, s.st.forwardAct[l])
+			if !ok {
+				return false
+			}
+			acts[l] = append(acts[l], b)
+		}
+		s.a.free(tmp, s.st.forwardTmp[l], false)
+		s.a.pool = snapshot.PoolID{}
+	}
+	s.meta = s.fqn("")
+	if o.Loop.Leak == LeakHistory {
+		// logits = self.lm_head(x), then history.append(logits) in the
+		// loop: the list keeps every step's logits, never freed.
+		s.leak = true
+		_, ok := s.malloc(tok*h*2, catActivation, 0, s.st.lmHead)
+		s.leak = false
+		if !ok {
+			return false
+		}
+	}
+	logits, ok := s.malloc(tok*h*4, catActivation, 0, s.st.loss)
+	if !ok {
+		return false
+	}
+	lossTmp, ok := s.malloc(4, catTemporary, 0, s.st.loss)
+	if !ok {
+		return false
+	}
+	s.a.free(lossTmp, s.st.loss, false)
+	// Backward in the autograd thread, last layer first.
+	s.phase = phaseBackward
+	for l := o.Layers - 1; l >= 0; l-- {
+		tmp, ok := s.malloc(tok*h*4, catTemporary, 0, s.st.backwardTmp)
+		if !ok {
+			return false
+		}
+		for _, p := range layers[l] {
+			if p.grad == nil {
+				if p.grad, ok = s.malloc(p.size, catGradient, 0, s.st.grad); !ok {
+					return false
+				}
+			}
+		}
+		s.a.free(tmp, s.st.backwardFree, false)
+		for _, b := range acts[l] {
+			s.a.free(b, s.st.backwardFree, false)
+		}
+		if l == o.Layers-1 {
+			s.a.free(logits, s.st.backwardFree, false)
+		}
+	}
+	return true
+}
+
+// passWithoutBackward runs a forward pass with no backward: an evaluation
+// under torch.no_grad() (each layer's outputs freed once the next layer has
+// used them), or, with retain, a logging pass outside no_grad whose loss is
+// accumulated (total_loss += loss), which keeps the pass's graph and so all
+// its saved activations alive for good. It reports false after an OOM.
+func (s *sim) passWithoutBackward(tok int64, retain bool) bool {
+	o := s.opt
+	h := int64(o.Hidden)
+	s.phase = phaseForward
+	cat, stacks := catTemporary, s.st.evalAct
+	if retain {
+		cat, stacks = catActivation, s.st.logAct
+	}
+	var prev []*block
+	for l := range o.Layers {
+		s.meta = s.fqn(fmt.Sprintf("layers.%d", l))
+		var cur []*block
+		for _, n := range []int64{tok * h * 4, tok * 4 * h * 4, tok * h * 4} {
+			s.leak = retain
+			b, ok := s.malloc(n, cat, 0, stacks[l])
+			s.leak = false
+			if !ok {
+				return false
+			}
+			cur = append(cur, b)
+		}
+		if !retain {
+			for _, b := range prev {
+				s.a.free(b, s.st.evalAct[l], false)
+			}
+		}
+		prev = cur
+	}
+	if !retain {
+		for _, b := range prev {
+			s.a.free(b, s.st.evalAct[0], false)
+		}
+	}
+	return true
 }
 
 // fqn returns the user_metadata to attach for Format210 ("" otherwise).

@@ -100,6 +100,14 @@ type stacks struct {
 	optTmp       snapshot.StackID
 	zeroGrad     snapshot.StackID
 	sideStream   snapshot.StackID
+	// input is the batch moved to the GPU (Loop.VarySeq), lmHead the
+	// model's logits kept by history.append (Loop.Leak), evalAct and
+	// logAct per layer the activations of an evaluation pass and of a
+	// logging pass (see loopStacks).
+	input   snapshot.StackID
+	lmHead  snapshot.StackID
+	evalAct []snapshot.StackID
+	logAct  []snapshot.StackID
 }
 
 func newStacks(layers int) *stacks {
@@ -147,5 +155,6 @@ func newStacks(layers int) *stacks {
 		f("main", trainFile, 88), f("<module>", trainFile, 120))
 	s.sideStream = t.stack(cat(allocPrefix("copy_"),
 		[]snapshot.Frame{f("prefetch", userDir+"/data.py", 33)}, trainFrames(36))...)
+	s.loopStacks(layers)
 	return s
 }

@@ -1,0 +1,226 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"oomscope/bytesize"
+)
+
+// Leak is memory that grows from step to step because allocations born in
+// every step are never freed.
+type Leak struct {
+	// BytesPerStep is what the leaking sites keep per step (the sum of
+	// their medians).
+	BytesPerStep int64 `json:"bytes_per_step"`
+	// Steps is the number of steps the verdict rests on: complete steps
+	// followed by another step, so that what they kept had a chance to be
+	// freed.
+	Steps int `json:"steps"`
+	// Confidence is high, medium or low (see LeakRule).
+	Confidence string `json:"confidence"`
+	// Sites are the leaking allocation sites, most bytes first.
+	Sites []LeakSite `json:"sites"`
+	// GrowthPerStep is the median growth of step-end memory between
+	// consecutive complete steps: an independent measure of the same leak.
+	GrowthPerStep int64 `json:"growth_per_step"`
+	// HeldBytes is what the leaking sites' kept blocks hold at the end of
+	// the trace.
+	HeldBytes int64 `json:"held_bytes"`
+	// Kind is "graph" when each step keeps many forward activations (a
+	// retained autograd graph) and "tensors" otherwise (stored outputs).
+	Kind string `json:"kind"`
+	// Why explains the verdict with its numbers.
+	Why string `json:"why"`
+}
+
+// LeakSite is one site whose blocks are born in each step and never freed.
+type LeakSite struct {
+	// Site is the allocation site (first user frame).
+	Site string `json:"site"`
+	// SiteIndex indexes Analysis.Sites.
+	SiteIndex int32 `json:"site_index"`
+	// BytesPerStep and Blocks are the medians, over the steps the verdict
+	// rests on, of the bytes and blocks born in a step and alive at the end.
+	BytesPerStep int64 `json:"bytes_per_step"`
+	Blocks       int   `json:"blocks"`
+	// Steps is in how many of those steps the site kept blocks.
+	Steps int `json:"steps"`
+	// Stack is the full stack of its largest kept block.
+	Stack []string `json:"stack"`
+}
+
+// LeakRule states how a leak is found and how sure the verdict is.
+const LeakRule = "a leak is a site whose allocations are born in a step and still alive at the end of the trace, in at least " +
+	"60 % (and at least 2) of the complete steps that another step follows; first-step optimizer state (born once), cache " +
+	"growth (reserved, not allocated), a window that starts mid-step (partial steps are left out) and step-to-step jitter " +
+	"(nothing survives) do not qualify. Confidence is high with ≥ 3 such steps, the site(s) in every one and step-end memory " +
+	"growing by 0.5–1.5 × the kept bytes per step; medium with ≥ 2 steps and that growth, or ≥ 3 steps in every one; low otherwise"
+
+// leakResult is the leak and what the fixes need of it.
+type leakResult struct {
+	leak *Leak
+	// sites marks the leaking sites.
+	sites map[int32]bool
+}
+
+// findLeak looks for sites whose blocks are born in step after step and
+// never freed. It reads each allocation once.
+func findLeak(src source, steps []Step) leakResult {
+	var eligible []int // step indices the verdict can rest on
+	for k, s := range steps {
+		if !s.Partial && k < len(steps)-1 {
+			eligible = append(eligible, k)
+		}
+	}
+	if len(eligible) < 2 {
+		return leakResult{}
+	}
+	slot := make(map[int]int, len(eligible)) // step index → position in eligible
+	for e, k := range eligible {
+		slot[k] = e
+	}
+	firsts := make([]int, len(steps))
+	for k, s := range steps {
+		firsts[k] = s.FirstEntry
+	}
+	stepOf := func(i int) int {
+		k := sort.SearchInts(firsts, i+1) - 1
+		if k < 0 || i > steps[k].LastEntry {
+			return -1
+		}
+		return k
+	}
+	type acc struct {
+		bytes   []int64
+		blocks  []int
+		held    int64
+		example int
+		largest int64
+	}
+	n := src.entries()
+	sites := map[int32]*acc{}
+	var order []int32
+	for k := range src.numAllocs() {
+		l := src.live(k)
+		if l.origin != FromTrace || int(l.end) < n || l.freeReq >= 0 {
+			continue // freed, or freed by the user and pending
+		}
+		a, ok := sites[l.site]
+		if !ok {
+			a = &acc{bytes: make([]int64, len(eligible)), blocks: make([]int, len(eligible)), example: -1}
+			sites[l.site] = a
+			order = append(order, l.site)
+		}
+		a.held += l.size
+		e, ok := slot[stepOf(int(l.start))]
+		if !ok {
+			continue
+		}
+		a.bytes[e] += l.size
+		a.blocks[e]++
+		if l.size > a.largest {
+			a.largest, a.example = l.size, k
+		}
+	}
+	need := max(2, (6*len(eligible)+9)/10)
+	res := leakResult{sites: map[int32]bool{}}
+	lk := &Leak{Steps: len(eligible), Sites: []LeakSite{}}
+	every := true
+	for _, si := range order {
+		a := sites[si]
+		seen := 0
+		for _, b := range a.bytes {
+			if b > 0 {
+				seen++
+			}
+		}
+		if seen < need {
+			continue
+		}
+		every = every && seen == len(eligible)
+		res.sites[si] = true
+		ls := LeakSite{Site: src.site(si).Label, SiteIndex: si, BytesPerStep: median(a.bytes),
+			Blocks: int(median(intsToInt64(a.blocks))), Steps: seen, Stack: src.displayStack(src.allocStack(a.example))}
+		lk.Sites = append(lk.Sites, ls)
+		lk.BytesPerStep += ls.BytesPerStep
+		lk.HeldBytes += a.held
+	}
+	if len(lk.Sites) == 0 || lk.BytesPerStep <= 0 {
+		return leakResult{}
+	}
+	slices.SortStableFunc(lk.Sites, func(x, y LeakSite) int { return compareInt64(y.BytesPerStep, x.BytesPerStep) })
+	lk.Kind = leakKind(src, lk, res.sites)
+	var diffs []int64
+	for k := 1; k < len(steps); k++ {
+		if !steps[k].Partial && !steps[k-1].Partial {
+			diffs = append(diffs, steps[k].EndAllocatedBytes-steps[k-1].EndAllocatedBytes)
+		}
+	}
+	if len(diffs) > 0 {
+		lk.GrowthPerStep = median(diffs)
+	}
+	consistent := lk.GrowthPerStep*2 >= lk.BytesPerStep && lk.GrowthPerStep*2 <= 3*lk.BytesPerStep
+	switch {
+	case len(eligible) >= 3 && every && consistent:
+		lk.Confidence = "high"
+	case consistent || len(eligible) >= 3 && every:
+		lk.Confidence = "medium"
+	default:
+		lk.Confidence = "low"
+	}
+	top := lk.Sites[0]
+	lk.Why = fmt.Sprintf("%s of allocations born in each step are never freed (%d site(s); the largest, %s, keeps %d block(s) of %s per step, "+
+		"in %d of %d steps); step-end memory grows by a median %s per step over %d complete steps; the kept blocks hold %s at the end of the trace",
+		bytesize.FormatGiB(lk.BytesPerStep), len(lk.Sites), top.Site, top.Blocks, bytesize.FormatGiB(top.BytesPerStep), top.Steps, len(eligible),
+		bytesize.Signed(lk.GrowthPerStep, bytesize.Binary), len(diffs)+1, bytesize.FormatGiB(lk.HeldBytes))
+	res.leak = lk
+	return res
+}
+
+// leakKind tells a retained graph (each step keeps several blocks that
+// outlived their forward pass: saved activations) from stored tensors.
+func leakKind(src source, lk *Leak, sites map[int32]bool) string {
+	blocks := 0
+	for _, s := range lk.Sites {
+		blocks += s.Blocks
+	}
+	if blocks < 3 {
+		return "tensors"
+	}
+	var fwd, all int64
+	for k := range src.numAllocs() {
+		l := src.live(k)
+		if !sites[l.site] || l.origin != FromTrace || int(l.end) < src.entries() {
+			continue
+		}
+		all += l.size
+		if l.rule == RuleForwardSurvives {
+			fwd += l.size
+		}
+	}
+	if 2*fwd >= all {
+		return "graph"
+	}
+	return "tensors"
+}
+
+// median returns the median of v (the lower middle value for even
+// lengths), without changing v.
+func median(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
+
+func intsToInt64(v []int) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
+}

@@ -1,0 +1,110 @@
+package analysis
+
+import "oomscope/snapshot"
+
+// source is everything the diagnosis (steps, phases, leaks, anomalies,
+// fixes) reads of one replayed device. The diagnosis goes through these
+// accessors only, never through the engine's fields, so that the engine can
+// store the trace and the live ranges as it likes: pointing the accessors
+// at another representation is the whole port.
+type source struct{ d *Device }
+
+// entries is the trace length.
+func (s source) entries() int { return len(s.d.Trace) }
+
+// action, size, timeUS and stack read trace entry i.
+func (s source) action(i int) snapshot.Action { return s.d.Trace[i].Action }
+func (s source) size(i int) int64             { return s.d.Trace[i].Size }
+func (s source) timeUS(i int) int64           { return s.d.Trace[i].TimeUS }
+func (s source) stack(i int) snapshot.StackID { return s.d.Trace[i].Frames }
+func (s source) deviceFree(i int) int64       { return s.d.Trace[i].DeviceFree }
+func (s source) isAlloc(i int) bool           { return s.d.Trace[i].Action == snapshot.ActionAlloc }
+func (s source) isSegmentGrowth(i int) bool   { return isSegmentGrowth(s.d.Trace[i].Action) }
+func isSegmentGrowth(a snapshot.Action) bool {
+	return a == snapshot.ActionSegmentAlloc || a == snapshot.ActionSegmentMap
+}
+func (s source) allocOrigin(k int) Origin          { return s.d.Allocs[k].Origin }
+func (s source) numAllocs() int                    { return len(s.d.Allocs) }
+func (s source) allocCategory(k int) Category      { return s.d.Allocs[k].Category }
+func (s source) allocSite(k int) int32             { return s.d.Allocs[k].Site }
+func (s source) allocStack(k int) snapshot.StackID { return s.d.Allocs[k].Stack }
+
+// liveRange is one allocation's live range as the diagnosis sees it.
+type liveRange struct {
+	// start is its alloc entry (-1: before the trace), end its
+	// free_completed entry (the trace length: alive at the end), freeReq
+	// its free_requested entry (-1: none).
+	start, end, freeReq int32
+	size                int64
+	stack               snapshot.StackID
+	site                int32
+	cat                 Category
+	rule                Rule
+	origin              Origin
+	// pending: the segments show it as active_pending_free.
+	pending bool
+}
+
+// live returns allocation k's live range.
+func (s source) live(k int) liveRange {
+	a := &s.d.Allocs[k]
+	return liveRange{start: a.Start, end: a.End, freeReq: a.FreeRequested, size: a.Size, stack: a.Stack,
+		site: a.Site, cat: a.Category, rule: a.Rule, origin: a.Origin, pending: a.Pending}
+}
+
+// frames returns the frames of a stack, innermost first (nil for none).
+func (s source) frames(id snapshot.StackID) []snapshot.Frame {
+	snap := s.d.a.Snap
+	st := snap.Stack(id)
+	if len(st) == 0 {
+		return nil
+	}
+	out := make([]snapshot.Frame, 0, len(st))
+	for _, fid := range st {
+		if int(fid) >= 0 && int(fid) < len(snap.Frames) {
+			out = append(out, snap.Frames[fid])
+		}
+	}
+	return out
+}
+
+// numStacks bounds the stack ids, for per-stack caches.
+func (s source) numStacks() int { return len(s.d.a.Snap.Stacks) }
+
+// stackLen is the number of frames of a stack (0 for none).
+func (s source) stackLen(id snapshot.StackID) int { return len(s.d.a.Snap.Stack(id)) }
+
+// stackPhase is the phase a stack's frames point to (the engine's stack
+// rule, notes §6), cached per stack.
+func (s source) stackPhase(id snapshot.StackID) phase { return s.d.a.phaseOf(id) }
+
+// displayStack renders a stack for display (see DisplayStack).
+func (s source) displayStack(id snapshot.StackID) []string {
+	st := DisplayStack(s.d.a.Snap, id)
+	if st == nil {
+		st = []string{}
+	}
+	return st
+}
+
+// site returns allocation site idx.
+func (s source) site(idx int32) Site { return s.d.a.Sites[idx] }
+
+// annotations returns this device's record_function markers.
+func (s source) annotations() []snapshot.Annotation {
+	var out []snapshot.Annotation
+	for _, an := range s.d.a.Snap.ExternalAnnotations {
+		if an.Device == s.d.ID {
+			out = append(out, an)
+		}
+	}
+	return out
+}
+
+// expandable reports whether the allocator ran with expandable segments.
+func (s source) expandable(r *DeviceReport) bool {
+	if st := s.d.a.Snap.AllocatorSettings; st != nil && st.ExpandableSegments {
+		return true
+	}
+	return r.Expandable
+}

@@ -1,0 +1,153 @@
+package gen
+
+import "oomscope/snapshot"
+
+// Loop varies the training loop into the shapes a diagnosis must tell
+// apart: gradient accumulation, evaluation passes, varying sequence lengths,
+// leaks, and stacks recorded with fewer frames. The zero value is the plain
+// loop.
+type Loop struct {
+	// Accum is the number of micro-batches (forward and backward) per
+	// optimizer step (0 or 1: one).
+	Accum int
+	// VarySeq draws each micro-batch's tokens between half and 1.5 × Tokens
+	// and keeps the input batch alive until the next one replaces it, so
+	// step-end memory goes up and down without a leak.
+	VarySeq bool
+	// EvalEvery runs an evaluation pass under torch.no_grad() at the start
+	// of every EvalEvery-th step after the first (0: never).
+	EvalEvery int
+	// Leak makes memory grow step after step (LeakHistory, LeakLossGraph;
+	// "" none).
+	Leak string
+	// Stacks is what the recording keeps of each stack: StacksAll (the
+	// default), StacksPython or StacksNone.
+	Stacks string
+}
+
+// Leaks and stack recordings of a Loop.
+const (
+	// LeakHistory keeps every step's logits in a list
+	// (history.append(logits)): one block per step, never freed.
+	LeakHistory = "history"
+	// LeakLossGraph runs a logging pass outside torch.no_grad() at the
+	// start of every step and accumulates its loss (total_loss += loss):
+	// backward never runs on that graph, so it keeps the pass's saved
+	// activations alive, every step.
+	LeakLossGraph = "loss_graph"
+
+	// StacksAll records Python and C++ frames (stacks="all").
+	StacksAll = ""
+	// StacksPython records Python frames only (stacks="python"): C++ frames
+	// are gone and the autograd thread, which has no Python frames, records
+	// empty stacks.
+	StacksPython = "python"
+	// StacksNone records no stacks (context=None): trace entries have no
+	// frames key and blocks empty lists.
+	StacksNone = "none"
+)
+
+// phase is the part of a step an event belongs to; it starts at the
+// phase's first allocation and lasts until the next phase starts, the way
+// an analysis sees it.
+type phase uint8
+
+const (
+	phaseOther phase = iota
+	phaseForward
+	phaseBackward
+	phaseOptimizer
+)
+
+// Phase names as the analysis reports them.
+var phaseNames = [...]string{"other", "forward", "backward", "optimizer"}
+
+// Frames of the loop variations.
+const (
+	dataFile = userDir + "/data.py"
+	// LeakHistorySite and LeakLossGraphSite are the allocation sites (first
+	// user frame, as "dir/file.py:line function") of the blocks each leak
+	// keeps.
+	LeakHistorySite   = "project/model.py:231 forward"
+	LeakLossGraphSite = "project/model.py:62 forward"
+)
+
+// loopStacks interns the stacks of the loop variations.
+func (s *stacks) loopStacks(layers int) {
+	t := s.t
+	s.input = t.stack(cat(allocPrefix("_to_copy"),
+		[]snapshot.Frame{f("to", dataFile, 51), f("train_step", trainFile, 35), f("main", trainFile, 88), f("<module>", trainFile, 120)})...)
+	s.lmHead = t.stack(cat(allocPrefix("mm"),
+		[]snapshot.Frame{f("forward", modelFile, 231)}, callModule(), trainFrames(41))...)
+	pass := func(fn string, line int64) []snapshot.StackID {
+		var out []snapshot.StackID
+		for l := range layers {
+			block := []snapshot.Frame{f("forward", modelFile, int64(140+l%3))}
+			outer := cat(callModule(), []snapshot.Frame{f("forward", modelFile, 210)}, callModule(),
+				[]snapshot.Frame{f(fn, trainFile, line), f("main", trainFile, 88), f("<module>", trainFile, 120)})
+			out = append(out, t.stack(cat(allocPrefix("mm"), []snapshot.Frame{f("forward", modelFile, 62)}, callModule(), block, outer)...))
+		}
+		return out
+	}
+	s.evalAct = pass("evaluate", 60)
+	s.logAct = pass("log_loss", 70)
+}
+
+// isPythonFile reports whether a frame's file is Python source.
+func isPythonFile(fn string) bool { return len(fn) > 3 && fn[len(fn)-3:] == ".py" }
+
+// recordStacks rewrites the stacks of s as a recording with Loop.Stacks
+// keeps them.
+func recordStacks(s *snapshot.Snapshot, mode string) {
+	var remap func(snapshot.StackID) snapshot.StackID
+	switch mode {
+	case StacksPython:
+		t := newStackTable()
+		ids := make([]snapshot.StackID, len(s.Stacks))
+		for id, st := range s.Stacks {
+			var fr []snapshot.Frame
+			for _, fid := range st {
+				if f := s.Frames[fid]; isPythonFile(f.Filename) {
+					fr = append(fr, f)
+				}
+			}
+			ids[id] = t.stack(fr...)
+		}
+		s.Frames, s.Stacks = t.frames, t.stacks
+		remap = func(id snapshot.StackID) snapshot.StackID {
+			if id < 0 {
+				return id
+			}
+			return ids[id]
+		}
+	case StacksNone:
+		s.Frames, s.Stacks = []snapshot.Frame{}, []snapshot.Stack{{}}
+		remap = func(id snapshot.StackID) snapshot.StackID {
+			if id < 0 {
+				return id
+			}
+			return snapshot.EmptyStack
+		}
+	default:
+		return
+	}
+	for _, tr := range s.DeviceTraces {
+		for i := range tr {
+			tr[i].Frames = remap(tr[i].Frames)
+			if mode == StacksNone {
+				tr[i].Frames = snapshot.NoStack
+			}
+		}
+	}
+	for i := range s.Segments {
+		g := &s.Segments[i]
+		g.Frames = remap(g.Frames)
+		for j := range g.Blocks {
+			b := &g.Blocks[j]
+			b.Frames = remap(b.Frames)
+			for k := range b.History {
+				b.History[k].Frames = remap(b.History[k].Frames)
+			}
+		}
+	}
+}
