@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"oomscope/bytesize"
+	"oomscope/snapshot"
 )
 
 // Leak is memory that grows from step to step because allocations born in
@@ -66,8 +67,9 @@ type leakResult struct {
 }
 
 // findLeak looks for sites whose blocks are born in step after step and
-// never freed. It reads each allocation once.
-func findLeak(src source, steps []Step) leakResult {
+// never freed, from the survivors (allocations alive at the end of the
+// trace that the program never freed).
+func findLeak(src source, steps []Step, surv []survivor) leakResult {
 	var eligible []int // step indices the verdict can rest on
 	for k, s := range steps {
 		if !s.Partial && k < len(steps)-1 {
@@ -93,41 +95,41 @@ func findLeak(src source, steps []Step) leakResult {
 		return k
 	}
 	type acc struct {
-		bytes   []int64
-		blocks  []int
-		held    int64
-		example int
-		largest int64
+		bytes        []int64
+		blocks       []int
+		held, fwd    int64
+		largest      int64
+		exampleStack snapshot.StackID
 	}
-	n := src.entries()
 	sites := map[int32]*acc{}
 	var order []int32
-	for k := range src.numAllocs() {
-		l := src.live(k)
-		if l.origin != FromTrace || int(l.end) < n || l.freeReq >= 0 {
-			continue // freed, or freed by the user and pending
-		}
-		a, ok := sites[l.site]
+	for _, s := range surv {
+		a, ok := sites[s.site]
 		if !ok {
-			a = &acc{bytes: make([]int64, len(eligible)), blocks: make([]int, len(eligible)), example: -1}
-			sites[l.site] = a
-			order = append(order, l.site)
+			a = &acc{bytes: make([]int64, len(eligible)), blocks: make([]int, len(eligible)), exampleStack: snapshot.NoStack}
+			sites[s.site] = a
+			order = append(order, s.site)
 		}
-		a.held += l.size
-		e, ok := slot[stepOf(int(l.start))]
+		a.held += s.size
+		if s.rule == RuleForwardSurvives {
+			a.fwd += s.size
+		}
+		e, ok := slot[stepOf(int(s.start))]
 		if !ok {
 			continue
 		}
-		a.bytes[e] += l.size
+		a.bytes[e] += s.size
 		a.blocks[e]++
-		if l.size > a.largest {
-			a.largest, a.example = l.size, k
+		if s.size > a.largest {
+			a.largest, a.exampleStack = s.size, s.stack
 		}
 	}
 	need := max(2, (6*len(eligible)+9)/10)
 	res := leakResult{sites: map[int32]bool{}}
 	lk := &Leak{Steps: len(eligible), Sites: []LeakSite{}}
 	every := true
+	var fwd int64
+	blocks := 0
 	for _, si := range order {
 		a := sites[si]
 		seen := 0
@@ -142,16 +144,23 @@ func findLeak(src source, steps []Step) leakResult {
 		every = every && seen == len(eligible)
 		res.sites[si] = true
 		ls := LeakSite{Site: src.site(si).Label, SiteIndex: si, BytesPerStep: median(a.bytes),
-			Blocks: int(median(intsToInt64(a.blocks))), Steps: seen, Stack: src.displayStack(src.allocStack(a.example))}
+			Blocks: int(median(intsToInt64(a.blocks))), Steps: seen, Stack: src.displayStack(a.exampleStack)}
 		lk.Sites = append(lk.Sites, ls)
 		lk.BytesPerStep += ls.BytesPerStep
 		lk.HeldBytes += a.held
+		fwd += a.fwd
+		blocks += ls.Blocks
 	}
 	if len(lk.Sites) == 0 || lk.BytesPerStep <= 0 {
 		return leakResult{}
 	}
 	slices.SortStableFunc(lk.Sites, func(x, y LeakSite) int { return compareInt64(y.BytesPerStep, x.BytesPerStep) })
-	lk.Kind = leakKind(src, lk, res.sites)
+	// Each step keeping several blocks that outlived their forward pass
+	// (saved activations) is a retained graph; else stored tensors.
+	lk.Kind = "tensors"
+	if blocks >= 3 && 2*fwd >= lk.HeldBytes {
+		lk.Kind = "graph"
+	}
 	var diffs []int64
 	for k := 1; k < len(steps); k++ {
 		if !steps[k].Partial && !steps[k-1].Partial {
@@ -177,33 +186,6 @@ func findLeak(src source, steps []Step) leakResult {
 		bytesize.Signed(lk.GrowthPerStep, bytesize.Binary), len(diffs)+1, bytesize.FormatGiB(lk.HeldBytes))
 	res.leak = lk
 	return res
-}
-
-// leakKind tells a retained graph (each step keeps several blocks that
-// outlived their forward pass: saved activations) from stored tensors.
-func leakKind(src source, lk *Leak, sites map[int32]bool) string {
-	blocks := 0
-	for _, s := range lk.Sites {
-		blocks += s.Blocks
-	}
-	if blocks < 3 {
-		return "tensors"
-	}
-	var fwd, all int64
-	for k := range src.numAllocs() {
-		l := src.live(k)
-		if !sites[l.site] || l.origin != FromTrace || int(l.end) < src.entries() {
-			continue
-		}
-		all += l.size
-		if l.rule == RuleForwardSurvives {
-			fwd += l.size
-		}
-	}
-	if 2*fwd >= all {
-		return "graph"
-	}
-	return "tensors"
 }
 
 // median returns the median of v (the lower middle value for even

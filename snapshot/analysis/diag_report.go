@@ -16,14 +16,55 @@ type DiagnosisReport struct {
 	PhasePeaks []PhasePeak `json:"phase_peaks"`
 	// Leak is memory that grows step after step; nil when none is found.
 	Leak *Leak `json:"leak"`
+	// Diagnosis is the cause with its numbers and rule.
+	Diagnosis Diagnosis `json:"diagnosis"`
+	// Fixes are the fixes with the bytes each saves here, cheapest first.
+	Fixes []Fix `json:"fixes"`
+	// OOMCard is the card at the last OOM event, as triage draws it.
+	OOMCard *OOMCard `json:"oom_card,omitempty"`
+	// Setup is the training setup the model state implies, for the
+	// estimator.
+	Setup *Setup `json:"setup,omitempty"`
 }
 
 // diagnose fills the diagnosis of a device whose report r is otherwise
 // complete.
 func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 	src := source{d}
-	allocated := allocatedCurve(src)
-	sr := findSteps(src, allocated, r.PeakIndex)
-	lr := findLeak(src, sr.steps)
-	return DiagnosisReport{Steps: sr.steps, StepInfo: sr.info, PeakPhase: sr.peak, PhasePeaks: sr.phasePeaks, Leak: lr.leak}
+	sr := findSteps(src, r)
+	dr := DiagnosisReport{Steps: sr.steps, StepInfo: sr.info, PeakPhase: sr.peak, PhasePeaks: sr.phasePeaks}
+
+	// The live memory at the peak, at each phase's own peak and at the
+	// last OOM: what the cause and the fixes' savings are read from.
+	idx, phases := []int{r.PeakIndex}, []string{sr.peak.Phase}
+	for _, ph := range []string{PhaseForward, PhaseBackward, PhaseOptimizer, PhaseOther} {
+		if j, ok := sr.maxPhase[ph]; ok && j != r.PeakIndex {
+			idx, phases = append(idx, j), append(phases, ph)
+		}
+	}
+	var ev *OOMEvent
+	if n := len(r.OOMEvents); n > 0 {
+		ev = &r.OOMEvents[n-1]
+		_, ph := sr.phaseAt(ev.Index)
+		idx, phases = append(idx, ev.Index), append(phases, ph)
+	}
+	ms, surv := measureMoments(src, idx, phases)
+	lr := findLeak(src, sr.steps, surv)
+	ms.addLeaked(surv, lr.sites)
+	dr.Leak = lr.leak
+	gpu := ""
+	if ev != nil {
+		dr.OOMCard = oomCard(ev)
+		gpu = dr.OOMCard.GPU
+	}
+	dr.Setup = inferSetup(ms, ms.maxOf(func(m *moment) int64 { return m.cats.Activation }), gpu)
+	var oomLeaked int64
+	if ev != nil {
+		oomLeaked = ms[len(ms)-1].leaked
+	}
+	r.DiagnosisReport = dr
+	dr.Diagnosis = diagnoseCause(r, lr.leak, ms[0], dr.OOMCard, oomLeaked)
+	dr.Fixes = chooseFixes(fixInput{r: r, ms: ms, setup: dr.Setup, leak: lr.leak, steps: sr.steps, exp: src.expandable(r), card: dr.OOMCard,
+		cause: dr.Diagnosis.Cause})
+	return dr
 }

@@ -29,6 +29,57 @@ func (s source) allocCategory(k int) Category      { return s.d.Allocs[k].Catego
 func (s source) allocSite(k int) int32             { return s.d.Allocs[k].Site }
 func (s source) allocStack(k int) snapshot.StackID { return s.d.Allocs[k].Stack }
 
+// entryKind is what a trace entry does, as the diagnosis needs it.
+type entryKind uint8
+
+const (
+	kindOther    entryKind = iota
+	kindAlloc              // alloc
+	kindFreeReq            // free_requested
+	kindFreeDone           // free_completed (or torch 1.x "free")
+	kindGrowth             // segment_alloc or segment_map: room made for the next alloc
+)
+
+// entry reads trace entry i: what it does, its size, time_us and stack.
+func (s source) entry(i int) (entryKind, int64, int64, snapshot.StackID) {
+	e := &s.d.Trace[i]
+	k := kindOther
+	// By length first: one comparison of a few bytes per entry.
+	switch a := e.Action; len(a) {
+	case len(snapshot.ActionAlloc):
+		if a == snapshot.ActionAlloc {
+			k = kindAlloc
+		}
+	case len(snapshot.ActionFreeCompleted): // = len(ActionFreeRequested)
+		switch a {
+		case snapshot.ActionFreeCompleted:
+			k = kindFreeDone
+		case snapshot.ActionFreeRequested:
+			k = kindFreeReq
+		}
+	case len("free"):
+		if a == "free" {
+			k = kindFreeDone
+		}
+	case len(snapshot.ActionSegmentAlloc):
+		if a == snapshot.ActionSegmentAlloc {
+			k = kindGrowth
+		}
+	case len(snapshot.ActionSegmentMap):
+		if a == snapshot.ActionSegmentMap {
+			k = kindGrowth
+		}
+	}
+	return k, e.Size, e.TimeUS, e.Frames
+}
+
+// endsOnRequested reports whether live ranges end at free_requested (the
+// trace has no free_completed: skip_actions), as the replay decides.
+func (s source) endsOnRequested() bool {
+	nComp := s.d.Actions[string(snapshot.ActionFreeCompleted)] + s.d.Actions["free"]
+	return nComp == 0 && s.d.Actions[string(snapshot.ActionFreeRequested)] > s.d.pendingBlocks()
+}
+
 // liveRange is one allocation's live range as the diagnosis sees it.
 type liveRange struct {
 	// start is its alloc entry (-1: before the trace), end its
@@ -44,6 +95,16 @@ type liveRange struct {
 	// pending: the segments show it as active_pending_free.
 	pending bool
 }
+
+// allocSpan returns allocation k's alloc, free_completed and
+// free_requested entries (see liveRange), the cheap part of live.
+func (s source) allocSpan(k int) (start, end, freeReq int32) {
+	a := &s.d.Allocs[k]
+	return a.Start, a.End, a.FreeRequested
+}
+
+// allocSize returns allocation k's requested bytes.
+func (s source) allocSize(k int) int64 { return s.d.Allocs[k].Size }
 
 // live returns allocation k's live range.
 func (s source) live(k int) liveRange {
@@ -70,6 +131,17 @@ func (s source) frames(id snapshot.StackID) []snapshot.Frame {
 
 // numStacks bounds the stack ids, for per-stack caches.
 func (s source) numStacks() int { return len(s.d.a.Snap.Stacks) }
+
+// anyCppFrame reports whether the snapshot holds any C++ frame (it was
+// recorded with stacks="all").
+func (s source) anyCppFrame() bool {
+	for i := range s.d.a.Snap.Frames {
+		if !isPython(&s.d.a.Snap.Frames[i]) {
+			return true
+		}
+	}
+	return false
+}
 
 // stackLen is the number of frames of a stack (0 for none).
 func (s source) stackLen(id snapshot.StackID) int { return len(s.d.a.Snap.Stack(id)) }

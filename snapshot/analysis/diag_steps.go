@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -104,6 +105,9 @@ type run struct {
 	// window is the annotation window that labelled its entries (-1: their
 	// stacks did); entries of another window start a new run.
 	window int
+	// next is the first allocation after its last entry and zeroGrad a
+	// zero_grad between the two (-1: none): where a step it ends stops.
+	next, zeroGrad int
 }
 
 // kind of an annotation window.
@@ -200,105 +204,95 @@ func (w *phaseSweep) at(t int64) (phase, int) {
 	return w.ws[j].ph, j
 }
 
-// stepper finds the steps and phases of one device.
+// interval is a stretch of entries in one step and one phase: the pass
+// keeps, per interval, the highest allocated memory and the memory at its
+// end, so steps and phases are measured without storing a value per entry.
+type interval struct {
+	start int
+	// max is the highest allocated memory after any of its entries, first
+	// reached after entry arg; end the memory after its last entry.
+	max int64
+	arg int
+	end int64
+}
+
+// stepper finds the steps and phases of one device in one pass over the
+// trace.
 type stepper struct {
 	src source
 	n   int
-	// allocated[i] is the allocated memory after entry i; allocated[n] the
-	// memory before the first entry (-1).
-	allocated []int64
+	// marks are the device's record_function windows; zgStarts the
+	// zero_grad STARTs and profTimes the ProfilerStep starts and ends + 1,
+	// sorted, where the pass must cut an interval.
 	marks     []mark
+	zgStarts  []int64
+	profTimes []int64
 	// stacked: some allocation has frames; pythonOnly: none has a C++
 	// frame, so the autograd thread's allocations are the stackless ones.
 	stacked, pythonOnly bool
+	onRequested         bool
+	initial             int64
 	runs                []run
+	ivs                 []interval
 	// firstWork is the first allocation that is not module construction;
-	// lastInit the last one that is (-1: none).
-	firstWork, lastInit int
-	zeroGradStack       map[snapshot.StackID]bool
+	// lastInit the last one that is (-1: none); zgBeforeWork a zero_grad
+	// between them; zgBeforeRuns the first zero_grad before any run.
+	firstWork, lastInit        int
+	zgBeforeWork, zgBeforeRuns int
+	// zeroGradStack caches isZeroGrad per stack: 1 yes, -1 no, 0 unknown;
+	// allocPhase an allocation's phase by its stack alone, plus one.
+	zeroGradStack []int8
+	allocPhase    []uint8
 	// cursor walks the allocations once, in trace order, for evalPrefix.
 	cursor int
 }
 
-// allocatedCurve returns the allocated memory after every entry (and, at
-// index n, before the first), from the live ranges: one pass over the
-// allocations and one over the entries.
-func allocatedCurve(src source) []int64 {
-	n := src.entries()
-	cur := make([]int64, n+1)
-	var initial int64
-	for k := range src.numAllocs() {
-		l := src.live(k)
-		if l.start < 0 {
-			initial += l.size
-		} else {
-			cur[l.start] += l.size
-		}
-		if int(l.end) < n {
-			cur[l.end] -= l.size
-		}
-	}
-	run := initial
-	for i := 0; i < n; i++ {
-		run += cur[i]
-		cur[i] = run
-	}
-	cur[n] = initial
-	return cur
-}
+// gapCut marks, for a run, where a step it ends would stop: the first
+// allocation after its last entry, and a zero_grad before that.
+type gapCut struct{ alloc, zeroGrad int }
 
-// at returns the allocated memory after entry i (-1: before the first).
-func (st *stepper) at(i int) int64 {
-	if i < 0 {
-		return st.allocated[st.n]
-	}
-	return st.allocated[i]
-}
-
-// recording looks at the allocations' stacks: whether any has frames and
-// whether every frame is a Python one (stacks="python").
+// recording looks at what the recording kept of the stacks: whether any
+// allocation has frames, and whether the snapshot holds any C++ frame
+// (none: stacks="python").
 func (st *stepper) recording() {
-	seen := make(map[snapshot.StackID]bool)
-	cpp := false
-	for i := 0; i < st.n && !cpp; i++ {
-		if !st.src.isAlloc(i) {
-			continue
-		}
-		id := st.src.stack(i)
-		if seen[id] || st.src.stackLen(id) == 0 {
-			continue
-		}
-		seen[id] = true
-		st.stacked = true
-		for _, f := range st.src.frames(id) {
-			if !isPython(&f) {
-				cpp = true
-				break
-			}
+	for i := 0; i < st.n; i++ {
+		if k, _, _, id := st.src.entry(i); k == kindAlloc && st.src.stackLen(id) > 0 {
+			st.stacked = true
+			break
 		}
 	}
-	st.pythonOnly = st.stacked && !cpp
+	st.pythonOnly = st.stacked && !st.src.anyCppFrame()
 }
 
-// label is the phase of entry i and the annotation window that gave it
-// (-1: none): a phase annotation holding its time wins; else its stack's
-// phase. An allocation without frames is the autograd thread's when the
-// recording has Python frames only. A free counts only for the optimizer
-// (the tail of an optimizer step the trace window starts in), never
-// zero_grad's: a delayed free_completed carries the stack of whatever
-// allocation ran the stream events, not its own.
-func (st *stepper) label(w *phaseSweep, i int) (phase, int) {
-	alloc := st.src.isAlloc(i)
-	if !alloc {
-		switch st.src.action(i) {
-		case snapshot.ActionFreeRequested, snapshot.ActionFreeCompleted, "free":
-		default:
-			return phaseUnknown, -1
-		}
+// label is the phase of an allocation or free and the annotation window
+// that gave it (-1: none): a phase annotation holding its time wins; else
+// its stack's phase. An allocation without frames is the autograd
+// thread's when the recording has Python frames only. A free counts only
+// for the optimizer and only before the first allocation (the tail of an
+// optimizer step the trace window starts in), never zero_grad's.
+func (st *stepper) label(w *phaseSweep, alloc bool, t int64, id snapshot.StackID) (phase, int) {
+	p, j := phaseUnknown, -1
+	if len(w.ws) > 0 {
+		p, j = w.at(t)
 	}
-	p, j := w.at(st.src.timeUS(i))
+	if p == phaseUnknown && alloc && id >= 0 && int(id) < len(st.allocPhase) {
+		// The stack alone decides: once per stack.
+		if v := st.allocPhase[id]; v != 0 {
+			return phase(v - 1), -1
+		}
+		v := phaseUnknown
+		switch {
+		case st.src.stackLen(id) == 0:
+			if st.pythonOnly {
+				v = phaseBackward
+			}
+		default:
+			v = st.src.stackPhase(id)
+		}
+		st.allocPhase[id] = uint8(v) + 1
+		return v, -1
+	}
 	if p == phaseUnknown {
-		id := st.src.stack(i)
 		switch {
 		case st.src.stackLen(id) == 0:
 			if alloc && st.pythonOnly {
@@ -314,121 +308,243 @@ func (st *stepper) label(w *phaseSweep, i int) (phase, int) {
 	return p, j
 }
 
-// buildRuns labels the allocations and frees and groups them into runs.
-func (st *stepper) buildRuns() {
+// scanState is the state of one scan: the interval being measured and
+// the segment growth right before the current entry.
+type scanState struct {
+	st  *stepper
+	cur int64
+	// ivStart, ivMax and ivArg describe the open interval.
+	ivStart, ivArg int
+	ivMax          int64
+	// streak is the first of the segment_alloc/segment_map entries right
+	// before the current one (-1: none): a cut before an allocation moves
+	// back over the growth that made room for it. Growth leaves allocated
+	// memory unchanged, so the streak's values are cur.
+	streak int
+}
+
+// cut closes the open interval before entry i.
+func (sc *scanState) cut(i int) {
+	if i == sc.ivStart {
+		return
+	}
+	sc.st.ivs = append(sc.st.ivs, interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
+	sc.ivStart, sc.ivMax, sc.ivArg = i, math.MinInt64, -1
+}
+
+// cutBefore closes the open interval before the allocation at entry i and
+// the segment growth before it, and returns where the new one starts.
+func (sc *scanState) cutBefore(i int) int {
+	switch {
+	case sc.streak < 0:
+		sc.cut(i)
+		return i
+	case sc.streak <= sc.ivStart:
+		return sc.ivStart // the interval starts inside the streak
+	}
+	sc.st.ivs = append(sc.st.ivs, interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
+	sc.ivStart, sc.ivMax, sc.ivArg = sc.streak, sc.cur, sc.streak
+	return sc.streak
+}
+
+// scan is the one pass over the trace: it labels allocations, groups them
+// into runs, notes where steps may start (the first allocation after a
+// run, zero_grad, the first allocation after module construction, profiler
+// step edges) and measures allocated memory per interval between those
+// points. With exact set, allocated memory is read from it instead of
+// being summed from the entries. It returns the highest allocated memory
+// and the entry where it was first reached (-1: before the first).
+func (st *stepper) scan(exact []int64) (int64, int) {
+	st.runs, st.ivs = st.runs[:0], st.ivs[:0]
+	st.firstWork, st.lastInit, st.zgBeforeWork, st.zgBeforeRuns = -1, -1, -1, -1
 	w := &phaseSweep{}
 	for _, m := range st.marks {
 		if m.kind == markPhase {
 			w.ws = append(w.ws, m)
 		}
 	}
-	st.firstWork, st.lastInit = -1, -1
+	timed := len(st.zgStarts)+len(st.profTimes) > 0
+	// Without zero_grad annotations, zero_grad shows in the frees' stacks.
+	stackZeroGrad := len(st.zgStarts) == 0 && st.stacked
+	sc := &scanState{st: st, cur: st.initial, ivMax: math.MinInt64, ivArg: -1, streak: -1}
+	peak, peakIdx := sc.cur, -1
+	gap := -1 // the last run, until its first allocation after it
+	var cuts []gapCut
+	zg, pt := 0, 0
+	seenAlloc := false
 	for i := 0; i < st.n; i++ {
-		p, win := st.label(w, i)
-		if st.src.isAlloc(i) {
-			if p == phaseInit {
-				st.lastInit = i
-				continue
+		k, size, t, id := st.src.entry(i)
+		if timed && t != 0 {
+			marker := false
+			for zg < len(st.zgStarts) && st.zgStarts[zg] <= t {
+				marker = true
+				zg++
 			}
-			if st.firstWork < 0 {
-				st.firstWork = i
+			for pt < len(st.profTimes) && st.profTimes[pt] <= t {
+				sc.cut(i)
+				pt++
+			}
+			if marker {
+				switch {
+				case gap >= 0 && cuts[gap].zeroGrad < 0:
+					cuts[gap].zeroGrad = i
+					sc.cut(i)
+				case len(st.runs) == 0 && st.zgBeforeRuns < 0:
+					st.zgBeforeRuns = i
+					sc.cut(i)
+				}
+				if st.firstWork < 0 && st.zgBeforeWork < 0 {
+					st.zgBeforeWork = i
+					sc.cut(i)
+				}
 			}
 		}
-		if p == phaseUnknown || p == phaseInit {
-			continue
-		}
-		if k := len(st.runs) - 1; k >= 0 && st.runs[k].ph == p && (win < 0 || st.runs[k].window < 0 || win == st.runs[k].window) {
-			st.runs[k].last = i
-			if win >= 0 {
-				st.runs[k].window = win
+		switch {
+		case k == kindAlloc || !seenAlloc && (k == kindFreeReq || k == kindFreeDone):
+			alloc := k == kindAlloc
+			p, win := st.label(w, alloc, t, id)
+			if alloc {
+				seenAlloc = true
+				if p == phaseInit {
+					st.lastInit, st.zgBeforeWork = i, -1
+				} else if st.firstWork < 0 {
+					st.firstWork = i
+					sc.cutBefore(i)
+				}
 			}
-			continue
+			last := len(st.runs) - 1
+			switch {
+			case p == phaseUnknown || p == phaseInit:
+				if alloc && gap >= 0 && cuts[gap].alloc < 0 {
+					cuts[gap].alloc = i
+					sc.cutBefore(i)
+					gap = -1
+				}
+			case last >= 0 && st.runs[last].ph == p && (win < 0 || st.runs[last].window < 0 || win == st.runs[last].window):
+				r := &st.runs[last]
+				r.last = i
+				if win >= 0 {
+					r.window = win
+				}
+				cuts[last], gap = gapCut{-1, -1}, last
+			default:
+				if gap >= 0 && cuts[gap].alloc < 0 {
+					cuts[gap].alloc = i
+				}
+				first := sc.cutBefore(i)
+				st.runs = append(st.runs, run{ph: p, first: first, last: i, window: win})
+				cuts = append(cuts, gapCut{-1, -1})
+				gap = len(cuts) - 1
+			}
+		case stackZeroGrad && (k == kindFreeReq || k == kindFreeDone) && gap >= 0 && cuts[gap].zeroGrad < 0 &&
+			st.runs[gap].ph == phaseOptimizer && st.isZeroGrad(id):
+			cuts[gap].zeroGrad = i
+			sc.cut(i)
 		}
-		lo := 0
-		if k := len(st.runs) - 1; k >= 0 {
-			lo = st.runs[k].last + 1
+		if k == kindGrowth {
+			if sc.streak < 0 {
+				sc.streak = i
+			}
+		} else {
+			sc.streak = -1
 		}
-		st.runs = append(st.runs, run{ph: p, first: st.backOverGrowth(i, lo), last: i, window: win})
+		if exact != nil {
+			sc.cur = exact[i]
+		} else if k == kindAlloc {
+			sc.cur += size
+		} else if k == kindFreeDone && !st.onRequested || k == kindFreeReq && st.onRequested {
+			sc.cur -= size
+		}
+		if sc.cur > sc.ivMax {
+			sc.ivMax, sc.ivArg = sc.cur, i
+		}
+		if sc.cur > peak {
+			peak, peakIdx = sc.cur, i
+		}
 	}
+	if st.n > 0 {
+		st.ivs = append(st.ivs, interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
+	}
+	for r := range st.runs {
+		st.runs[r].next, st.runs[r].zeroGrad = cuts[r].alloc, cuts[r].zeroGrad
+	}
+	return peak, peakIdx
+}
+
+// allocatedCurve returns the allocated memory after every entry from the
+// live ranges (one pass over the allocations, one over the entries): the
+// exact fallback of scan for traces whose entries do not pair cleanly.
+func allocatedCurve(src source) []int64 {
+	n := src.entries()
+	cur := make([]int64, n)
+	var initial int64
+	for k := range src.numAllocs() {
+		start, end, _ := src.allocSpan(k)
+		size := src.allocSize(k)
+		if start < 0 {
+			initial += size
+		} else {
+			cur[start] += size
+		}
+		if int(end) < n {
+			cur[end] -= size
+		}
+	}
+	run := initial
+	for i := range cur {
+		run += cur[i]
+		cur[i] = run
+	}
+	return cur
 }
 
 // backOverGrowth moves a boundary at entry i back over the segment growth
 // (segment_alloc, segment_map) that made room for it, not below lo.
 func (st *stepper) backOverGrowth(i, lo int) int {
-	for i-1 >= lo && st.src.isSegmentGrowth(i-1) {
+	for i-1 >= lo {
+		if k, _, _, _ := st.src.entry(i - 1); k != kindGrowth {
+			break
+		}
 		i--
 	}
 	return i
 }
 
-// nextAlloc returns the first allocation after entry i, or n.
-func (st *stepper) nextAlloc(i int) int {
-	for j := i + 1; j < st.n; j++ {
-		if st.src.isAlloc(j) {
-			return j
-		}
-	}
-	return st.n
-}
-
-// isZeroGrad reports whether a free's stack is inside Optimizer.zero_grad.
+// isZeroGrad reports whether a free's stack is inside Optimizer.zero_grad,
+// reading each stack's frames once.
 func (st *stepper) isZeroGrad(id snapshot.StackID) bool {
-	if st.src.stackLen(id) == 0 {
+	if uint(id) < uint(len(st.zeroGradStack)) {
+		if v := st.zeroGradStack[id]; v != 0 {
+			return v > 0
+		}
+	} else if id < 0 || st.zeroGradStack != nil {
+		return false
+	} else if st.zeroGradStack = make([]int8, st.src.numStacks()); int(id) >= len(st.zeroGradStack) {
 		return false
 	}
-	v, ok := st.zeroGradStack[id]
-	if !ok {
-		for _, f := range st.src.frames(id) {
-			if f.Name == "zero_grad" && strings.Contains(f.Filename, "torch/optim") {
-				v = true
-				break
-			}
+	v := int8(-1)
+	for _, f := range st.src.frames(id) {
+		if f.Name == "zero_grad" && strings.Contains(f.Filename, "torch/optim") {
+			v = 1
+			break
 		}
-		st.zeroGradStack[id] = v
 	}
-	return v
+	st.zeroGradStack[id] = v
+	return v > 0
 }
 
-// zeroGradAt returns the first entry in (after, upto] that starts a
-// zero_grad: the first entry at or after a zero_grad annotation's START
-// (later than entry after's time), or a free whose stack is zero_grad; -1
-// when none.
-func (st *stepper) zeroGradAt(after, upto int) int {
-	var starts []int64
-	var t0 int64 = -1
-	if after >= 0 {
-		t0 = st.src.timeUS(after)
-	}
-	for _, m := range st.marks {
-		if m.kind == markZeroGrad && m.start > t0 && t0 != 0 {
-			starts = append(starts, m.start)
-		}
-	}
-	for j := after + 1; j <= upto && j < st.n; j++ {
-		t := st.src.timeUS(j)
-		if len(starts) > 0 && t >= starts[0] && t != 0 {
-			return j
-		}
-		if !st.src.isAlloc(j) && st.isZeroGrad(st.src.stack(j)) {
-			return j
-		}
-	}
-	return -1
-}
-
-// boundaryAfter is where the step whose last marker allocation is entry
-// last ends: the next step starts at zero_grad if one comes before the
-// next allocation, else at that allocation (with the segment growth before
-// it), else the trace ends the step.
-func (st *stepper) boundaryAfter(last int) int {
-	j := st.nextAlloc(last)
-	if z := st.zeroGradAt(last, j); z >= 0 {
-		return z
-	}
-	if j == st.n {
+// boundaryAfter is where the step ending with run r stops: the next step
+// starts at zero_grad if one comes before the next allocation, else at
+// that allocation (with the segment growth before it), else the trace ends
+// the step.
+func (st *stepper) boundaryAfter(r run) int {
+	switch {
+	case r.zeroGrad >= 0 && (r.next < 0 || r.zeroGrad <= r.next):
+		return r.zeroGrad
+	case r.next < 0:
 		return st.n
 	}
-	return st.backOverGrowth(j, last+1)
+	return st.backOverGrowth(r.next, r.last+1)
 }
 
 // span is a step being built: its entries and whether it is cut.
@@ -451,25 +567,25 @@ func (st *stepper) steps() ([]span, string) {
 	if len(prof) >= 2 {
 		return st.profilerSteps(prof), stepRuleProfiler
 	}
-	var ends []int // last marker allocation of each step
+	var ends []run // the run that ends each step
 	rule := stepRuleOptimizer
 	for _, r := range st.runs {
 		if r.ph == phaseOptimizer {
-			ends = append(ends, r.last)
+			ends = append(ends, r)
 		}
 	}
 	if len(ends) == 0 {
 		rule = stepRuleBackward
 		for _, r := range st.runs {
 			if r.ph == phaseBackward {
-				ends = append(ends, r.last)
+				ends = append(ends, r)
 			}
 		}
 	}
 	if len(ends) == 0 {
 		return []span{{first: st.start0(false), last: st.n - 1}}, stepRuleNone
 	}
-	partial := st.firstPartial(ends[0])
+	partial := st.firstPartial(ends[0].last)
 	var out []span
 	start := st.start0(partial)
 	for _, e := range ends {
@@ -479,7 +595,7 @@ func (st *stepper) steps() ([]span, string) {
 	}
 	out[0].partial = partial
 	if start < st.n {
-		if st.nextAlloc(start-1) < st.n {
+		if last := ends[len(ends)-1]; last.next >= 0 {
 			// The trace ends inside a step that never reached its
 			// optimizer step (an OOM, or the dump).
 			out = append(out, span{first: start, last: st.n - 1, partial: true})
@@ -494,30 +610,22 @@ func (st *stepper) steps() ([]span, string) {
 // the window cuts it; else at zero_grad (when the allocations carry no
 // stacks) or the first allocation that is not module construction.
 func (st *stepper) start0(partial bool) int {
-	if partial || st.firstWork < 0 {
+	switch {
+	case partial || st.firstWork < 0:
 		return 0
+	case !st.stacked && st.zgBeforeRuns >= 0:
+		return st.zgBeforeRuns
+	case st.zgBeforeWork >= 0:
+		return st.zgBeforeWork
 	}
-	if !st.stacked {
-		first := st.n
-		if len(st.runs) > 0 {
-			first = st.runs[0].first
-		}
-		if z := st.zeroGradAt(-1, first); z >= 0 {
-			return z
-		}
-	}
-	lo := st.lastInit + 1
-	if z := st.zeroGradAt(st.lastInit, st.firstWork); z >= 0 {
-		return z
-	}
-	return st.backOverGrowth(st.firstWork, lo)
+	return st.backOverGrowth(st.firstWork, st.lastInit+1)
 }
 
 // firstPartial reports whether the trace window starts inside the first
-// step, whose last marker allocation is entry end: its first phase run is
-// a backward pass, or an optimizer step in a recording that shows forward
-// passes, or allocations made before the window were freed in its
-// backward pass (saved activations of a forward the window missed).
+// step, whose last marker entry is end: its first phase run is a backward
+// pass, or an optimizer step in a recording that shows forward passes, or
+// allocations made before the window were freed in its backward pass
+// (saved activations of a forward the window missed).
 func (st *stepper) firstPartial(end int) bool {
 	seesPasses := false
 	for _, r := range st.runs {
@@ -536,14 +644,20 @@ func (st *stepper) firstPartial(end int) bool {
 			}
 		}
 	}
+	// The allocations are listed in trace order: those from the trace at
+	// their alloc, the ones from before it at their free.
 	for k := range st.src.numAllocs() {
-		if st.src.allocOrigin(k) != PreTraceFreed {
+		start, stop, _ := st.src.allocSpan(k)
+		if start >= 0 {
+			if int(start) > end {
+				break
+			}
 			continue
 		}
-		l := st.src.live(k)
-		if int(l.end) > end {
-			break // pre-trace allocations are listed at their free, in trace order
+		if int(stop) > end || st.src.allocOrigin(k) != PreTraceFreed {
+			break // past the step, or the blocks alive at the end (listed last)
 		}
+		l := st.src.live(k)
 		if l.rule == RulePreTraceFreedInBackward {
 			return true
 		}
@@ -560,7 +674,8 @@ func (st *stepper) runAt(i int) int {
 	return k - 1
 }
 
-// profilerSteps maps ProfilerStep#N windows to entries.
+// profilerSteps maps ProfilerStep#N windows to entries: from the first
+// entry at or after its START to the last at or before its END.
 func (st *stepper) profilerSteps(prof []mark) []span {
 	var out []span
 	i := 0
@@ -589,68 +704,118 @@ type stepResult struct {
 	phasePeaks []PhasePeak
 	peak       PeakPhase
 	info       StepInfo
-	// maxPhase holds, per phase, the index of its highest allocated memory
-	// over all steps (-2: the phase never occurs).
+	// maxPhase holds, per phase, the entry of its highest allocated memory
+	// over all steps.
 	maxPhase map[string]int
-	// spanOf tells the step of a trace entry.
-	spans []span
+	spans    []span
+	st       *stepper
+	// ivStep and ivPhase are each interval's step (-1: none) and phase.
+	ivStep  []int
+	ivPhase []string
 }
 
-// findSteps cuts the trace into steps and phases and measures them.
-func findSteps(src source, allocated []int64, peakIndex int) stepResult {
-	st := &stepper{src: src, n: src.entries(), allocated: allocated, marks: marks(src.annotations()),
-		zeroGradStack: map[snapshot.StackID]bool{}}
+// phaseAt returns the step (-1: none) and phase of entry i.
+func (res *stepResult) phaseAt(i int) (int, string) {
+	ivs := res.st.ivs
+	j := sort.Search(len(ivs), func(j int) bool { return ivs[j].start > i }) - 1
+	if j < 0 {
+		return -1, PhaseOther
+	}
+	return res.ivStep[j], res.ivPhase[j]
+}
+
+// findSteps cuts the trace into steps and phases and measures them, in one
+// pass over the entries and (with stacks) one over the allocations. r is
+// the device's report: its peak checks the pass's sums.
+func findSteps(src source, r *DeviceReport) stepResult {
+	st := &stepper{src: src, n: src.entries(), marks: marks(src.annotations()), initial: r.InitialAllocatedBytes,
+		onRequested: src.endsOnRequested()}
+	for _, m := range st.marks {
+		switch m.kind {
+		case markZeroGrad:
+			st.zgStarts = append(st.zgStarts, m.start)
+		case markProfilerStep:
+			st.profTimes = append(st.profTimes, m.start)
+			if m.end < 1<<63-1 {
+				st.profTimes = append(st.profTimes, m.end+1)
+			}
+		}
+	}
+	slices.Sort(st.zgStarts)
+	slices.Sort(st.profTimes)
 	st.recording()
-	st.buildRuns()
+	st.allocPhase = make([]uint8, src.numStacks())
+	if peak, at := st.scan(nil); peak != r.PeakAllocatedBytes || at != r.PeakIndex {
+		// An address allocated twice or a free whose size differs from
+		// its alloc's: read the allocated memory from the live ranges.
+		st.scan(allocatedCurve(src))
+	}
 	spans, rule := st.steps()
-	res := stepResult{spans: spans, peak: PeakPhase{Step: -1, Phase: PhaseOther}, maxPhase: map[string]int{},
+	res := stepResult{spans: spans, st: st, peak: PeakPhase{Step: -1, Phase: PhaseOther}, maxPhase: map[string]int{},
 		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: []Step{}, phasePeaks: []PhasePeak{}}
-	r := 0
-	for si, sp := range spans {
-		s := Step{FirstEntry: sp.first, LastEntry: sp.last, Partial: sp.partial, PeakIndex: -1}
-		peaks := map[string]*PhasePeak{}
-		var order []string
-		for r < len(st.runs) && st.runs[r].first < sp.first {
-			r++
+	maxBytes := map[string]int64{}
+	res.ivStep, res.ivPhase = make([]int, len(st.ivs)), make([]string, len(st.ivs))
+	k, runLo := -1, 0
+	var peaks map[string]*PhasePeak
+	var order []string
+	flush := func() {
+		if k < 0 {
+			return
 		}
-		lo := r
-		cur := -1 // run holding the entry (index into st.runs), -1: none yet
-		for i := sp.first; i <= sp.last; i++ {
-			for r < len(st.runs) && st.runs[r].first <= i && st.runs[r].first <= sp.last {
-				cur, r = r, r+1
-			}
-			ph := PhaseOther
-			if cur >= 0 {
-				ph = phaseName(st.runs[cur].ph)
-			}
-			a := allocated[i]
-			if i == sp.first || a > s.PeakAllocatedBytes {
-				s.PeakAllocatedBytes, s.PeakIndex = a, i
-			}
-			pp, ok := peaks[ph]
-			if !ok {
-				pp = &PhasePeak{Step: si, Phase: ph, PeakAllocatedBytes: a, PeakIndex: i}
-				peaks[ph] = pp
-				order = append(order, ph)
-			} else if a > pp.PeakAllocatedBytes {
-				pp.PeakAllocatedBytes, pp.PeakIndex = a, i
-			}
-			if i == peakIndex {
-				res.peak = PeakPhase{Step: si, Phase: ph}
-			}
-		}
-		s.EndAllocatedBytes = allocated[sp.last]
 		for _, ph := range order {
 			pp := *peaks[ph]
 			res.phasePeaks = append(res.phasePeaks, pp)
-			if j, ok := res.maxPhase[ph]; !ok || pp.PeakAllocatedBytes > allocated[j] {
-				res.maxPhase[ph] = pp.PeakIndex
+			if b, ok := maxBytes[ph]; !ok || pp.PeakAllocatedBytes > b {
+				maxBytes[ph], res.maxPhase[ph] = pp.PeakAllocatedBytes, pp.PeakIndex
 			}
 		}
-		s.MicroBatches, s.EvalPasses = st.passes(lo, r)
+		s := &res.steps[k]
+		hi := st.runAt(spans[k].last) + 1
+		s.MicroBatches, s.EvalPasses = st.passes(runLo, hi)
 		res.info.EvalPasses += s.EvalPasses
-		res.steps = append(res.steps, s)
+		runLo = hi
 	}
+	for j, iv := range st.ivs {
+		for k+1 < len(spans) && iv.start >= spans[k+1].first {
+			flush()
+			k++
+			sp := spans[k]
+			res.steps = append(res.steps, Step{FirstEntry: sp.first, LastEntry: sp.last, Partial: sp.partial, PeakIndex: -1})
+			peaks, order = map[string]*PhasePeak{}, nil
+			for runLo < len(st.runs) && st.runs[runLo].first < sp.first {
+				runLo++
+			}
+		}
+		step := k
+		if k >= 0 && iv.start > spans[k].last {
+			step = -1 // after the last step (cannot happen: the last step ends the trace)
+		}
+		ph := PhaseOther
+		if r := st.runAt(iv.start); r >= 0 && step >= 0 && st.runs[r].first >= spans[step].first {
+			ph = phaseName(st.runs[r].ph)
+		}
+		res.ivStep[j], res.ivPhase[j] = step, ph
+		if r.PeakIndex >= iv.start && (j+1 == len(st.ivs) || r.PeakIndex < st.ivs[j+1].start) && r.PeakIndex >= 0 {
+			res.peak = PeakPhase{Step: step, Phase: ph}
+		}
+		if step < 0 {
+			continue
+		}
+		s := &res.steps[step]
+		if s.PeakIndex < 0 || iv.max > s.PeakAllocatedBytes {
+			s.PeakAllocatedBytes, s.PeakIndex = iv.max, iv.arg
+		}
+		s.EndAllocatedBytes = iv.end
+		pp, ok := peaks[ph]
+		if !ok {
+			pp = &PhasePeak{Step: step, Phase: ph, PeakAllocatedBytes: iv.max, PeakIndex: iv.arg}
+			peaks[ph] = pp
+			order = append(order, ph)
+		} else if iv.max > pp.PeakAllocatedBytes {
+			pp.PeakAllocatedBytes, pp.PeakIndex = iv.max, iv.arg
+		}
+	}
+	flush()
 	return res
 }
 

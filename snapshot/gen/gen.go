@@ -83,6 +83,11 @@ type Options struct {
 	// Loop varies the training loop (accumulation, evaluation, leaks,
 	// stacks recorded); see Loop.
 	Loop Loop
+	// CardBytes, with OOM, is the device's capacity: the last step fails
+	// against the whole card, so the oom entry's device_free plus the
+	// reserved memory add up to it. 0 caps the device at the peak reserved
+	// before the last step (as if others held the rest of the card).
+	CardBytes int64
 }
 
 // Category names used in Truth, as the analysis buckets them.
@@ -269,6 +274,9 @@ func Snapshot(opt Options) (*snapshot.Snapshot, Truth, error) {
 		oomStep = opt.Steps - 1
 		for d, r := range simulate(opt, caps, oomStep, st) {
 			caps[d] = r.oomCap
+			if opt.CardBytes > 0 {
+				caps[d] = opt.CardBytes
+			}
 		}
 	}
 	s, truth := assemble(opt, simulate(opt, caps, oomStep, st), st)
@@ -350,6 +358,10 @@ var scenarios = map[string]Options{
 	"eval_between":    {Seed: 16, Steps: 5, Loop: Loop{EvalEvery: 2}},
 	"python_stacks":   {Seed: 17, Steps: 3, Loop: Loop{Stacks: StacksPython}},
 	"no_stacks":       {Seed: 18, Steps: 3, Loop: Loop{Stacks: StacksNone}},
+	// oom_card: a model that fills a whole 12 GB card (GeForce RTX 3060,
+	// 12,627,203,850 B as PyTorch reports it) until the last step's longer
+	// batch runs out of memory.
+	"oom_card": {Seed: 20, Steps: 3, OOM: true, Tokens: 2048 * 48, CardBytes: 12627203850},
 	// mid_step: the ring buffer keeps the newest entries, from the middle
 	// of a forward pass.
 	"mid_step": {Seed: 19, Steps: 4, MaxEntries: 520},

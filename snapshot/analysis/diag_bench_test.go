@@ -1,0 +1,50 @@
+package analysis
+
+import (
+	"os"
+	"testing"
+
+	"oomscope/snapshot"
+)
+
+// BenchmarkDiagnosis measures what the diagnosis (steps, phases, leak,
+// cause, fixes, setup) adds to the analysis: Analyze+Report (which includes
+// it) and the diagnosis alone, on the file OOMSCOPE_BENCH_FILE (e.g. the
+// 200 MB gen_real benchmark: python3 ../shared/bench/gen_real.py 562000
+// f.pickle), or a generated 50 MB training run without it.
+func BenchmarkDiagnosis(b *testing.B) {
+	var s *snapshot.Snapshot
+	if p := os.Getenv("OOMSCOPE_BENCH_FILE"); p != "" {
+		f, err := os.Open(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st, _ := f.Stat()
+		s, err = snapshot.DecodeReader(f, st.Size(), snapshot.DecodeOptions{})
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+	} else {
+		var err error
+		if s, err = snapshot.DecodeBytes(benchSnapshot(b, 50)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("analyze+report", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			Analyze(s, Options{TimelinePoints: DefaultTimelinePoints}).Report()
+		}
+	})
+	a := Analyze(s, Options{TimelinePoints: DefaultTimelinePoints})
+	r := a.Report()
+	b.Run("diagnosis", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			for i, d := range a.Devices {
+				d.diagnose(&r.Devices[i])
+			}
+		}
+	})
+}

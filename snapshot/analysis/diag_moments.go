@@ -1,0 +1,180 @@
+package analysis
+
+import (
+	"math"
+	"strings"
+
+	"oomscope/snapshot"
+)
+
+// moment is the live memory after one entry, split the ways the fixes
+// and the setup inference need: by category, and the parts one fix acts on.
+type moment struct {
+	// index is the entry (-1: before the first); phase its phase name.
+	index int
+	phase string
+	// allocated is the live requested bytes; cats splits them.
+	allocated int64
+	cats      CategoryBytes
+	// logits is the live bytes of loss-sized blocks (allocated under a
+	// cross-entropy, log-softmax or lm_head frame).
+	logits int64
+	// leaked is the live bytes of blocks the leaking sites kept.
+	leaked int64
+	// pending is the live bytes of blocks freed by the user but waiting on
+	// stream work (free_requested, no free_completed).
+	pending int64
+	// layers is how often the most repeated allocation stack recurs among
+	// the live activations: the number of layers (0: no repeats).
+	layers int
+	// params maps the size of each live parameter block to the bytes of
+	// such blocks: the tensor shapes that tell a dtype and a model.
+	params map[int64]int64
+}
+
+// momentSet is a few moments measured in one pass over the allocations.
+type momentSet []moment
+
+// survivor is an allocation made in the trace and alive at its end, never
+// freed by the program: what a leak is made of.
+type survivor struct {
+	start int32
+	size  int64
+	site  int32
+	stack snapshot.StackID
+	rule  Rule
+}
+
+// measureMoments measures the live memory after each of the given entries
+// (duplicates allowed) and collects the survivors, in one pass over the
+// allocations. Leaked bytes are filled in later (addLeaked).
+func measureMoments(src source, idx []int, phases []string) (momentSet, []survivor) {
+	ms := make(momentSet, len(idx))
+	lo, hi := math.MaxInt, -1
+	for j, i := range idx {
+		ms[j] = moment{index: i, phase: phases[j]}
+		lo, hi = min(lo, i), max(hi, i)
+	}
+	n := src.entries()
+	logits := map[snapshot.StackID]bool{}
+	// Layers are counted once, at the moment holding the most activations
+	// (known after the pass): keep per-moment counts of activation stacks.
+	repeats := make([]map[snapshot.StackID]int, len(idx))
+	var surv []survivor
+	for k := range src.numAllocs() {
+		start, end, freeReq := src.allocSpan(k)
+		if int(end) == n && freeReq < 0 && start >= 0 {
+			l := src.live(k)
+			surv = append(surv, survivor{start: start, size: l.size, site: l.site, stack: l.stack, rule: l.rule})
+		}
+		if int(start) > hi || int(end) <= lo {
+			continue // alive at no moment
+		}
+		l := src.live(k)
+		checked, isLogits := false, false
+		for j := range ms {
+			m := &ms[j]
+			if int(l.start) > m.index || m.index >= int(l.end) {
+				continue
+			}
+			if !checked {
+				v, ok := logits[l.stack]
+				if !ok {
+					v = logitsStack(src, l.stack)
+					logits[l.stack] = v
+				}
+				checked, isLogits = true, v
+			}
+			m.allocated += l.size
+			m.cats.Add(l.cat, l.size)
+			if l.cat == Parameter {
+				if m.params == nil {
+					m.params = map[int64]int64{}
+				}
+				m.params[l.size] += l.size
+			}
+			if isLogits {
+				m.logits += l.size
+			}
+			if l.freeReq >= 0 && int(l.freeReq) <= m.index {
+				m.pending += l.size
+			}
+			if l.cat == Activation && src.stackLen(l.stack) > 0 {
+				if repeats[j] == nil {
+					repeats[j] = map[snapshot.StackID]int{}
+				}
+				repeats[j][l.stack]++
+			}
+		}
+	}
+	for j := range ms {
+		ms[j].layers = modeCount(repeats[j])
+	}
+	return ms, surv
+}
+
+// addLeaked sets each moment's leaked bytes: the survivors of the leaking
+// sites born by then.
+func (ms momentSet) addLeaked(surv []survivor, sites map[int32]bool) {
+	for _, s := range surv {
+		if !sites[s.site] {
+			continue
+		}
+		for j := range ms {
+			if int(s.start) <= ms[j].index {
+				ms[j].leaked += s.size
+			}
+		}
+	}
+}
+
+// modeCount returns the most common repeat count (≥ 2) of the stacks,
+// the larger one on ties; 0 when no stack repeats.
+func modeCount(m map[snapshot.StackID]int) int {
+	freq := map[int]int{}
+	for _, c := range m {
+		if c >= 2 {
+			freq[c]++
+		}
+	}
+	best, bestN := 0, 0
+	for c, f := range freq {
+		if f > bestN || f == bestN && c > best {
+			best, bestN = c, f
+		}
+	}
+	return best
+}
+
+// logitsStack reports whether a stack allocates loss-sized tensors: it
+// runs a cross-entropy, log-softmax, NLL loss or an lm_head.
+func logitsStack(src source, id snapshot.StackID) bool {
+	for _, f := range src.frames(id) {
+		n := strings.ToLower(f.Name)
+		if strings.Contains(n, "cross_entropy") || strings.Contains(n, "log_softmax") || strings.Contains(n, "nll_loss") ||
+			strings.Contains(n, "lm_head") || strings.Contains(n, "causallmloss") {
+			return true
+		}
+	}
+	return false
+}
+
+// peak returns the moment with the most allocated memory.
+func (ms momentSet) peak() moment {
+	var best moment
+	for j, m := range ms {
+		if j == 0 || m.allocated > best.allocated {
+			best = m
+		}
+	}
+	return best
+}
+
+// maxOf returns the largest value of f over the moments.
+func (ms momentSet) maxOf(f func(m *moment) int64) int64 {
+	var v int64
+	for j := range ms {
+		v = max(v, f(&ms[j]))
+	}
+	return v
+}
