@@ -106,6 +106,7 @@ const (
 	RuleNoStackBackwardDies
 	RuleNoPhase
 	RuleNoStack
+	RuleWorkspace
 	numRules
 )
 
@@ -135,6 +136,7 @@ var rules = [numRules]ruleInfo{
 	RuleNoStackBackwardDies:     {"no_stack_backward_dies", Temporary, "no stack (Python-only stacks cannot see the autograd thread), allocated during backward and freed before it ended"},
 	RuleNoPhase:                 {"no_phase", Other, "its stack has no forward, backward, optimizer or module-construction frame (e.g. inputs or user code)"},
 	RuleNoStack:                 {"no_stack", Other, "no stack was recorded for it"},
+	RuleWorkspace:               {"workspace", Other, "a cuBLAS/cuBLASLt workspace (at::cuda::getNewWorkspace, getCurrentCUDABlasHandle, getCUDABlasLtWorkspace frames): a persistent per-handle buffer, not an activation"},
 }
 
 // ID returns the rule's stable identifier, e.g. "forward_survives".

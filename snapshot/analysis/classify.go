@@ -158,6 +158,7 @@ func (d *Device) classify() {
 		}
 	}
 	stateInTrace, optimizerInTrace := false, false
+	ws := d.a.workspaces()
 	for i := range d.Allocs {
 		al := &d.Allocs[i]
 		if al.Origin != FromTrace {
@@ -202,6 +203,9 @@ func (d *Device) classify() {
 					al.Rule = RulePreTraceLiveNoOptimizer
 				}
 			}
+		}
+		if ws.is(al.Stack) {
+			al.Rule = RuleWorkspace
 		}
 		al.Category = rules[al.Rule].category
 		if al.Origin == FromTrace {

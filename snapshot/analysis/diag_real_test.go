@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"strings"
 	"testing"
 
 	"oomscope/estimator"
@@ -60,6 +61,51 @@ func TestDiagnosisRealFiles(t *testing.T) {
 			d := Analyze(loadReal(t, f), Options{}).Report().Devices[0]
 			if len(d.Steps) != 0 || d.PeakPhase != (PeakPhase{-1, PhaseOther}) || d.Leak != nil || d.Diagnosis.Cause != cause {
 				t.Errorf("steps %+v, peak %+v, leak %v, cause %+v", d.Steps, d.PeakPhase, d.Leak, d.Diagnosis)
+			}
+		})
+	}
+}
+
+// TestWorkspacesRealFiles checks that cuBLAS workspaces are other, not
+// activations or gradients: the bytes the workspace rule labels at the
+// peak equal the allocations whose own frames name the cuBLAS handle pool
+// and that no free entry ever ends, found by pairing the trace here.
+func TestWorkspacesRealFiles(t *testing.T) {
+	for _, f := range []string{"pt26_cs336_ctx128_fullstep.pickle", "pt26_cs336_ctx128_forward.pickle"} {
+		t.Run(f, func(t *testing.T) {
+			s := loadReal(t, f)
+			open := map[uint64]int64{}
+			for _, e := range s.DeviceTraces[0] {
+				switch e.Action {
+				case "alloc":
+					for _, fid := range s.Stack(e.Frames) {
+						if n := s.Frames[fid].Name; strings.Contains(n, "getCurrentCUDABlasHandle") || strings.Contains(n, "getNewWorkspace") {
+							open[e.Addr] = e.Size
+						}
+					}
+				case "free_completed":
+					delete(open, e.Addr)
+				}
+			}
+			var want int64
+			for _, n := range open {
+				want += n
+			}
+			if want == 0 {
+				t.Fatal("no workspace in the file")
+			}
+			d := Analyze(s, Options{}).Report().Devices[0]
+			var got int64
+			for _, r := range d.CategoryRules {
+				if r.Rule == "workspace" {
+					got = r.Bytes
+					if r.Category != "other" {
+						t.Errorf("workspace rule category %s", r.Category)
+					}
+				}
+			}
+			if got != want {
+				t.Errorf("workspace bytes at the peak %d, want %d", got, want)
 			}
 		})
 	}

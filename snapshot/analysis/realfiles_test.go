@@ -108,8 +108,14 @@ func TestRealFullstepBuckets(t *testing.T) {
 	if diff := c.Gradient - c.Parameter; diff < -c.Parameter/100 || diff > c.Parameter/100 {
 		t.Errorf("gradients %d vs parameters %d: want within 1 %%", c.Gradient, c.Parameter)
 	}
-	if c.Activation+c.Temporary+c.Other > c.Parameter/50 {
-		t.Errorf("activations+temporaries+other = %d at an optimizer-step peak; want small", c.Activation+c.Temporary+c.Other)
+	var workspace int64 // two 32 MiB cuBLAS workspaces (TestWorkspacesRealFiles)
+	for _, r := range d.CategoryRules {
+		if r.Rule == "workspace" {
+			workspace = r.Bytes
+		}
+	}
+	if rest := c.Activation + c.Temporary + c.Other - workspace; rest > c.Parameter/50 {
+		t.Errorf("activations+temporaries+other (less workspaces) = %d at an optimizer-step peak; want small", rest)
 	}
 	if d.TopSites[0].Kind != SiteNone || d.TopSites[1].Label != "cs336_basics/optimizers.py:82 step" {
 		t.Errorf("top sites = %q, %q", d.TopSites[0].Label, d.TopSites[1].Label)

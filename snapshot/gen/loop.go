@@ -23,6 +23,9 @@ type Loop struct {
 	// Stacks is what the recording keeps of each stack: StacksAll (the
 	// default), StacksPython or StacksNone.
 	Stacks string
+	// Workspace makes the first matmul of the first step allocate a cuBLAS
+	// workspace (8 MiB, kept by the handle for good): category other.
+	Workspace bool
 }
 
 // Leaks and stack recordings of a Loop.
@@ -91,7 +94,18 @@ func (s *stacks) loopStacks(layers int) {
 	}
 	s.evalAct = pass("evaluate", 60)
 	s.logAct = pass("log_loss", 70)
+	s.workspace = t.stack(cat(allocPrefix("mm")[:6],
+		[]snapshot.Frame{
+			cpp("at::cuda::getNewWorkspace()", "CublasHandlePool.cpp"),
+			cpp("at::cuda::getCurrentCUDABlasHandle()", "CublasHandlePool.cpp"),
+			cpp("void at::cuda::blas::gemm<float>(char, char, long, long, long, float, float const*, long, float const*, long, float, float*, long)", "CUDABlas.cpp"),
+			cpp("at::native::(anonymous namespace)::addmm_out_cuda_impl(at::Tensor&, at::Tensor const&, at::Tensor const&, at::Tensor const&, c10::Scalar const&, c10::Scalar const&, at::native::(anonymous namespace)::Activation)", "Blas.cpp"),
+			f("forward", modelFile, 62),
+		}, callModule(), trainFrames(41))...)
 }
+
+// workspaceBytes is the size of the simulated cuBLAS workspace.
+const workspaceBytes = 8 << 20
 
 // isPythonFile reports whether a frame's file is Python source.
 func isPythonFile(fn string) bool { return len(fn) > 3 && fn[len(fn)-3:] == ".py" }

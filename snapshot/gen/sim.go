@@ -66,6 +66,8 @@ type sim struct {
 	step  int32
 	phase phase
 	leak  bool
+	// workspace: the cuBLAS workspace exists.
+	workspace bool
 }
 
 // simulate runs the program on every device. caps[d] is device d's
@@ -277,6 +279,13 @@ func (s *sim) microBatch(layers [][]*param, tok int64) bool {
 	// (attention scores) freed inside forward.
 	acts := make([][]*block, o.Layers)
 	s.phase = phaseForward
+	if o.Loop.Workspace && !s.workspace {
+		// The handle's workspace, created by the first matmul and kept.
+		if _, ok := s.malloc(workspaceBytes, catOther, 0, s.st.workspace); !ok {
+			return false
+		}
+		s.workspace = true
+	}
 	for l := range o.Layers {
 		s.meta = s.fqn(fmt.Sprintf("layers.%d", l))
 		if o.PrivatePool && l == 0 {

@@ -108,6 +108,8 @@ type stacks struct {
 	lmHead  snapshot.StackID
 	evalAct []snapshot.StackID
 	logAct  []snapshot.StackID
+	// workspace is a cuBLAS workspace allocated by the first matmul.
+	workspace snapshot.StackID
 }
 
 func newStacks(layers int) *stacks {
