@@ -46,9 +46,10 @@ type survivor struct {
 }
 
 // measureMoments measures the live memory after each of the given entries
-// (duplicates allowed) and collects the survivors, in one pass over the
-// allocations. Leaked bytes are filled in later (addLeaked).
-func measureMoments(src source, idx []int, phases []string) (momentSet, []survivor) {
+// (duplicates allowed), collects the survivors and feeds every allocation
+// to the anomaly collector, in one pass over the allocations. Leaked bytes
+// are filled in later (addLeaked).
+func measureMoments(src source, idx []int, phases []string, col *anomalyCollector) (momentSet, []survivor) {
 	ms := make(momentSet, len(idx))
 	lo, hi := math.MaxInt, -1
 	for j, i := range idx {
@@ -62,15 +63,14 @@ func measureMoments(src source, idx []int, phases []string) (momentSet, []surviv
 	repeats := make([]map[snapshot.StackID]int, len(idx))
 	var surv []survivor
 	for k := range src.numAllocs() {
-		start, end, freeReq := src.allocSpan(k)
-		if int(end) == n && freeReq < 0 && start >= 0 {
-			l := src.live(k)
-			surv = append(surv, survivor{start: start, size: l.size, site: l.site, stack: l.stack, rule: l.rule})
+		l := src.live(k)
+		col.add(&l)
+		if int(l.end) == n && l.freeReq < 0 && l.start >= 0 {
+			surv = append(surv, survivor{start: l.start, size: l.size, site: l.site, stack: l.stack, rule: l.rule})
 		}
-		if int(start) > hi || int(end) <= lo {
+		if int(l.start) > hi || int(l.end) <= lo {
 			continue // alive at no moment
 		}
-		l := src.live(k)
 		checked, isLogits := false, false
 		for j := range ms {
 			m := &ms[j]

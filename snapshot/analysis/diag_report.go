@@ -25,6 +25,10 @@ type DiagnosisReport struct {
 	// Setup is the training setup the model state implies, for the
 	// estimator.
 	Setup *Setup `json:"setup,omitempty"`
+	// Anomalies are pending frees and long-lived large allocations.
+	Anomalies Anomalies `json:"anomalies"`
+	// ByteTime weighs the allocation stacks by bytes × lifetime.
+	ByteTime *ByteTime `json:"byte_time,omitempty"`
 }
 
 // diagnose fills the diagnosis of a device whose report r is otherwise
@@ -48,10 +52,12 @@ func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 		_, ph := sr.phaseAt(ev.Index)
 		idx, phases = append(idx, ev.Index), append(phases, ph)
 	}
-	ms, surv := measureMoments(src, idx, phases)
+	col := newAnomalyCollector(src, sr.steps, r.PeakAllocatedBytes, sr.st.times)
+	ms, surv := measureMoments(src, idx, phases, col)
 	lr := findLeak(src, sr.steps, surv)
 	ms.addLeaked(surv, lr.sites)
 	dr.Leak = lr.leak
+	dr.Anomalies, dr.ByteTime = col.result(lr.sites)
 	gpu := ""
 	if ev != nil {
 		dr.OOMCard = oomCard(ev)

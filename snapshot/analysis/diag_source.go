@@ -129,6 +129,12 @@ func (s source) frames(id snapshot.StackID) []snapshot.Frame {
 	return out
 }
 
+// stackFrames returns the frame ids of a stack, innermost first (nil for
+// none), and frame returns one frame; numFrames bounds the ids.
+func (s source) stackFrames(id snapshot.StackID) snapshot.Stack { return s.d.a.Snap.Stack(id) }
+func (s source) frame(id snapshot.FrameID) *snapshot.Frame      { return &s.d.a.Snap.Frames[id] }
+func (s source) numFrames() int                                 { return len(s.d.a.Snap.Frames) }
+
 // numStacks bounds the stack ids, for per-stack caches.
 func (s source) numStacks() int { return len(s.d.a.Snap.Stacks) }
 

@@ -232,8 +232,11 @@ type stepper struct {
 	stacked, pythonOnly bool
 	onRequested         bool
 	initial             int64
-	runs                []run
-	ivs                 []interval
+	// times holds each entry's time_us since the first, when the trace
+	// has times spanning less than 2^31 µs (nil otherwise).
+	times []int32
+	runs  []run
+	ivs   []interval
 	// firstWork is the first allocation that is not module construction;
 	// lastInit the last one that is (-1: none); zgBeforeWork a zero_grad
 	// between them; zgBeforeRuns the first zero_grad before any run.
@@ -364,6 +367,13 @@ func (st *stepper) scan(exact []int64) (int64, int) {
 		}
 	}
 	timed := len(st.zgStarts)+len(st.profTimes) > 0
+	var t0 int64
+	st.times = nil
+	if st.n > 0 {
+		if first, last := st.src.timeUS(0), st.src.timeUS(st.n-1); first > 0 && last > first && last-first < 1<<31 {
+			st.times, t0 = make([]int32, st.n), first
+		}
+	}
 	// Without zero_grad annotations, zero_grad shows in the frees' stacks.
 	stackZeroGrad := len(st.zgStarts) == 0 && st.stacked
 	sc := &scanState{st: st, cur: st.initial, ivMax: math.MinInt64, ivArg: -1, streak: -1}
@@ -374,6 +384,9 @@ func (st *stepper) scan(exact []int64) (int64, int) {
 	seenAlloc := false
 	for i := 0; i < st.n; i++ {
 		k, size, t, id := st.src.entry(i)
+		if st.times != nil {
+			st.times[i] = int32(min(max(t-t0, 0), 1<<31-1))
+		}
 		if timed && t != 0 {
 			marker := false
 			for zg < len(st.zgStarts) && st.zgStarts[zg] <= t {

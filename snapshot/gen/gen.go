@@ -358,6 +358,9 @@ var scenarios = map[string]Options{
 	"eval_between":    {Seed: 16, Steps: 5, Loop: Loop{EvalEvery: 2}},
 	"python_stacks":   {Seed: 17, Steps: 3, Loop: Loop{Stacks: StacksPython}},
 	"no_stacks":       {Seed: 18, Steps: 3, Loop: Loop{Stacks: StacksNone}},
+	// pending_cache: the last prefetch's free never completes, and step 1
+	// caches a tensor for good.
+	"pending_cache": {Seed: 21, Steps: 4, TwoStreams: true, Loop: Loop{KeepPending: true, Cache: true}},
 	// oom_card: a model that fills a whole 12 GB card (GeForce RTX 3060,
 	// 12,627,203,850 B as PyTorch reports it) until the last step's longer
 	// batch runs out of memory.

@@ -26,6 +26,12 @@ type Loop struct {
 	// Workspace makes the first matmul of the first step allocate a cuBLAS
 	// workspace (8 MiB, kept by the handle for good): category other.
 	Workspace bool
+	// KeepPending leaves the last step's side-stream prefetch (TwoStreams)
+	// freed but never completed: the snapshot shows it active_pending_free.
+	KeepPending bool
+	// Cache makes step 1 put a 16 MiB tensor in a cache that keeps it for
+	// the rest of the run: a long-lived allocation no step explains.
+	Cache bool
 }
 
 // Leaks and stack recordings of a Loop.
@@ -94,6 +100,7 @@ func (s *stacks) loopStacks(layers int) {
 	}
 	s.evalAct = pass("evaluate", 60)
 	s.logAct = pass("log_loss", 70)
+	s.cache = t.stack(cat(allocPrefix("clone"), []snapshot.Frame{f("train_step", trainFile, 55), f("main", trainFile, 88), f("<module>", trainFile, 120)})...)
 	s.workspace = t.stack(cat(allocPrefix("mm")[:6],
 		[]snapshot.Frame{
 			cpp("at::cuda::getNewWorkspace()", "CublasHandlePool.cpp"),
@@ -104,8 +111,16 @@ func (s *stacks) loopStacks(layers int) {
 		}, callModule(), trainFrames(41))...)
 }
 
-// workspaceBytes is the size of the simulated cuBLAS workspace.
-const workspaceBytes = 8 << 20
+// Sizes of the simulated workspace and cached tensor, and the sites of the
+// cached tensor and of the prefetch a pending free keeps.
+const (
+	workspaceBytes = 8 << 20
+	cacheBytes     = 16 << 20
+	// CacheSite and PrefetchSite are the allocation sites of Loop.Cache's
+	// tensor and of the prefetched batches (TwoStreams).
+	CacheSite    = "project/train.py:55 train_step"
+	PrefetchSite = "project/data.py:33 prefetch"
+)
 
 // isPythonFile reports whether a frame's file is Python source.
 func isPythonFile(fn string) bool { return len(fn) > 3 && fn[len(fn)-3:] == ".py" }

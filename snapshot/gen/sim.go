@@ -180,6 +180,12 @@ func (s *sim) program(oomStep int) {
 		if o.Loop.Leak == LeakLossGraph && !s.passWithoutBackward(tok, true) {
 			return
 		}
+		if o.Loop.Cache && step == 1 {
+			s.meta = s.fqn("")
+			if _, ok := s.malloc(cacheBytes, catOther, 0, s.st.cache); !ok {
+				return
+			}
+		}
 		// zero_grad(set_to_none=True) frees last step's gradients.
 		s.meta = s.fqn("optimizer")
 		s.annotate("START", "Optimizer.zero_grad#AdamW.zero_grad")
@@ -265,7 +271,7 @@ func (s *sim) program(oomStep int) {
 			s.a.unmapTails()
 		}
 	}
-	if pendingPrefetch != nil {
+	if pendingPrefetch != nil && !o.Loop.KeepPending {
 		s.a.complete(pendingPrefetch, s.st.backwardFree)
 	}
 }

@@ -108,8 +108,10 @@ type stacks struct {
 	lmHead  snapshot.StackID
 	evalAct []snapshot.StackID
 	logAct  []snapshot.StackID
-	// workspace is a cuBLAS workspace allocated by the first matmul.
+	// workspace is a cuBLAS workspace allocated by the first matmul;
+	// cache the tensor Loop.Cache keeps.
 	workspace snapshot.StackID
+	cache     snapshot.StackID
 }
 
 func newStacks(layers int) *stacks {

@@ -1,0 +1,319 @@
+package analysis
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"oomscope/bytesize"
+	"oomscope/snapshot"
+)
+
+// Anomalies are allocations that hold memory for reasons other than the
+// training step: frees waiting on other streams, and large allocations
+// that outlive the steps they were made in without being model state or a
+// leak.
+type Anomalies struct {
+	// PendingFrees are blocks whose free_requested never reached
+	// free_completed: memory held by pending work on other streams (a
+	// missing synchronize, or record_stream), grouped by site.
+	PendingFrees []AnomalySite `json:"pending_frees"`
+	// LongLived are large allocations (≥ max(1 MiB, 0.5 % of the peak))
+	// made in one step and still alive after the next one ended, that are
+	// neither parameters, gradients, optimizer state, workspaces nor a
+	// leak's blocks, grouped by site.
+	LongLived []AnomalySite `json:"long_lived"`
+	// Rule states both rules.
+	Rule string `json:"rule"`
+}
+
+// AnomalySite is one site's anomalous blocks.
+type AnomalySite struct {
+	Site      string `json:"site"`
+	SiteIndex int32  `json:"site_index"`
+	// Bytes and Blocks sum the blocks; FirstEntry is the earliest alloc
+	// (or free_requested, for pending frees) among them.
+	Bytes      int64 `json:"bytes"`
+	Blocks     int   `json:"blocks"`
+	FirstEntry int   `json:"first_entry"`
+	// Stack is the stack of the largest block.
+	Stack []string `json:"stack"`
+	// Why says what was found, with the numbers.
+	Why string `json:"why"`
+}
+
+// AnomalyRule explains the anomalies.
+const AnomalyRule = "pending frees: free_requested with no free_completed by the end of the trace (the segments show them as " +
+	"active_pending_free), memory another stream still uses; long-lived: allocations of at least max(1 MiB, 0.5 % of the " +
+	"peak) made in a step and alive after the next step ended, that no category rule explains as model state or a " +
+	"workspace and that are not a leak's blocks"
+
+// ByteTime weighs the allocation stacks by bytes × lifetime: a flame graph
+// (icicle) of what holds memory longest. Nodes are in pre-order; a node's
+// Weight includes its children's.
+type ByteTime struct {
+	// Unit is "byte_seconds" when the trace has times, else
+	// "byte_entries" (lifetime counted in trace entries).
+	Unit string `json:"unit"`
+	// Total is the weight of every allocation.
+	Total float64 `json:"total"`
+	// Nodes are the frames, outermost first; the root is "all".
+	Nodes []FlameNode `json:"nodes"`
+}
+
+// FlameNode is one frame of the byte-time tree.
+type FlameNode struct {
+	Name   string  `json:"name"`
+	Parent int     `json:"parent"` // -1 for the root
+	Depth  int     `json:"depth"`
+	Weight float64 `json:"weight"`
+}
+
+// Bounds of the byte-time tree: the heaviest stacks, nodes of at least
+// minShare of the total, at most maxNodes nodes and maxDepth levels.
+const (
+	flameStacks   = 400
+	flameMinShare = 0.005
+	flameMaxNodes = 400
+	flameMaxDepth = 48
+)
+
+// anomalyCollector gathers the anomalies and byte-time weights during the
+// pass over the allocations.
+type anomalyCollector struct {
+	src   source
+	n     int
+	steps []Step
+	big   int64 // long-lived threshold
+	// times are the entries' time_us since the first, when the trace has
+	// times (nil: lifetimes count entries).
+	times []int32
+	// weight is the byte-time per stack id (index NoStack+1 = 0 for
+	// allocations without a stack).
+	weight  []float64
+	pending map[int32]*anomalyAcc
+	long    map[int32]*anomalyAcc
+}
+
+type anomalyAcc struct {
+	bytes   int64
+	blocks  int
+	first   int
+	largest int64
+	stack   snapshot.StackID
+}
+
+func newAnomalyCollector(src source, steps []Step, peak int64, times []int32) *anomalyCollector {
+	return &anomalyCollector{src: src, n: src.entries(), steps: steps, big: max(1<<20, peak/200), times: times,
+		weight: make([]float64, src.numStacks()+1), pending: map[int32]*anomalyAcc{}, long: map[int32]*anomalyAcc{}}
+}
+
+// add takes allocation k with its live range l.
+func (c *anomalyCollector) add(l *liveRange) {
+	start, end := max(int(l.start), 0), min(int(l.end), c.n-1)
+	var life float64
+	switch {
+	case c.n == 0:
+	case c.times != nil:
+		life = float64(c.times[end]-c.times[start]) / 1e6
+	default:
+		life = float64(end - start)
+	}
+	if life > 0 {
+		c.weight[int(l.stack)+1] += float64(l.size) * life
+	}
+	if l.freeReq >= 0 && int(l.end) >= c.n {
+		accumulate(c.pending, l, int(l.freeReq))
+	}
+	if l.size >= c.big && l.origin == FromTrace && explainedByStep(l) == false {
+		if s := stepOf(c.steps, int(l.start)); s >= 0 && s+1 < len(c.steps) && int(l.end) > c.steps[s+1].LastEntry {
+			accumulate(c.long, l, int(l.start))
+		}
+	}
+}
+
+// explainedByStep reports whether a category rule accounts for a
+// long-lived allocation: model state or a workspace.
+func explainedByStep(l *liveRange) bool {
+	switch l.cat {
+	case Parameter, Gradient, OptimizerState:
+		return true
+	}
+	return l.rule == RuleWorkspace
+}
+
+func accumulate(m map[int32]*anomalyAcc, l *liveRange, at int) {
+	a, ok := m[l.site]
+	if !ok {
+		a = &anomalyAcc{first: at, stack: l.stack}
+		m[l.site] = a
+	}
+	a.bytes += l.size
+	a.blocks++
+	a.first = min(a.first, at)
+	if l.size > a.largest {
+		a.largest, a.stack = l.size, l.stack
+	}
+}
+
+// stepOf returns the step holding entry i, -1 for none.
+func stepOf(steps []Step, i int) int {
+	k := sort.Search(len(steps), func(j int) bool { return steps[j].FirstEntry > i }) - 1
+	if k < 0 || i > steps[k].LastEntry {
+		return -1
+	}
+	return k
+}
+
+// result turns the collected numbers into the anomalies (leak sites left
+// out of the long-lived ones) and the byte-time tree.
+func (c *anomalyCollector) result(leakSites map[int32]bool) (Anomalies, *ByteTime) {
+	an := Anomalies{PendingFrees: c.sites(c.pending, nil, func(a *anomalyAcc) string {
+		return fmt.Sprintf("%d block(s) holding %s were freed by the program (free_requested from entry %d on) but never returned to the cache: another stream still uses them", a.blocks, bytesize.FormatGiB(a.bytes), a.first)
+	}), LongLived: c.sites(c.long, leakSites, func(a *anomalyAcc) string {
+		return fmt.Sprintf("%d block(s) holding %s, made in a step (first at entry %d), outlive the next step and are not model state", a.blocks, bytesize.FormatGiB(a.bytes), a.first)
+	}), Rule: AnomalyRule}
+	return an, c.flame()
+}
+
+func (c *anomalyCollector) sites(m map[int32]*anomalyAcc, skip map[int32]bool, why func(*anomalyAcc) string) []AnomalySite {
+	var ids []int32
+	for si := range m {
+		if !skip[si] {
+			ids = append(ids, si)
+		}
+	}
+	slices.SortFunc(ids, func(x, y int32) int {
+		if m[x].bytes != m[y].bytes {
+			return compareInt64(m[y].bytes, m[x].bytes)
+		}
+		return compareInt64(int64(x), int64(y))
+	})
+	if len(ids) > 10 {
+		ids = ids[:10]
+	}
+	out := make([]AnomalySite, 0, len(ids))
+	for _, si := range ids {
+		a := m[si]
+		out = append(out, AnomalySite{Site: c.src.site(si).Label, SiteIndex: si, Bytes: a.bytes, Blocks: a.blocks, FirstEntry: a.first,
+			Stack: c.src.displayStack(a.stack), Why: why(a)})
+	}
+	return out
+}
+
+// flame builds the byte-time tree from the heaviest stacks: a trie of
+// their frames, outermost first, with the unwinder, allocator and
+// interpreter frames left out as in displayed stacks; only the nodes kept
+// are formatted.
+func (c *anomalyCollector) flame() *ByteTime {
+	bt := &ByteTime{Unit: "byte_entries", Nodes: []FlameNode{}}
+	if c.times != nil {
+		bt.Unit = "byte_seconds"
+	}
+	type sw struct {
+		id snapshot.StackID
+		w  float64
+	}
+	var top []sw
+	for i, w := range c.weight {
+		if w > 0 {
+			bt.Total += w
+			top = append(top, sw{snapshot.StackID(i - 1), w})
+		}
+	}
+	if bt.Total == 0 {
+		return bt
+	}
+	slices.SortFunc(top, func(x, y sw) int {
+		switch {
+		case x.w > y.w:
+			return -1
+		case x.w < y.w:
+			return 1
+		}
+		return int(x.id - y.id)
+	})
+	if len(top) > flameStacks {
+		top = top[:flameStacks]
+	}
+	// shown caches, per frame, whether displayed stacks keep it.
+	shown := make([]int8, c.src.numFrames())
+	keep := func(fid snapshot.FrameID) bool {
+		if int(fid) < 0 || int(fid) >= len(shown) {
+			return false
+		}
+		if shown[fid] == 0 {
+			f := c.src.frame(fid)
+			shown[fid] = -1
+			if !isNoise(f) && !isPlumbing(f) {
+				shown[fid] = 1
+			}
+		}
+		return shown[fid] > 0
+	}
+	// The trie: node 0 is the root; frame -1 is "no stack recorded".
+	type node struct {
+		frame    snapshot.FrameID
+		w        float64
+		children []int32
+	}
+	nodes := []node{{frame: -2, w: bt.Total}}
+	child := map[[2]int32]int32{}
+	descend := func(cur int32, fid snapshot.FrameID, w float64) int32 {
+		key := [2]int32{cur, int32(fid)}
+		j, ok := child[key]
+		if !ok {
+			j = int32(len(nodes))
+			nodes = append(nodes, node{frame: fid})
+			child[key] = j
+			nodes[cur].children = append(nodes[cur].children, j)
+		}
+		nodes[j].w += w
+		return j
+	}
+	for _, s := range top {
+		st := c.src.stackFrames(s.id)
+		cur, depth := int32(0), 0
+		prev := snapshot.FrameID(-3)
+		for d := len(st) - 1; d >= 0 && depth < flameMaxDepth; d-- {
+			if fid := st[d]; fid != prev && keep(fid) {
+				cur, prev = descend(cur, fid, s.w), fid
+				depth++
+			}
+		}
+		if depth == 0 {
+			descend(0, -1, s.w)
+		}
+	}
+	// Pre-order, heaviest child first, pruned.
+	var walk func(i int32, parent, depth int)
+	walk = func(i int32, parent, depth int) {
+		if len(bt.Nodes) >= flameMaxNodes || nodes[i].w < flameMinShare*bt.Total {
+			return
+		}
+		name := "all"
+		switch f := nodes[i].frame; {
+		case f == -1:
+			name = noSite.Label
+		case f >= 0:
+			name = FormatFrame(c.src.frame(f))
+		}
+		me := len(bt.Nodes)
+		bt.Nodes = append(bt.Nodes, FlameNode{Name: name, Parent: parent, Depth: depth, Weight: nodes[i].w})
+		kids := nodes[i].children
+		slices.SortStableFunc(kids, func(x, y int32) int {
+			switch {
+			case nodes[x].w > nodes[y].w:
+				return -1
+			case nodes[x].w < nodes[y].w:
+				return 1
+			}
+			return 0
+		})
+		for _, k := range kids {
+			walk(k, me, depth+1)
+		}
+	}
+	walk(0, -1, 0)
+	return bt
+}
