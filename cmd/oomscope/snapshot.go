@@ -397,6 +397,7 @@ func printSnapshot(w io.Writer, sf snapshotFile) {
 	for _, d := range sf.rep.Devices {
 		fmt.Fprintf(w, "\nDevice %d: %d trace entries, %d allocations, %d stream(s)%s\n", d.Device, d.Entries, d.Allocations,
 			d.Streams, map[bool]string{true: ", expandable segments", false: ""}[d.Expandable])
+		printDiagnosis(w, &d)
 		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 		fmt.Fprintf(tw, "  Peak allocated\t%s\t(%d B) %s\n", bytesize.FormatGiB(d.PeakAllocatedBytes), d.PeakAllocatedBytes,
 			analysis.When(d.PeakIndex, d.PeakTimeUS, d.FirstTimeUS, d.Entries))

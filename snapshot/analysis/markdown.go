@@ -36,6 +36,7 @@ func Markdown(r *Report) string {
 
 func markdownDevice(b *strings.Builder, d *DeviceReport) {
 	fmt.Fprintf(b, "## CUDA memory snapshot, device %d\n\n", d.Device)
+	markdownDiagnosis(b, d)
 	b.WriteString("| | |\n|---|---|\n")
 	fmt.Fprintf(b, "| Peak allocated | **%s** (%d B), %s |\n", bytesize.FormatGiB(d.PeakAllocatedBytes), d.PeakAllocatedBytes,
 		When(d.PeakIndex, d.PeakTimeUS, d.FirstTimeUS, d.Entries))
