@@ -434,6 +434,7 @@ func (p *EstimatePage) renderFixes() app.UI {
 				app.Text(fmt.Sprintf("saves %s → %s · ", bytesize.Format(f.SavesBytes, p.unit), bytesize.Format(f.TotalBytes, p.unit))),
 				app.A().Href(p.href(f.Request)).Aria("label", "Apply "+f.Name+" and the fixes before it").Text("apply"),
 			),
+			fixCode(f.FixID, "est-fix-"+f.FixID),
 		))
 	}
 	var enough app.UI = app.Text("")

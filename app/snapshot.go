@@ -67,6 +67,9 @@ type SnapshotPage struct {
 	// reveal says how many result sections are shown: they appear one
 	// frame after another so that no frame takes long (see revealMore).
 	reveal int
+	// setupModel is the catalog model picked for the estimator link
+	// (snapshot_diagnosis.go); "" uses the one the setup matched.
+	setupModel string
 
 	worker  app.Value
 	onMsg   app.Func
@@ -226,7 +229,7 @@ func warmUp() {
 // reset forgets the previous file.
 func (p *SnapshotPage) reset() {
 	p.errMsg, p.res, p.summary, p.state, p.stateErr, p.zoom = "", nil, nil, nil, "", nil
-	p.chart, p.markdown, p.copyNote, p.cmp = nil, "", "", snapCompare{}
+	p.chart, p.markdown, p.copyNote, p.cmp, p.setupModel = nil, "", "", snapCompare{}, ""
 	p.progress, p.dev, p.hover, p.dragging = 0, 0, -1, false
 	MarkBody("data-snapshot-ready", "")
 	MarkBody("data-snapshot-summary", "")
@@ -417,6 +420,7 @@ func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
 		// are the summary.
 		ctx.Defer(func(app.Context) { MarkBody("data-snapshot-summary", now()) })
 	}
+	ctx.Defer(func(app.Context) { scrollToAnswer("snap-diagnosis") })
 	p.revealMore(ctx, p.fileReq, i)
 }
 

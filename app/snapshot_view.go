@@ -82,14 +82,18 @@ func (p *SnapshotPage) renderResults() app.UI {
 		app.If(p.markdown != "", func() app.UI {
 			return app.Textarea().ID("snap-markdown").Class("snap-markdown").ReadOnly(true).Rows(10).Text(p.markdown)
 		}),
+		p.renderDiagnosis(d),
 		p.renderCards(d),
 		p.renderCompare(),
 		app.If(p.reveal < 2, func() app.UI { return app.P().Class("muted").Text("Drawing the timeline…") }),
 		app.If(p.reveal >= 2, func() app.UI { return p.renderTimeline(d) }),
 		app.If(p.reveal >= 3, func() app.UI { return p.renderBuckets(d) }),
 		app.If(p.reveal >= 3, func() app.UI { return p.renderSites(d) }),
+		app.If(p.reveal >= 3, func() app.UI { return p.renderSteps(d) }),
 		app.If(p.reveal >= 4, func() app.UI { return p.renderState(d) }),
 		app.If(p.reveal >= 4, func() app.UI { return p.renderOOMs(d) }),
+		app.If(p.reveal >= 4, func() app.UI { return p.renderAnomalies(d) }),
+		app.If(p.reveal >= 4, func() app.UI { return p.renderSetup(d) }),
 		app.If(p.reveal >= 4 && len(d.Warnings) > 0, func() app.UI {
 			var li []app.UI
 			for _, w := range d.Warnings {

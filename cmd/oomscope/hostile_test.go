@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,7 +66,24 @@ func TestSnapshotHostileNames(t *testing.T) {
 	for _, p := range terminalProblems(md) {
 		t.Errorf("Markdown output: %s", p)
 	}
-	for _, p := range hostile.MarkdownProblems(md, map[string]int{"h2": 1, "details": 3}) {
+	// Three top sites' stacks, and the diagnosis's: the first three fixes'
+	// code and the stacks of up to three leak sites.
+	var rep struct {
+		Devices []struct {
+			Fixes []struct{} `json:"fixes"`
+			Leak  *struct {
+				Sites []struct{} `json:"sites"`
+			} `json:"leak"`
+		} `json:"devices"`
+	}
+	if code, js, _ := runCLI([]string{"--json", "-"}, data); code != exitOK || json.Unmarshal([]byte(js), &rep) != nil || len(rep.Devices) != 1 {
+		t.Fatalf("--json: exit %d", code)
+	}
+	details := 3 + min(3, len(rep.Devices[0].Fixes))
+	if l := rep.Devices[0].Leak; l != nil {
+		details += min(3, len(l.Sites))
+	}
+	for _, p := range hostile.MarkdownProblems(md, map[string]int{"h2": 1, "details": details}) {
 		t.Errorf("Markdown output: %s", p)
 	}
 

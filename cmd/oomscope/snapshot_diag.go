@@ -8,6 +8,7 @@ import (
 
 	"oomscope/bytesize"
 	"oomscope/snapshot/analysis"
+	"oomscope/untrusted"
 )
 
 // printDiagnosis writes a device's diagnosis first, as the page shows it:
@@ -18,12 +19,12 @@ func printDiagnosis(w io.Writer, d *analysis.DeviceReport) {
 	if dg.Cause == "" {
 		return
 	}
-	fmt.Fprintf(w, "  Diagnosis: %s. %s.\n", dg.Cause, dg.Why)
+	fmt.Fprintf(w, "  Diagnosis: %s. %s.\n", dg.Cause, untrusted.Line(dg.Why))
 	if d.PeakPhase.Step >= 0 {
 		fmt.Fprintf(w, "  The peak falls in the %s phase of step %d of %d.\n", d.PeakPhase.Phase, d.PeakPhase.Step, len(d.Steps))
 	}
 	if lk := d.Leak; lk != nil {
-		fmt.Fprintf(w, "  Leak: %s per step, %s confidence over %d steps, at %s.\n", bytesize.FormatGiB(lk.BytesPerStep), lk.Confidence, lk.Steps, lk.Sites[0].Site)
+		fmt.Fprintf(w, "  Leak: %s per step, %s confidence over %d steps, at %s.\n", bytesize.FormatGiB(lk.BytesPerStep), lk.Confidence, lk.Steps, untrusted.Line(lk.Sites[0].Site))
 	}
 	if len(d.Fixes) > 0 {
 		fmt.Fprintf(w, "  Fixes, cheapest first (saving of this measured memory):\n")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"oomscope/bytesize"
+	"oomscope/untrusted"
 )
 
 // maxStepRows is how many steps the Markdown step table lists; longer
@@ -13,45 +14,49 @@ const maxStepRows = 24
 
 // markdownDiagnosis writes the diagnosis of one device: the cause, the
 // fixes with the bytes they save and their code, the leak with its stack,
-// the steps and phases, the anomalies and the setup. Every text that comes
-// from the file (sites, stacks) goes through mdCell or a code fence.
+// the steps and phases, the anomalies and the setup. Every text that can
+// hold names from the file (sentences naming sites, sites, stacks) goes
+// through package untrusted.
 func markdownDiagnosis(b *strings.Builder, d *DeviceReport) {
 	dg := d.Diagnosis
 	if dg.Cause == "" {
 		return
 	}
-	fmt.Fprintf(b, "### Diagnosis: %s\n\n%s.\n\n_Rule: %s._\n\n", dg.Cause, upperFirst(mdCell(dg.Why)), mdCell(dg.Rule))
+	fmt.Fprintf(b, "### Diagnosis: %s\n\n%s.\n\n_Rule: %s._\n\n", dg.Cause, untrusted.Text(upperFirst(dg.Why)), untrusted.Text(dg.Rule))
 	if d.PeakPhase.Step >= 0 {
 		fmt.Fprintf(b, "The peak falls in the **%s** phase of **step %d** (of %d).\n\n", d.PeakPhase.Phase, d.PeakPhase.Step, len(d.Steps))
 	}
 	if len(d.Fixes) > 0 {
-		b.WriteString("#### Fixes, cheapest first\n\n| # | fix | saves | of | why |\n|---:|---|---:|---|---|\n")
+		b.WriteString("**Fixes, cheapest first**\n\n| # | fix | saves | of | why |\n|---:|---|---:|---|---|\n")
 		for i, f := range d.Fixes {
-			fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", i+1, mdCell(f.Title), bytesize.FormatGiB(f.SavesBytes), strings.ReplaceAll(f.Of, "_", " "), mdCell(f.Why))
+			fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", i+1, untrusted.TableCell(untrusted.Text(f.Title)), bytesize.FormatGiB(f.SavesBytes), strings.ReplaceAll(f.Of, "_", " "), untrusted.TableCell(untrusted.Text(f.Why)))
 		}
 		b.WriteString("\n")
 		for i, f := range d.Fixes {
 			if i == 3 {
 				break
 			}
-			fmt.Fprintf(b, "<details><summary>%d. %s (guide: %s)</summary>\n\n```%s\n%s\n```\n</details>\n\n", i+1, mdCell(f.Title), f.Guide, f.Lang, fenceSafe(f.Code))
+			// The code is the catalog's own, not the file's: a plain fence.
+			fmt.Fprintf(b, "<details><summary>%d. %s (guide: %s)</summary>\n\n%s</details>\n\n", i+1, untrusted.HTML(f.Title), f.Guide,
+				untrusted.CodeBlock(strings.Split(f.Code, "\n")))
 		}
 	}
 	if lk := d.Leak; lk != nil {
-		fmt.Fprintf(b, "#### Leak: %s per step (%s confidence, %d steps)\n\n%s.\n\n", bytesize.FormatGiB(lk.BytesPerStep), lk.Confidence, lk.Steps, upperFirst(mdCell(lk.Why)))
+		fmt.Fprintf(b, "**Leak: %s per step** (%s confidence, %d steps). %s.\n\n", bytesize.FormatGiB(lk.BytesPerStep), lk.Confidence, lk.Steps, untrusted.Text(upperFirst(lk.Why)))
 		for i, s := range lk.Sites {
 			if i == 3 {
 				break
 			}
-			fmt.Fprintf(b, "<details><summary>`%s`: %s in %d block(s) per step</summary>\n\n```\n", mdCell(s.Site), bytesize.FormatGiB(s.BytesPerStep), s.Blocks)
-			for _, l := range s.Stack {
-				b.WriteString(fenceSafe(l) + "\n")
+			fmt.Fprintf(b, "<details><summary>%s: %s in %d block(s) per step</summary>\n\n", untrusted.HTML(s.Site), bytesize.FormatGiB(s.BytesPerStep), s.Blocks)
+			stack := s.Stack
+			if len(stack) == 0 {
+				stack = []string{NoStackExplanation}
 			}
-			b.WriteString("```\n</details>\n\n")
+			b.WriteString(untrusted.CodeBlock(stack) + "</details>\n\n")
 		}
 	}
 	if len(d.Steps) > 0 {
-		fmt.Fprintf(b, "#### Steps\n\n_%s; phases from %s._\n\n", mdCell(d.StepInfo.Rule), mdCell(d.StepInfo.Phases))
+		fmt.Fprintf(b, "**Steps** (%s; phases from %s)\n\n", untrusted.Text(d.StepInfo.Rule), untrusted.Text(d.StepInfo.Phases))
 		b.WriteString("| step | entries | peak | at the end | forward | backward | optimizer | other |\n|---:|---|---:|---:|---:|---:|---:|---:|\n")
 		for k, s := range d.Steps {
 			if len(d.Steps) > maxStepRows && k == maxStepRows/2 {
@@ -78,17 +83,20 @@ func markdownDiagnosis(b *strings.Builder, d *DeviceReport) {
 	}
 	an := d.Anomalies
 	if len(an.PendingFrees)+len(an.LongLived) > 0 {
-		b.WriteString("#### Anomalies\n\n")
+		b.WriteString("**Anomalies**\n\n| kind | site | bytes | what |\n|---|---|---:|---|\n")
+		row := func(kind string, a AnomalySite) {
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", kind, untrusted.TableCell(untrusted.CodeSpan(a.Site)), bytesize.FormatGiB(a.Bytes), untrusted.TableCell(untrusted.Text(a.Why)))
+		}
 		for _, a := range an.PendingFrees {
-			fmt.Fprintf(b, "- Pending free at `%s`: %s.\n", mdCell(a.Site), mdCell(a.Why))
+			row("pending free", a)
 		}
 		for _, a := range an.LongLived {
-			fmt.Fprintf(b, "- Long-lived at `%s`: %s.\n", mdCell(a.Site), mdCell(a.Why))
+			row("long-lived", a)
 		}
 		b.WriteString("\n")
 	}
 	if s := d.Setup; s != nil {
-		fmt.Fprintf(b, "#### Setup for the estimator\n\n%s. Open `/estimate?%s` in OOMScope to compare with the formulas.\n\n", upperFirst(mdCell(s.Why)), s.Query)
+		fmt.Fprintf(b, "**Setup for the estimator.** %s. Open %s in OOMScope to compare with the formulas.\n\n", untrusted.Text(upperFirst(s.Why)), untrusted.CodeSpan("/estimate?"+s.Query))
 	}
 }
 
@@ -99,9 +107,6 @@ func upperFirst(s string) string {
 	}
 	return string(s[0]-'a'+'A') + s[1:]
 }
-
-// fenceSafe keeps a line from closing a Markdown code fence.
-func fenceSafe(s string) string { return strings.ReplaceAll(s, "```", "'''") }
 
 func orDash(s string) string {
 	if s == "" {

@@ -64,8 +64,8 @@ func TestMarkdownHostileNames(t *testing.T) {
 	md := Markdown(r)
 	golden(t, "hostile.md", md)
 	d := r.Devices[0]
-	want := map[string]int{"h2": 1, "h3": 2 + btoi(len(d.OOMEvents) > 0) + btoi(len(d.Warnings) > 0),
-		"details": min(3, len(d.TopSites)), "li": len(d.Warnings)}
+	want := map[string]int{"h2": 1, "h3": 2 + btoi(len(d.OOMEvents) > 0) + btoi(len(d.Warnings) > 0) + btoi(d.Diagnosis.Cause != ""),
+		"details": min(3, len(d.TopSites)) + diagnosisDetails(&d), "li": len(d.Warnings)}
 	for _, p := range hostile.MarkdownProblems(md, want) {
 		t.Errorf("report: %s", p)
 	}
@@ -87,6 +87,17 @@ func TestMarkdownHostileNames(t *testing.T) {
 	for _, p := range hostile.MarkdownProblems(cmp, map[string]int{"h2": 1, "details": 0}) {
 		t.Errorf("comparison: %s", p)
 	}
+}
+
+// diagnosisDetails is how many <details> the diagnosis section writes: the
+// code of the first three fixes and the stacks of the first three leak
+// sites.
+func diagnosisDetails(d *DeviceReport) int {
+	n := min(3, len(d.Fixes))
+	if d.Leak != nil {
+		n += min(3, len(d.Leak.Sites))
+	}
+	return n
 }
 
 func btoi(b bool) int {

@@ -1,0 +1,358 @@
+package app
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"oomscope/bytesize"
+	"oomscope/diagchart"
+	"oomscope/estimator"
+	"oomscope/snapshot/analysis"
+)
+
+// The snapshot page's diagnosis (computed in the worker, analysis
+// DiagnosisReport): the cause, the fixes with the bytes they save, the leak
+// with its stack and the card at the OOM come first after the drop; the
+// steps with their growth chart, the anomalies, the byte-time icicle and
+// the setup for the estimator follow the timeline.
+
+// maxStepRows is how many steps the step table lists; shownFixes how many
+// fixes are open, the rest folded.
+const (
+	maxStepRows = 200
+	shownFixes  = 3
+)
+
+// renderDiagnosis is the answer: cause, leak, fixes, card at the OOM.
+func (p *SnapshotPage) renderDiagnosis(d *analysis.DeviceReport) app.UI {
+	dg := d.Diagnosis
+	if dg.Cause == "" {
+		return app.Text("")
+	}
+	where := ""
+	if d.PeakPhase.Step >= 0 {
+		where = fmt.Sprintf("The peak falls in the %s phase of step %d of %d.", d.PeakPhase.Phase, d.PeakPhase.Step, len(d.Steps))
+	}
+	var ev []app.UI
+	for _, n := range dg.Evidence {
+		ev = append(ev, app.Li().Body(app.Code().Text(n.Name), app.Text(fmt.Sprintf(" %s (%s B): %s", bytesize.Format(n.Bytes, p.unit), bytesize.Commas(n.Bytes), n.Formula))))
+	}
+	return app.Section().ID("snap-diagnosis").Class("snap-diagnosis").DataSet("cause", dg.Cause).Body(
+		app.H2().Text("Diagnosis"),
+		app.P().ID("snap-cause").Class("diag-cause").Body(
+			app.Strong().Text(causeTitle(dg.Cause)+". "),
+			app.Text(upperFirst(dg.Why)+"."),
+		),
+		app.If(where != "", func() app.UI { return app.P().ID("snap-peak-phase").Text(where) }),
+		app.Details().Class("diag-rule").Body(
+			app.Summary().Text("The rule and the numbers"),
+			app.P().Text(dg.Rule+"."),
+			app.Ul().Body(ev...),
+		),
+		p.renderLeak(d),
+		p.renderDiagFixes(d),
+		app.If(d.OOMCard != nil, func() app.UI {
+			c := d.OOMCard
+			return app.Div().ID("snap-oom-bar").Body(cardBar(c.Bar, p.unit, "snap-oom", fmt.Sprintf("At the last out-of-memory event (entry %s): %s.",
+				bytesize.Commas(int64(c.Index)), c.CapacityRule)))
+		}),
+	)
+}
+
+// causeTitle names a triage cause for a heading.
+func causeTitle(c string) string {
+	switch c {
+	case "other-process":
+		return "Another process"
+	case "non-pytorch":
+		return "Memory outside PyTorch"
+	}
+	return upperFirst(strings.ReplaceAll(c, "-", " "))
+}
+
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// renderLeak is the leak callout with the stack of its largest kept block.
+func (p *SnapshotPage) renderLeak(d *analysis.DeviceReport) app.UI {
+	lk := d.Leak
+	if lk == nil || len(lk.Sites) == 0 {
+		return app.Text("")
+	}
+	s := lk.Sites[0]
+	return app.Div().ID("snap-leak").Class("notice diag-leak").DataSet("bytes-per-step", strconv.FormatInt(lk.BytesPerStep, 10)).Body(
+		app.P().Body(
+			app.Strong().Text(fmt.Sprintf("Memory leaks %s per step", bytesize.Format(lk.BytesPerStep, p.unit))),
+			app.Text(fmt.Sprintf(" (%s confidence, judged on %d steps). ", lk.Confidence, lk.Steps)),
+			app.Text(upperFirst(lk.Why)+"."),
+		),
+		app.P().Body(app.Text("Line: "), app.Code().ID("snap-leak-site").Text(s.Site),
+			app.Text(fmt.Sprintf(" keeps %d block(s), %s, per step.", s.Blocks, bytesize.Format(s.BytesPerStep, p.unit)))),
+		app.Details().Body(
+			app.Summary().Text("Stack of one kept block"),
+			app.Pre().Class("snap-stack").Text(stackText(s.Stack)),
+		),
+	)
+}
+
+func stackText(st []string) string {
+	if len(st) == 0 {
+		return analysis.NoStackExplanation
+	}
+	return strings.Join(st, "\n")
+}
+
+// renderDiagFixes lists the fixes with the bytes they save, their code and
+// guide link.
+func (p *SnapshotPage) renderDiagFixes(d *analysis.DeviceReport) app.UI {
+	if len(d.Fixes) == 0 {
+		return app.P().Class("muted").Text("No fix in the catalog lowers this measured peak by 0.5 % or more.")
+	}
+	var items, more []app.UI
+	for i, f := range d.Fixes {
+		of := map[string]string{"peak_allocated": "off the peak", "reserved": "of reserved memory made reusable", "device": "held on the card by others"}[f.Of]
+		li := app.Li().Class("card diag-fix").DataSet("fix", f.ID).DataSet("saves", strconv.FormatInt(f.SavesBytes, 10)).Body(
+			app.Div().Class("diag-fix-head").Body(
+				app.H4().Text(f.Title),
+				app.Span().Class("diag-saves").Text(fmt.Sprintf("saves %s %s", bytesize.Format(f.SavesBytes, p.unit), of)),
+			),
+			app.P().Text(upperFirst(f.Why)+"."),
+			&FixCode{Fix: f.Fix, ID: fmt.Sprintf("snap-fix-%d", i)},
+		)
+		if i < shownFixes {
+			items = append(items, li)
+		} else {
+			more = append(more, li)
+		}
+	}
+	return app.Div().Body(
+		app.H3().Text("Fixes, cheapest first, with what each saves here"),
+		app.Ol().ID("snap-fixes").Class("diag-fixes").Body(items...),
+		app.If(len(more) > 0, func() app.UI {
+			return app.Details().ID("snap-more-fixes").Body(
+				app.Summary().Text(fmt.Sprintf("%d more fixes", len(more))),
+				app.Ol().Class("diag-fixes").Attr("start", shownFixes+1).Body(more...),
+			)
+		}),
+		app.P().Class("formula").Text(analysis.FixRule+"."),
+	)
+}
+
+// renderSteps shows the steps: the growth chart and the table with each
+// phase's peak.
+func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
+	if len(d.Steps) == 0 {
+		return app.Section().ID("snap-steps").Body(app.H2().Text("Steps"), app.P().Class("muted").Text(upperFirst(d.StepInfo.Rule)+"."))
+	}
+	in := diagchart.Input{Unit: p.unit}
+	for _, s := range d.Steps {
+		in.Steps = append(in.Steps, diagchart.Step{Peak: s.PeakAllocatedBytes, End: s.EndAllocatedBytes, Partial: s.Partial})
+	}
+	if lk := d.Leak; lk != nil {
+		in.LeakPerStep = lk.BytesPerStep
+		for k, s := range d.Steps {
+			if !s.Partial {
+				in.LeakFrom = k
+				break
+			}
+		}
+	}
+	peaks := map[[2]string]int64{}
+	for _, pp := range d.PhasePeaks {
+		peaks[[2]string{strconv.Itoa(pp.Step), pp.Phase}] = pp.PeakAllocatedBytes
+	}
+	cell := func(k int, ph string) app.UI {
+		v, ok := peaks[[2]string{strconv.Itoa(k), ph}]
+		if !ok {
+			return app.Td().Text("–")
+		}
+		return app.Td().DataSet("phase", ph).Text(bytesize.Format(v, p.unit))
+	}
+	var rows []app.UI
+	for k, s := range d.Steps {
+		if k == maxStepRows {
+			rows = append(rows, app.Tr().Body(app.Td().ColSpan(9).Class("muted").Text(fmt.Sprintf("… and %d more steps (the chart shows all).", len(d.Steps)-maxStepRows))))
+			break
+		}
+		label := strconv.Itoa(k)
+		if s.Partial {
+			label += " (partial)"
+		}
+		cls := ""
+		if k == d.PeakPhase.Step {
+			cls = "diag-peak-step"
+		}
+		rows = append(rows, app.Tr().Class(cls).DataSet("step", k).Body(
+			app.Td().Text(label),
+			app.Td().Text(fmt.Sprintf("%s–%s", bytesize.Commas(int64(s.FirstEntry)), bytesize.Commas(int64(s.LastEntry)))),
+			app.Td().Text(bytesize.Format(s.PeakAllocatedBytes, p.unit)),
+			app.Td().DataSet("end", strconv.FormatInt(s.EndAllocatedBytes, 10)).Text(bytesize.Format(s.EndAllocatedBytes, p.unit)),
+			cell(k, analysis.PhaseForward), cell(k, analysis.PhaseBackward), cell(k, analysis.PhaseOptimizer), cell(k, analysis.PhaseOther),
+			app.Td().Text(passesText(s)),
+		))
+	}
+	return app.Section().ID("snap-steps").Class("snap-steps").Body(
+		app.H2().Text("Steps and phases"),
+		app.P().Class("muted").Text(upperFirst(d.StepInfo.Rule)+". Phases from "+d.StepInfo.Phases+"."),
+		app.Div().ID("snap-step-chart").Class("diag-step-chart").Body(app.Raw(diagchart.Layout(in).SVG())),
+		app.P().Class("muted").Text("Bars: each step's peak allocated memory; the dark mark: what was left at its end. "+
+			"Step-end memory that climbs step after step is a leak; the dashed line is the leak found."),
+		app.Div().Class("table-wrap").Body(app.Table().ID("snap-step-table").Class("diag-steps").Body(
+			app.THead().Body(app.Tr().Body(
+				app.Th().Text("step"), app.Th().Text("entries"), app.Th().Text("peak"), app.Th().Text("at the end"),
+				app.Th().Text("forward"), app.Th().Text("backward"), app.Th().Text("optimizer"), app.Th().Text("other"), app.Th().Text("passes"),
+			)),
+			app.TBody().Body(rows...),
+		)),
+	)
+}
+
+func passesText(s analysis.Step) string {
+	t := fmt.Sprintf("%d backward", s.MicroBatches)
+	if s.EvalPasses > 0 {
+		t += fmt.Sprintf(", %d eval", s.EvalPasses)
+	}
+	return t
+}
+
+// renderAnomalies lists pending frees and long-lived allocations, and
+// draws the byte-time icicle.
+func (p *SnapshotPage) renderAnomalies(d *analysis.DeviceReport) app.UI {
+	an := d.Anomalies
+	list := func(title, id string, sites []analysis.AnomalySite) app.UI {
+		if len(sites) == 0 {
+			return app.Text("")
+		}
+		var li []app.UI
+		for _, s := range sites {
+			li = append(li, app.Li().DataSet("bytes", strconv.FormatInt(s.Bytes, 10)).Body(
+				app.Code().Text(s.Site), app.Text(": "+upperFirst(s.Why)+"."),
+				app.Details().Body(app.Summary().Text("Stack"), app.Pre().Class("snap-stack").Text(stackText(s.Stack))),
+			))
+		}
+		return app.Div().ID(id).Body(app.H3().Text(title), app.Ul().Body(li...))
+	}
+	return app.Section().ID("snap-anomalies").Class("snap-anomalies").Body(
+		app.H2().Text("What else holds memory"),
+		list("Frees waiting on another stream", "snap-pending", an.PendingFrees),
+		list("Long-lived allocations no step explains", "snap-long-lived", an.LongLived),
+		app.If(len(an.PendingFrees)+len(an.LongLived) == 0, func() app.UI {
+			return app.P().Class("muted").Text("No pending frees and no long-lived allocations outside the model state.")
+		}),
+		app.P().Class("formula").Text(an.Rule+"."),
+		p.renderIcicle(d.ByteTime),
+	)
+}
+
+// renderIcicle draws the allocation stacks weighted by bytes × lifetime.
+func (p *SnapshotPage) renderIcicle(bt *analysis.ByteTime) app.UI {
+	if bt == nil || len(bt.Nodes) == 0 {
+		return app.Text("")
+	}
+	nodes := make([]diagchart.Node, len(bt.Nodes))
+	for i, n := range bt.Nodes {
+		nodes[i] = diagchart.Node{Name: n.Name, Parent: n.Parent, Weight: n.Weight}
+	}
+	cells := diagchart.Icicle(nodes, 0.004, 28)
+	depth := 0
+	var divs []app.UI
+	for _, c := range cells {
+		depth = max(depth, c.Depth+1)
+		divs = append(divs, app.Div().Class("icicle-cell").
+			Style("left", "%.4f%%", 100*c.X).Style("width", "%.4f%%", 100*c.W).Style("top", "%dpx", 18*c.Depth).
+			Title("%s — %.1f %% of the byte-time", c.Name, 100*c.Share).Text(c.Name))
+	}
+	unit := map[string]string{"byte_seconds": "bytes × seconds", "byte_entries": "bytes × trace entries (the trace has no times)"}[bt.Unit]
+	return app.Div().ID("snap-icicle").Body(
+		app.H3().Text("What holds memory longest"),
+		app.P().Class("muted").Text("Allocation stacks, outermost frame on top, each as wide as its share of "+unit+
+			": long-lived big blocks dominate, short temporaries vanish. Hover a frame for its share."),
+		app.Div().Class("icicle").Style("height", "%dpx", 18*depth).Body(divs...),
+	)
+}
+
+// renderSetup compares the measured model state with the estimator's and
+// links to the estimator with the setup.
+func (p *SnapshotPage) renderSetup(d *analysis.DeviceReport) app.UI {
+	s := d.Setup
+	if s == nil {
+		return app.Text("")
+	}
+	var rows []app.UI
+	for _, b := range s.Buckets {
+		rows = append(rows, app.Tr().DataSet("bucket", b.Bucket).Body(
+			app.Td().Text(b.Bucket),
+			app.Td().Text(bytesize.Format(b.MeasuredBytes, p.unit)),
+			app.Td().Text(bytesize.Format(b.EstimatedBytes, p.unit)),
+			app.Td().Class("muted").Text(b.Why),
+		))
+	}
+	query := s.Query
+	var opts []app.UI
+	opts = append(opts, app.Option().Value("").Text("the model shown above, or pick one"))
+	for _, m := range estimator.Models() {
+		opts = append(opts, app.Option().Value(m.ID).Selected(p.setupModel == m.ID).Text(m.Name))
+	}
+	if p.setupModel != "" {
+		query = withModel(query, p.setupModel)
+	}
+	models := "No catalog model has this size and these weight shapes: pick yours."
+	if len(s.Models) > 0 {
+		var names []string
+		for _, m := range s.Models {
+			names = append(names, fmt.Sprintf("%s (%s, %+.1f %%)", m.Name, m.Dtype, m.OffPercent))
+		}
+		models = "Matching catalog models: " + strings.Join(names, ", ") + "."
+	}
+	return app.Section().ID("snap-setup").Class("snap-setup").Body(
+		app.H2().Text("Compare with the estimator"),
+		app.P().Text(upperFirst(s.Why)+"."),
+		app.P().ID("snap-setup-models").Text(models),
+		app.If(len(rows) > 0, func() app.UI {
+			return app.Div().Class("table-wrap").Body(app.Table().ID("snap-setup-buckets").Body(
+				app.THead().Body(app.Tr().Body(app.Th().Text("bucket"), app.Th().Text("measured"), app.Th().Text("estimated"), app.Th().Text("why they differ"))),
+				app.TBody().Body(rows...),
+			))
+		}),
+		app.P().Body(
+			app.Label().Body(app.Text("Model "), app.Select().ID("snap-setup-model").OnChange(p.onSetupModel).Body(opts...)),
+			app.Text(" "),
+			app.A().ID("snap-estimate-link").Class("button").Href(Href("/estimate?"+query)).Text("Open in the estimator"),
+		),
+	)
+}
+
+func (p *SnapshotPage) onSetupModel(ctx app.Context, e app.Event) {
+	p.setupModel = ctx.JSSrc().Get("value").String()
+}
+
+// withModel sets model= in an /estimate query.
+func withModel(query, model string) string {
+	var parts []string
+	for _, kv := range strings.Split(query, "&") {
+		if kv != "" && !strings.HasPrefix(kv, "model=") {
+			parts = append(parts, kv)
+		}
+	}
+	return strings.Join(append([]string{"model=" + model}, parts...), "&")
+}
+
+// scrollToAnswer brings the element with the given id into view on narrow
+// screens, where the answer would otherwise sit below the drop zone.
+func scrollToAnswer(id string) {
+	defer func() { recover() }() // a missing element or API is no error
+	w := app.Window()
+	if w.Get("innerWidth").Int() >= 760 {
+		return
+	}
+	if el := w.Get("document").Call("getElementById", id); el.Truthy() {
+		el.Call("scrollIntoView", map[string]any{"block": "start"})
+	}
+}

@@ -1,0 +1,166 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"oomscope/estimator"
+	"oomscope/fixes"
+	"oomscope/snapshot/gen"
+)
+
+// writeScenario writes a generator scenario to a temporary file.
+func writeScenario(t *testing.T, name string) (string, gen.Truth) {
+	t.Helper()
+	data, truth, err := gen.Bytes(gen.Scenario(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name+".pickle")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, truth
+}
+
+// TestSnapshotDiagnosis drops a loop that keeps every step's graph alive:
+// the diagnosis comes first and names the leak with the bytes per step and
+// the line the generator put it at, the first fix is the leak's with the
+// saving the analysis package computes here, the step table and its chart
+// have one row and bar per step of the generator's record, and a fix's
+// Copy button and guide link work. Then an OOM file shows the card.
+func TestSnapshotDiagnosis(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+
+	path, truth := writeScenario(t, "leak_loss_graph")
+	_, want := expectedReport(t, path)
+	tb.uploadFile("#snap-file", path)
+	if !waitSnapshot(tb, 60*time.Second) {
+		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
+	}
+	if evalJS[bool](tb, `!!document.getElementById("snap-error")`) {
+		t.Fatalf("error banner: %s", tb.text("#snap-error"))
+	}
+	lk := truth.Devices[0].Leak
+	diag := evalJS[map[string]string](tb, `(() => {
+		const d = document.getElementById("snap-diagnosis"), l = document.getElementById("snap-leak");
+		const first = document.querySelector("#snap-fixes li");
+		const results = document.getElementById("snap-results"), cards = document.querySelector(".snap-cards");
+		return {cause: d.dataset.cause, leak: l.dataset.bytesPerStep, site: document.getElementById("snap-leak-site").textContent,
+			fix: first.dataset.fix, saves: first.dataset.saves,
+			first: String(!!(d.compareDocumentPosition(cards) & Node.DOCUMENT_POSITION_FOLLOWING))};
+	})()`)
+	if diag["cause"] != "leak" || diag["leak"] != strconv.FormatInt(lk.BytesPerStep, 10) || diag["site"] != lk.Site {
+		t.Errorf("diagnosis %v, want a leak of %d B per step at %s", diag, lk.BytesPerStep, lk.Site)
+	}
+	if diag["first"] != "true" {
+		t.Error("the diagnosis is not the first section of the results")
+	}
+	if diag["fix"] != want.Fixes[0].ID || diag["saves"] != strconv.FormatInt(want.Fixes[0].SavesBytes, 10) || want.Fixes[0].ID != "item-for-logging" {
+		t.Errorf("first fix %s saving %s, analysis says %s saving %d", diag["fix"], diag["saves"], want.Fixes[0].ID, want.Fixes[0].SavesBytes)
+	}
+	if code := tb.text("#snap-fix-0-code"); code != fixes.Must(want.Fixes[0].ID, "").Code {
+		t.Errorf("fix code %q, want the catalog's", code)
+	}
+	if href := evalJS[string](tb, `document.getElementById("snap-fix-0-guide").getAttribute("href")`); href != fixes.GuidePath(want.Fixes[0].ID) {
+		t.Errorf("guide link %q, want %q", href, fixes.GuidePath(want.Fixes[0].ID))
+	}
+	tb.click("#snap-fix-0-copy")
+	note := poll[string](tb, `(() => { const t = document.getElementById("snap-fix-0-copied").textContent; return t.startsWith("Cop") && t !== "Copying…" ? t : ""; })()`, 10*time.Second)
+	if !strings.HasPrefix(note, "Copied") && !strings.HasPrefix(note, "Copy failed") {
+		t.Errorf("copy note %q", note)
+	}
+
+	// Steps: one row and one bar per step, each row's end memory the
+	// generator's.
+	poll[bool](tb, `!!document.getElementById("snap-step-table")`, 20*time.Second)
+	ends := evalJS[[]string](tb, `[...document.querySelectorAll("#snap-step-table tbody tr td[data-end]")].map(e => e.dataset.end)`)
+	bars := evalJS[int](tb, `document.querySelectorAll("#snap-step-chart rect.step-peak").length`)
+	if len(ends) != len(truth.Devices[0].Steps) || bars != len(truth.Devices[0].Steps) {
+		t.Fatalf("%d rows and %d bars, want %d steps", len(ends), bars, len(truth.Devices[0].Steps))
+	}
+	for k, st := range truth.Devices[0].Steps {
+		if ends[k] != strconv.FormatInt(st.EndAllocated, 10) {
+			t.Errorf("step %d ends at %s B, want %d", k, ends[k], st.EndAllocated)
+		}
+	}
+	if !evalJS[bool](tb, `!!document.querySelector("#snap-step-chart .step-trend")`) {
+		t.Error("no leak trend on the step chart")
+	}
+	poll[bool](tb, `document.querySelectorAll("#snap-icicle .icicle-cell").length > 0`, 20*time.Second)
+	if want.Setup != nil {
+		href := evalJS[string](tb, `document.getElementById("snap-estimate-link").getAttribute("href")`)
+		if href != "/estimate?"+want.Setup.Query {
+			t.Errorf("estimator link %q, want /estimate?%s", href, want.Setup.Query)
+		}
+	}
+	tb.screenshot("snapshot-diagnosis")
+	tb.setViewport(375, 800)
+	time.Sleep(300 * time.Millisecond)
+	tb.screenshot("snapshot-diagnosis-phone")
+	tb.setViewport(1280, 900)
+
+	// An OOM: the card at that moment, drawn as triage draws it.
+	oomPath, _ := writeScenario(t, "oom_card")
+	_, wantOOM := expectedReport(t, oomPath)
+	tb.uploadFile("#snap-file", oomPath)
+	poll[bool](tb, `(() => { const d = document.getElementById("snap-diagnosis"); return !!d && d.dataset.cause === "capacity" && !!document.body.getAttribute("data-snapshot-ready"); })()`, 60*time.Second)
+	segs := evalJS[[]string](tb, `[...document.querySelectorAll("#snap-oom-bar-bar .triage-seg, #snap-oom-bar .triage-seg")].map(e => e.dataset.seg)`)
+	if len(segs) != len(wantOOM.OOMCard.Bar.Segments) {
+		t.Errorf("card segments %v, want %d", segs, len(wantOOM.OOMCard.Bar.Segments))
+	}
+	if got := tb.text("#snap-oom-req-label"); !strings.Contains(got, "request") {
+		t.Errorf("request label %q", got)
+	}
+	if evalJS[bool](tb, `!!document.getElementById("snap-error")`) {
+		t.Fatalf("error banner: %s", tb.text("#snap-error"))
+	}
+	tb.assertClean()
+}
+
+// TestEstimateFixCode checks that the estimator's fix ladder shows each
+// rung's catalog code with a Copy button and the guide link, as triage and
+// the snapshot page do.
+func TestEstimateFixCode(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	q := "model=llama-3.1-8b&gpu=rtx-4090-24gb"
+	tb.open("/estimate?" + q)
+	v, err := url.ParseQuery(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := estimator.ParseQuery(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := estimator.Analyze(r)
+	if err != nil || len(rep.Fixes) == 0 {
+		t.Fatalf("want fixes for %s: %v", q, err)
+	}
+	poll[bool](tb, `document.querySelectorAll("#est-fixes li").length > 0`, 30*time.Second)
+	for _, f := range rep.Fixes {
+		fx := fixes.Must(f.FixID, "")
+		id := "est-fix-" + f.FixID
+		got := evalJS[map[string]string](tb, fmt.Sprintf(`(() => { const c = document.getElementById(%q), g = document.getElementById(%q);
+			return {code: c ? c.textContent : "", guide: g ? g.getAttribute("href") : "", copy: String(!!document.getElementById(%q))}; })()`,
+			id+"-code", id+"-guide", id+"-copy"))
+		if got["code"] != fx.Code || got["guide"] != fx.Guide || got["copy"] != "true" {
+			t.Errorf("rung %s: %v, want the catalog's code and guide %s with a Copy button", f.Name, got, fx.Guide)
+		}
+	}
+	if evalJS[bool](tb, `!!document.getElementById("est-error")`) {
+		t.Errorf("error banner: %s", tb.text("#est-error"))
+	}
+	tb.assertClean()
+}
