@@ -286,7 +286,7 @@ func (p *SnapshotPage) renderSetup(d *analysis.DeviceReport) app.UI {
 		return app.Text("")
 	}
 	var rows []app.UI
-	for _, b := range s.Buckets {
+	for _, b := range s.CompareBuckets(p.setupModel) {
 		rows = append(rows, app.Tr().DataSet("bucket", b.Bucket).Body(
 			app.Td().Text(b.Bucket),
 			app.Td().Text(bytesize.Format(b.MeasuredBytes, p.unit)),

@@ -140,6 +140,7 @@ func (p *TriagePage) renderFixes(f *triage.Finding) app.UI {
 					Aria("label", "Copy: "+fx.Title).
 					OnClick(func(ctx app.Context, e app.Event) { p.copy(ctx, key, fx.Code) }),
 				app.Span().ID(fmt.Sprintf("triage-copied-%d", i)).Class("triage-copied").Aria("live", "polite").Text(p.copied[key]),
+				app.A().ID(fmt.Sprintf("triage-guide-%d", i)).Class("fix-guide").Href(Href(fx.Guide)).Text("Why and when: the guide"),
 			),
 		))
 	}

@@ -205,7 +205,7 @@ func loadSnapshot(name string, stdin io.Reader, device, top int) (snapshotFile, 
 		an.Devices = []*analysis.Device{d}
 		rep = an.Report()
 	}
-	return snapshotFile{name: name, an: an, rep: rep}, closer, nil
+	return snapshotFile{name: name, an: an, rep: fillSetupBuckets(rep)}, closer, nil
 }
 
 // repanic raises a bug that load met (and recovered from, as the browser

@@ -38,3 +38,15 @@ func printDiagnosis(w io.Writer, d *analysis.DeviceReport) {
 		fmt.Fprintf(w, "  At the OOM (entry %d): %s\n", c.Index, c.CapacityRule)
 	}
 }
+
+// fillSetupBuckets sets each device's measured buckets beside the
+// estimator's (the analysis leaves them out so that the page's worker does
+// not carry the estimator's formulas).
+func fillSetupBuckets(r *analysis.Report) *analysis.Report {
+	for i := range r.Devices {
+		if s := r.Devices[i].Setup; s != nil {
+			s.Buckets = s.CompareBuckets("")
+		}
+	}
+	return r
+}

@@ -26,9 +26,9 @@ type contract struct {
 		PeakAllocatedBytes *int64  `json:"peak_allocated_bytes"`
 	} `json:"phase_peaks"`
 	Leak *struct {
-		BytesPerStep *int64   `json:"bytes_per_step"`
-		Steps        *int     `json:"steps"`
-		Confidence   *string  `json:"confidence"`
+		BytesPerStep *int64  `json:"bytes_per_step"`
+		Steps        *int    `json:"steps"`
+		Confidence   *string `json:"confidence"`
 		Sites        []struct {
 			Site         *string `json:"site"`
 			BytesPerStep *int64  `json:"bytes_per_step"`

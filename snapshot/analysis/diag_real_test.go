@@ -110,3 +110,37 @@ func TestWorkspacesRealFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestSetupMatchesCatalog checks the snapshot → estimator inference on a
+// loop with GPT-2's parameter shapes in fp32 trained with AdamW: the
+// catalog's GPT-2 matches, dtype and optimizer are found, and the measured
+// weights and optimizer state are within 2 % of the estimator's formulas
+// (GPT-2 also has position embeddings, norms and biases the loop lacks).
+func TestSetupMatchesCatalog(t *testing.T) {
+	_, r, _ := analyzeScenario(t, "gpt2")
+	s := r.Devices[0].Setup
+	if s == nil || len(s.Models) == 0 || s.Models[0].ID != "gpt2" || s.ParamDtype != estimator.DtypeFP32 || s.Optimizer != estimator.OptAdamW ||
+		s.Method != estimator.MethodFull || !strings.Contains(s.Query, "model=gpt2") {
+		t.Fatalf("setup %+v", s)
+	}
+	if len(s.Buckets) != 0 {
+		t.Error("Analyze should leave the estimate out (the worker does not carry the formulas)")
+	}
+	got := map[string]BucketCompare{}
+	for _, b := range s.CompareBuckets("") {
+		got[b.Bucket] = b
+	}
+	for _, name := range []string{estimator.BucketWeights, estimator.BucketGradients, estimator.BucketOptimizer} {
+		b, ok := got[name]
+		if !ok || b.EstimatedBytes <= 0 {
+			t.Errorf("%s: %+v", name, b)
+			continue
+		}
+		if off := float64(b.MeasuredBytes)/float64(b.EstimatedBytes) - 1; off > 0.02 || off < -0.02 {
+			t.Errorf("%s measured %d, estimated %d: %.1f %% apart", name, b.MeasuredBytes, b.EstimatedBytes, 100*off)
+		}
+	}
+	if other := s.CompareBuckets("llama-3.1-8b"); len(other) == 0 || other[0].EstimatedBytes <= got[estimator.BucketWeights].EstimatedBytes {
+		t.Errorf("a picked model gets its own estimate: %+v", other)
+	}
+}

@@ -3,6 +3,7 @@ package analysis
 import (
 	"fmt"
 	"math"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -36,8 +37,13 @@ type Setup struct {
 	// Models are the catalog models whose parameter count matches within
 	// 3 %, closest first.
 	Models []ModelMatch `json:"models"`
+	// ActivationBytes is the most activation memory live at any phase's
+	// peak, the measured side of the activations bucket.
+	ActivationBytes int64 `json:"activation_bytes"`
 	// Buckets compares the measured buckets with the estimator's for
-	// Models[0] (empty without a match).
+	// Models[0]: empty as Analyze leaves it, so that the estimator's
+	// formulas stay out of the page's worker; the CLI and the page fill it
+	// with CompareBuckets.
 	Buckets []BucketCompare `json:"buckets"`
 	// Query is the /estimate query that carries the setup (and the model
 	// when one matched).
@@ -95,8 +101,8 @@ func inferSetup(ms momentSet, activations int64, gpu string) *Setup {
 	if p <= 0 {
 		return nil
 	}
-	s := &Setup{ParamBytes: p, GradientBytes: g, OptimizerBytes: o, Models: []ModelMatch{}, Buckets: []BucketCompare{},
-		Mode: estimator.ModeTrain, Method: estimator.MethodFull}
+	s := &Setup{ParamBytes: p, GradientBytes: g, OptimizerBytes: o, ActivationBytes: activations, Models: []ModelMatch{},
+		Buckets: []BucketCompare{}, Mode: estimator.ModeTrain, Method: estimator.MethodFull}
 	var sizes map[int64]int64
 	for j := range ms {
 		if ms[j].cats.Parameter == p {
@@ -185,7 +191,6 @@ func inferSetup(ms momentSet, activations int64, gpu string) *Setup {
 	}
 	if len(s.Models) > 0 {
 		req.Model = s.Models[0].ID
-		s.Buckets = compareBuckets(req, p, g, o, activations)
 	}
 	s.Query = req.QueryString()
 	return s
@@ -250,13 +255,29 @@ func shapeShare(m *estimator.Model, pb int64, sizes map[int64]int64, total int64
 	return float64(hit) / float64(total)
 }
 
-// compareBuckets sets the measured model state and activations beside the
-// estimator's buckets for the request.
-func compareBuckets(req estimator.Request, p, g, o, act int64) []BucketCompare {
+// CompareBuckets sets the measured model state and activations beside the
+// estimator's buckets for the setup's request with the given catalog
+// model ("": the matched one; none without a match, or for an unknown
+// model).
+func (s *Setup) CompareBuckets(model string) []BucketCompare {
+	q, err := url.ParseQuery(s.Query)
+	if err != nil {
+		return []BucketCompare{}
+	}
+	req, err := estimator.ParseQuery(q)
+	if model != "" {
+		req.Model = model
+	} else if len(s.Models) == 0 {
+		return []BucketCompare{}
+	}
+	if err != nil {
+		return []BucketCompare{}
+	}
 	res, err := estimator.Estimate(req)
 	if err != nil {
 		return []BucketCompare{}
 	}
+	p, g, o, act := s.ParamBytes, s.GradientBytes, s.OptimizerBytes, s.ActivationBytes
 	row := func(name string, measured int64, why string) BucketCompare {
 		return BucketCompare{Bucket: name, MeasuredBytes: measured, EstimatedBytes: res.Buckets.Get(name), Why: why}
 	}

@@ -97,6 +97,13 @@ func markdownDiagnosis(b *strings.Builder, d *DeviceReport) {
 	}
 	if s := d.Setup; s != nil {
 		fmt.Fprintf(b, "**Setup for the estimator.** %s. Open %s in OOMScope to compare with the formulas.\n\n", untrusted.Text(upperFirst(s.Why)), untrusted.CodeSpan("/estimate?"+s.Query))
+		if len(s.Buckets) > 0 {
+			b.WriteString("| bucket | measured | estimated | why they differ |\n|---|---:|---:|---|\n")
+			for _, c := range s.Buckets {
+				fmt.Fprintf(b, "| %s | %s | %s | %s |\n", c.Bucket, bytesize.FormatGiB(c.MeasuredBytes), bytesize.FormatGiB(c.EstimatedBytes), untrusted.TableCell(untrusted.Text(c.Why)))
+			}
+			b.WriteString("\n")
+		}
 	}
 }
 

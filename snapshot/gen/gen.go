@@ -361,6 +361,9 @@ var scenarios = map[string]Options{
 	// pending_cache: the last prefetch's free never completes, and step 1
 	// caches a tensor for good.
 	"pending_cache": {Seed: 21, Steps: 4, TwoStreams: true, Loop: Loop{KeepPending: true, Cache: true}},
+	// gpt2: GPT-2's parameter shapes (12 × 768, vocab 50257) in fp32 with
+	// AdamW, a model of the estimator's catalog.
+	"gpt2": {Seed: 22, Steps: 2, Layers: 12, Hidden: 768, Tokens: 512, Loop: Loop{Vocab: 50257}},
 	// oom_card: a model that fills a whole 12 GB card (GeForce RTX 3060,
 	// 12,627,203,850 B as PyTorch reports it) until the last step's longer
 	// batch runs out of memory.

@@ -32,6 +32,11 @@ type Loop struct {
 	// Cache makes step 1 put a 16 MiB tensor in a cache that keeps it for
 	// the rest of the run: a long-lived allocation no step explains.
 	Cache bool
+	// Vocab, when > 0, adds a Vocab × Hidden token embedding to the
+	// parameters (trained like the others), so that the model state can
+	// match a catalog model: 12 layers of width 768 with Vocab 50257 is
+	// GPT-2's 124M.
+	Vocab int
 }
 
 // Leaks and stack recordings of a Loop.

@@ -163,6 +163,14 @@ func (s *sim) program(oomStep int) {
 		}
 		layers = append(layers, ps)
 	}
+	if v := int64(o.Loop.Vocab); v > 0 {
+		s.meta = s.fqn("embed_tokens")
+		p := &param{size: 4 * v * h}
+		if _, ok := s.malloc(p.size, catParameter, 0, s.st.param); !ok {
+			return
+		}
+		layers[0] = append(layers[0], p)
+	}
 	s.recording = true
 	var pendingPrefetch, batch *block
 	for step := range o.Steps {
