@@ -119,8 +119,8 @@ func (c *anomalyCollector) add(l *liveRange) {
 	default:
 		life = float64(end - start)
 	}
-	if life > 0 {
-		c.weight[int(l.stack)+1] += float64(l.size) * life
+	if i := int(l.stack) + 1; life > 0 && i >= 0 && i < len(c.weight) {
+		c.weight[i] += float64(l.size) * life
 	}
 	if l.freeReq >= 0 && int(l.end) >= c.n {
 		accumulate(c.pending, l, int(l.freeReq))

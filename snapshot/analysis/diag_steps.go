@@ -105,9 +105,10 @@ type run struct {
 	// window is the annotation window that labelled its entries (-1: their
 	// stacks did); entries of another window start a new run.
 	window int
-	// next is the first allocation after its last entry and zeroGrad a
-	// zero_grad between the two (-1: none): where a step it ends stops.
-	next, zeroGrad int
+	// next is the first allocation after its last entry, nextCut where
+	// the scan cut before it, and zeroGrad a zero_grad between the two (-1:
+	// none): where a step it ends stops.
+	next, nextCut, zeroGrad int
 }
 
 // kind of an annotation window.
@@ -242,6 +243,7 @@ type stepper struct {
 	// between them; zgBeforeRuns the first zero_grad before any run.
 	firstWork, lastInit        int
 	zgBeforeWork, zgBeforeRuns int
+	workCut                    int // where the scan cut before firstWork
 	// zeroGradStack caches isZeroGrad per stack: 1 yes, -1 no, 0 unknown;
 	// allocPhase an allocation's phase by its stack alone, plus one.
 	zeroGradStack []int8
@@ -251,8 +253,9 @@ type stepper struct {
 }
 
 // gapCut marks, for a run, where a step it ends would stop: the first
-// allocation after its last entry, and a zero_grad before that.
-type gapCut struct{ alloc, zeroGrad int }
+// allocation after its last entry, where the scan cut before it (back over
+// the segment growth that made room for it), and a zero_grad before that.
+type gapCut struct{ alloc, cut, zeroGrad int }
 
 // recording looks at what the recording kept of the stacks: whether any
 // allocation has frames, and whether the snapshot holds any C++ frame
@@ -422,15 +425,14 @@ func (st *stepper) scan(exact []int64) (int64, int) {
 					st.lastInit, st.zgBeforeWork = i, -1
 				} else if st.firstWork < 0 {
 					st.firstWork = i
-					sc.cutBefore(i)
+					st.workCut = sc.cutBefore(i)
 				}
 			}
 			last := len(st.runs) - 1
 			switch {
 			case p == phaseUnknown || p == phaseInit:
 				if alloc && gap >= 0 && cuts[gap].alloc < 0 {
-					cuts[gap].alloc = i
-					sc.cutBefore(i)
+					cuts[gap].alloc, cuts[gap].cut = i, sc.cutBefore(i)
 					gap = -1
 				}
 			case last >= 0 && st.runs[last].ph == p && (win < 0 || st.runs[last].window < 0 || win == st.runs[last].window):
@@ -439,14 +441,14 @@ func (st *stepper) scan(exact []int64) (int64, int) {
 				if win >= 0 {
 					r.window = win
 				}
-				cuts[last], gap = gapCut{-1, -1}, last
+				cuts[last], gap = gapCut{-1, -1, -1}, last
 			default:
-				if gap >= 0 && cuts[gap].alloc < 0 {
-					cuts[gap].alloc = i
-				}
 				first := sc.cutBefore(i)
+				if gap >= 0 && cuts[gap].alloc < 0 {
+					cuts[gap].alloc, cuts[gap].cut = i, first
+				}
 				st.runs = append(st.runs, run{ph: p, first: first, last: i, window: win})
-				cuts = append(cuts, gapCut{-1, -1})
+				cuts = append(cuts, gapCut{-1, -1, -1})
 				gap = len(cuts) - 1
 			}
 		case stackZeroGrad && (k == kindFreeReq || k == kindFreeDone) && gap >= 0 && cuts[gap].zeroGrad < 0 &&
@@ -479,7 +481,7 @@ func (st *stepper) scan(exact []int64) (int64, int) {
 		st.ivs = append(st.ivs, interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
 	}
 	for r := range st.runs {
-		st.runs[r].next, st.runs[r].zeroGrad = cuts[r].alloc, cuts[r].zeroGrad
+		st.runs[r].next, st.runs[r].nextCut, st.runs[r].zeroGrad = cuts[r].alloc, cuts[r].cut, cuts[r].zeroGrad
 	}
 	return peak, peakIdx
 }
@@ -509,18 +511,6 @@ func allocatedCurve(src source) []int64 {
 		cur[i] = run
 	}
 	return cur
-}
-
-// backOverGrowth moves a boundary at entry i back over the segment growth
-// (segment_alloc, segment_map) that made room for it, not below lo.
-func (st *stepper) backOverGrowth(i, lo int) int {
-	for i-1 >= lo {
-		if k, _, _, _ := st.src.entry(i - 1); k != kindGrowth {
-			break
-		}
-		i--
-	}
-	return i
 }
 
 // isZeroGrad reports whether a free's stack is inside Optimizer.zero_grad,
@@ -557,7 +547,7 @@ func (st *stepper) boundaryAfter(r run) int {
 	case r.next < 0:
 		return st.n
 	}
-	return st.backOverGrowth(r.next, r.last+1)
+	return r.nextCut
 }
 
 // span is a step being built: its entries and whether it is cut.
@@ -603,10 +593,16 @@ func (st *stepper) steps() ([]span, string) {
 	start := st.start0(partial)
 	for _, e := range ends {
 		b := st.boundaryAfter(e)
+		if b <= start {
+			continue // the marker lies before where the steps start: no step
+		}
 		out = append(out, span{first: start, last: b - 1})
 		start = b
 	}
-	out[0].partial = partial
+	if len(out) == 0 {
+		return []span{{first: start, last: st.n - 1, partial: true}}, rule
+	}
+	out[0].partial = out[0].partial || partial
 	if start < st.n {
 		if last := ends[len(ends)-1]; last.next >= 0 {
 			// The trace ends inside a step that never reached its
@@ -631,7 +627,7 @@ func (st *stepper) start0(partial bool) int {
 	case st.zgBeforeWork >= 0:
 		return st.zgBeforeWork
 	}
-	return st.backOverGrowth(st.firstWork, st.lastInit+1)
+	return st.workCut
 }
 
 // firstPartial reports whether the trace window starts inside the first

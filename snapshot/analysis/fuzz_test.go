@@ -85,8 +85,36 @@ func FuzzAnalyze(f *testing.F) {
 			}
 			dev.AllocationView(-1)
 			dev.AllocationView(len(dev.Allocs))
+			checkDiagnosis(t, &d)
 		}
 		Markdown(r)
 		MarkdownComparison(Compare(a, a, 3))
 	})
+}
+
+// checkDiagnosis checks what any diagnosis must satisfy: steps in order
+// without overlap inside the trace, no step or phase above the peak, the
+// peak's step among the steps, a cause, and fixes that save something.
+func checkDiagnosis(t *testing.T, d *DeviceReport) {
+	t.Helper()
+	last := -1
+	for k, s := range d.Steps {
+		if s.FirstEntry <= last || s.LastEntry < s.FirstEntry || s.LastEntry >= d.Entries || s.PeakAllocatedBytes > d.PeakAllocatedBytes {
+			t.Fatalf("step %d %+v after %d (entries %d, peak %d)", k, s, last, d.Entries, d.PeakAllocatedBytes)
+		}
+		last = s.LastEntry
+	}
+	for _, p := range d.PhasePeaks {
+		if p.Step < 0 || p.Step >= len(d.Steps) || p.PeakAllocatedBytes > d.PeakAllocatedBytes {
+			t.Fatalf("phase peak %+v (steps %d, peak %d)", p, len(d.Steps), d.PeakAllocatedBytes)
+		}
+	}
+	if d.PeakPhase.Step >= len(d.Steps) || d.Diagnosis.Cause == "" {
+		t.Fatalf("peak phase %+v of %d steps, diagnosis %+v", d.PeakPhase, len(d.Steps), d.Diagnosis)
+	}
+	for _, f := range d.Fixes {
+		if f.SavesBytes <= 0 {
+			t.Fatalf("fix %s saves %d", f.ID, f.SavesBytes)
+		}
+	}
 }
