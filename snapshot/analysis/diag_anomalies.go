@@ -72,7 +72,7 @@ type FlameNode struct {
 // Bounds of the byte-time tree: the heaviest stacks, nodes of at least
 // minShare of the total, at most maxNodes nodes and maxDepth levels.
 const (
-	flameStacks   = 400
+	flameStacks   = 200
 	flameMinShare = 0.005
 	flameMaxNodes = 400
 	flameMaxDepth = 48
@@ -125,7 +125,7 @@ func (c *anomalyCollector) add(l *liveRange) {
 	if l.freeReq >= 0 && int(l.end) >= c.n {
 		accumulate(c.pending, l, int(l.freeReq))
 	}
-	if l.size >= c.big && l.origin == FromTrace && explainedByStep(l) == false {
+	if l.size >= c.big && l.origin == FromTrace && !explainedByStep(l) {
 		if s := stepOf(c.steps, int(l.start)); s >= 0 && s+1 < len(c.steps) && int(l.end) > c.steps[s+1].LastEntry {
 			accumulate(c.long, l, int(l.start))
 		}

@@ -149,8 +149,11 @@ func modeCount(m map[snapshot.StackID]int) int {
 // logitsStack reports whether a stack allocates loss-sized tensors: it
 // runs a cross-entropy, log-softmax, NLL loss or an lm_head.
 func logitsStack(src source, id snapshot.StackID) bool {
-	for _, f := range src.frames(id) {
-		n := strings.ToLower(f.Name)
+	for _, fid := range src.stackFrames(id) {
+		if int(fid) < 0 || int(fid) >= src.numFrames() {
+			continue
+		}
+		n := strings.ToLower(src.frame(fid).Name)
 		if strings.Contains(n, "cross_entropy") || strings.Contains(n, "log_softmax") || strings.Contains(n, "nll_loss") ||
 			strings.Contains(n, "lm_head") || strings.Contains(n, "causallmloss") {
 			return true

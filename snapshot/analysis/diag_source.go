@@ -12,22 +12,13 @@ type source struct{ d *Device }
 // entries is the trace length.
 func (s source) entries() int { return len(s.d.Trace) }
 
-// action, size, timeUS and stack read trace entry i.
-func (s source) action(i int) snapshot.Action { return s.d.Trace[i].Action }
-func (s source) size(i int) int64             { return s.d.Trace[i].Size }
-func (s source) timeUS(i int) int64           { return s.d.Trace[i].TimeUS }
-func (s source) stack(i int) snapshot.StackID { return s.d.Trace[i].Frames }
-func (s source) deviceFree(i int) int64       { return s.d.Trace[i].DeviceFree }
-func (s source) isAlloc(i int) bool           { return s.d.Trace[i].Action == snapshot.ActionAlloc }
-func (s source) isSegmentGrowth(i int) bool   { return isSegmentGrowth(s.d.Trace[i].Action) }
-func isSegmentGrowth(a snapshot.Action) bool {
-	return a == snapshot.ActionSegmentAlloc || a == snapshot.ActionSegmentMap
-}
-func (s source) allocOrigin(k int) Origin          { return s.d.Allocs[k].Origin }
-func (s source) numAllocs() int                    { return len(s.d.Allocs) }
-func (s source) allocCategory(k int) Category      { return s.d.Allocs[k].Category }
-func (s source) allocSite(k int) int32             { return s.d.Allocs[k].Site }
-func (s source) allocStack(k int) snapshot.StackID { return s.d.Allocs[k].Stack }
+// timeUS reads trace entry i's time_us.
+func (s source) timeUS(i int) int64 { return s.d.Trace[i].TimeUS }
+
+// numAllocs is the number of allocations; allocOrigin says where
+// allocation k's live range comes from.
+func (s source) numAllocs() int           { return len(s.d.Allocs) }
+func (s source) allocOrigin(k int) Origin { return s.d.Allocs[k].Origin }
 
 // entryKind is what a trace entry does, as the diagnosis needs it.
 type entryKind uint8
@@ -111,22 +102,6 @@ func (s source) live(k int) liveRange {
 	a := &s.d.Allocs[k]
 	return liveRange{start: a.Start, end: a.End, freeReq: a.FreeRequested, size: a.Size, stack: a.Stack,
 		site: a.Site, cat: a.Category, rule: a.Rule, origin: a.Origin, pending: a.Pending}
-}
-
-// frames returns the frames of a stack, innermost first (nil for none).
-func (s source) frames(id snapshot.StackID) []snapshot.Frame {
-	snap := s.d.a.Snap
-	st := snap.Stack(id)
-	if len(st) == 0 {
-		return nil
-	}
-	out := make([]snapshot.Frame, 0, len(st))
-	for _, fid := range st {
-		if int(fid) >= 0 && int(fid) < len(snap.Frames) {
-			out = append(out, snap.Frames[fid])
-		}
-	}
-	return out
 }
 
 // stackFrames returns the frame ids of a stack, innermost first (nil for

@@ -526,8 +526,11 @@ func (st *stepper) isZeroGrad(id snapshot.StackID) bool {
 		return false
 	}
 	v := int8(-1)
-	for _, f := range st.src.frames(id) {
-		if f.Name == "zero_grad" && strings.Contains(f.Filename, "torch/optim") {
+	for _, fid := range st.src.stackFrames(id) {
+		if int(fid) < 0 || int(fid) >= st.src.numFrames() {
+			continue
+		}
+		if f := st.src.frame(fid); f.Name == "zero_grad" && strings.Contains(f.Filename, "torch/optim") {
 			v = 1
 			break
 		}
