@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -136,15 +135,7 @@ func TestEstimateFixCode(t *testing.T) {
 	tb := newTab(t, s)
 	q := "model=llama-3.1-8b&gpu=rtx-4090-24gb"
 	tb.open("/estimate?" + q)
-	v, err := url.ParseQuery(q)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := estimator.ParseQuery(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := estimator.Analyze(r)
+	rep, err := estimator.Analyze(estimateFor(t, q).Request)
 	if err != nil || len(rep.Fixes) == 0 {
 		t.Fatalf("want fixes for %s: %v", q, err)
 	}
