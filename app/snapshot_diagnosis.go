@@ -38,18 +38,18 @@ func (p *SnapshotPage) renderDiagnosis(d *analysis.DeviceReport) app.UI {
 	}
 	var ev []app.UI
 	for _, n := range dg.Evidence {
-		ev = append(ev, app.Li().Body(app.Code().Text(n.Name), app.Text(fmt.Sprintf(" %s (%s B): %s", bytesize.Format(n.Bytes, p.unit), bytesize.Commas(n.Bytes), n.Formula))))
+		ev = append(ev, app.Li().Body(app.Code().Text(n.Name), app.Text(fmt.Sprintf(" %s (%s B): %s", bytesize.Format(n.Bytes, p.unit), bytesize.Commas(n.Bytes), n.Formula.Format(p.unit)))))
 	}
 	return app.Section().ID("snap-diagnosis").Class("snap-diagnosis").DataSet("cause", dg.Cause).Body(
 		app.H2().Text("Diagnosis"),
 		app.P().ID("snap-cause").Class("diag-cause").Body(
 			app.Strong().Text(causeTitle(dg.Cause)+". "),
-			app.Text(upperFirst(dg.Why)+"."),
+			app.Text(upperFirst(dg.Why.Format(p.unit))+"."),
 		),
 		app.If(where != "", func() app.UI { return app.P().ID("snap-peak-phase").Text(where) }),
 		app.Details().Class("diag-rule").Body(
 			app.Summary().Text("The rule and the numbers"),
-			app.P().Text(dg.Rule+"."),
+			app.P().Text(dg.Rule.Format(p.unit)+"."),
 			app.Ul().Body(ev...),
 		),
 		p.renderLeak(d),
@@ -57,7 +57,7 @@ func (p *SnapshotPage) renderDiagnosis(d *analysis.DeviceReport) app.UI {
 		app.If(d.OOMCard != nil, func() app.UI {
 			c := d.OOMCard
 			return app.Div().ID("snap-oom-bar").Body(cardBar(c.Bar, p.unit, "snap-oom", fmt.Sprintf("At the last out-of-memory event (entry %s): %s.",
-				bytesize.Commas(int64(c.Index)), c.CapacityRule)))
+				bytesize.Commas(int64(c.Index)), c.CapacityRule.Format(p.unit))))
 		}),
 	)
 }
@@ -91,7 +91,7 @@ func (p *SnapshotPage) renderLeak(d *analysis.DeviceReport) app.UI {
 		app.P().Body(
 			app.Strong().Text(fmt.Sprintf("Memory leaks %s per step", bytesize.Format(lk.BytesPerStep, p.unit))),
 			app.Text(fmt.Sprintf(" (%s confidence, judged on %d steps). ", lk.Confidence, lk.Steps)),
-			app.Text(upperFirst(lk.Why)+"."),
+			app.Text(upperFirst(lk.Why.Format(p.unit))+"."),
 		),
 		app.P().Body(app.Text("Line: "), app.Code().ID("snap-leak-site").Text(s.Site),
 			app.Text(fmt.Sprintf(" keeps %d block(s), %s, per step.", s.Blocks, bytesize.Format(s.BytesPerStep, p.unit)))),
@@ -123,7 +123,7 @@ func (p *SnapshotPage) renderDiagFixes(d *analysis.DeviceReport) app.UI {
 				app.H4().Text(f.Title),
 				app.Span().Class("diag-saves").Text(fmt.Sprintf("saves %s %s", bytesize.Format(f.SavesBytes, p.unit), of)),
 			),
-			app.P().Text(upperFirst(f.Why)+"."),
+			app.P().Text(upperFirst(f.Why.Format(p.unit))+"."),
 			&FixCode{Fix: f.Fix, ID: fmt.Sprintf("snap-fix-%d", i)},
 		)
 		if i < shownFixes {
@@ -141,7 +141,7 @@ func (p *SnapshotPage) renderDiagFixes(d *analysis.DeviceReport) app.UI {
 				app.Ol().Class("diag-fixes").Attr("start", shownFixes+1).Body(more...),
 			)
 		}),
-		app.P().Class("formula").Text(analysis.FixRule+"."),
+		app.P().Class("formula").Text(analysis.FixRule.Format(p.unit)+"."),
 	)
 }
 
@@ -233,7 +233,7 @@ func (p *SnapshotPage) renderAnomalies(d *analysis.DeviceReport) app.UI {
 		var li []app.UI
 		for _, s := range sites {
 			li = append(li, app.Li().DataSet("bytes", strconv.FormatInt(s.Bytes, 10)).Body(
-				app.Code().Text(s.Site), app.Text(": "+upperFirst(s.Why)+"."),
+				app.Code().Text(s.Site), app.Text(": "+upperFirst(s.Why.Format(p.unit))+"."),
 				app.Details().Body(app.Summary().Text("Stack"), app.Pre().Class("snap-stack").Text(stackText(s.Stack))),
 			))
 		}
@@ -246,7 +246,7 @@ func (p *SnapshotPage) renderAnomalies(d *analysis.DeviceReport) app.UI {
 		app.If(len(an.PendingFrees)+len(an.LongLived) == 0, func() app.UI {
 			return app.P().Class("muted").Text("No pending frees and no long-lived allocations outside the model state.")
 		}),
-		app.P().Class("formula").Text(an.Rule+"."),
+		app.P().Class("formula").Text(an.Rule.Format(p.unit)+"."),
 		p.renderIcicle(d.ByteTime),
 	)
 }
@@ -313,7 +313,7 @@ func (p *SnapshotPage) renderSetup(d *analysis.DeviceReport) app.UI {
 	}
 	return app.Section().ID("snap-setup").Class("snap-setup").Body(
 		app.H2().Text("Compare with the estimator"),
-		app.P().Text(upperFirst(s.Why)+"."),
+		app.P().Text(upperFirst(s.Why.Format(p.unit))+"."),
 		app.P().ID("snap-setup-models").Text(models),
 		app.If(len(rows) > 0, func() app.UI {
 			return app.Div().Class("table-wrap").Body(app.Table().ID("snap-setup-buckets").Body(

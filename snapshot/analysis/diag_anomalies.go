@@ -1,11 +1,9 @@
 package analysis
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 
-	"oomscope/bytesize"
 	"oomscope/snapshot"
 )
 
@@ -24,7 +22,7 @@ type Anomalies struct {
 	// leak's blocks, grouped by site.
 	LongLived []AnomalySite `json:"long_lived"`
 	// Rule states both rules.
-	Rule string `json:"rule"`
+	Rule Text `json:"rule"`
 }
 
 // AnomalySite is one site's anomalous blocks.
@@ -39,14 +37,14 @@ type AnomalySite struct {
 	// Stack is the stack of the largest block.
 	Stack []string `json:"stack"`
 	// Why says what was found, with the numbers.
-	Why string `json:"why"`
+	Why Text `json:"why"`
 }
 
 // AnomalyRule explains the anomalies.
-const AnomalyRule = "pending frees: free_requested with no free_completed by the end of the trace (the segments show them as " +
-	"active_pending_free), memory another stream still uses; long-lived: allocations of at least max(1 MiB, 0.5 % of the " +
-	"peak) made in a step and alive after the next step ended, that no category rule explains as model state or a " +
-	"workspace and that are not a leak's blocks"
+var AnomalyRule = textf("pending frees: free_requested with no free_completed by the end of the trace (the segments show them as "+
+	"active_pending_free), memory another stream still uses; long-lived: allocations of at least max(%s, 0.5 %% of the "+
+	"peak) made in a step and alive after the next step ended, that no category rule explains as model state or a "+
+	"workspace and that are not a leak's blocks", sz(1<<20))
 
 // ByteTime weighs the allocation stacks by bytes × lifetime: a flame graph
 // (icicle) of what holds memory longest. Nodes are in pre-order; a node's
@@ -168,15 +166,15 @@ func stepOf(steps []Step, i int) int {
 // result turns the collected numbers into the anomalies (leak sites left
 // out of the long-lived ones) and the byte-time tree.
 func (c *anomalyCollector) result(leakSites map[int32]bool) (Anomalies, *ByteTime) {
-	an := Anomalies{PendingFrees: c.sites(c.pending, nil, func(a *anomalyAcc) string {
-		return fmt.Sprintf("%d block(s) holding %s were freed by the program (free_requested from entry %d on) but never returned to the cache: another stream still uses them", a.blocks, bytesize.FormatGiB(a.bytes), a.first)
-	}), LongLived: c.sites(c.long, leakSites, func(a *anomalyAcc) string {
-		return fmt.Sprintf("%d block(s) holding %s, made in a step (first at entry %d), outlive the next step and are not model state", a.blocks, bytesize.FormatGiB(a.bytes), a.first)
+	an := Anomalies{PendingFrees: c.sites(c.pending, nil, func(a *anomalyAcc) Text {
+		return textf("%d block(s) holding %s were freed by the program (free_requested from entry %d on) but never returned to the cache: another stream still uses them", a.blocks, sz(a.bytes), a.first)
+	}), LongLived: c.sites(c.long, leakSites, func(a *anomalyAcc) Text {
+		return textf("%d block(s) holding %s, made in a step (first at entry %d), outlive the next step and are not model state", a.blocks, sz(a.bytes), a.first)
 	}), Rule: AnomalyRule}
 	return an, c.flame()
 }
 
-func (c *anomalyCollector) sites(m map[int32]*anomalyAcc, skip map[int32]bool, why func(*anomalyAcc) string) []AnomalySite {
+func (c *anomalyCollector) sites(m map[int32]*anomalyAcc, skip map[int32]bool, why func(*anomalyAcc) Text) []AnomalySite {
 	var ids []int32
 	for si := range m {
 		if !skip[si] {

@@ -5,7 +5,6 @@ import (
 	"math"
 	"strings"
 
-	"oomscope/bytesize"
 	"oomscope/estimator"
 	"oomscope/estimator/triage"
 )
@@ -17,11 +16,18 @@ type Diagnosis struct {
 	// Cause is a triage cause id.
 	Cause string `json:"cause"`
 	// Why says it in one sentence with the numbers.
-	Why string `json:"why"`
+	Why Text `json:"why"`
 	// Rule is the rule that fired, stated generally.
-	Rule string `json:"rule"`
+	Rule Text `json:"rule"`
 	// Evidence lists the numbers the rule compared.
-	Evidence []triage.Number `json:"evidence"`
+	Evidence []Number `json:"evidence"`
+}
+
+// Number is a named quantity a rule compared, with where it comes from.
+type Number struct {
+	Name    string `json:"name"`
+	Bytes   int64  `json:"bytes"`
+	Formula Text   `json:"formula"`
 }
 
 // OOMCard is the card at the trace's last out-of-memory event, laid out as
@@ -35,8 +41,8 @@ type OOMCard struct {
 	GPU string `json:"gpu"`
 	// CapacityBytes is the card's capacity and CapacityRule how it was
 	// chosen: the snapshot does not record it.
-	CapacityBytes int64  `json:"capacity_bytes"`
-	CapacityRule  string `json:"capacity_rule"`
+	CapacityBytes int64 `json:"capacity_bytes"`
+	CapacityRule  Text  `json:"capacity_rule"`
 }
 
 // Thresholds of the cause rules, triage's where the rule is the same
@@ -66,7 +72,7 @@ var commonCards = []int64{4, 6, 8, 10, 11, 12, 16, 20, 24, 32, 40, 48}
 func oomCard(ev *OOMEvent) *OOMCard {
 	need := ev.ReservedBytes + ev.DeviceFreeBytes
 	c := &OOMCard{Index: ev.Index, CapacityBytes: need,
-		CapacityRule: "the snapshot does not record the card's size: no known card holds reserved + free, so the card is drawn as reserved + free"}
+		CapacityRule: Text("the snapshot does not record the card's size: no known card holds reserved + free, so the card is drawn as reserved + free")}
 	var best *estimator.GPU
 	for _, g := range estimator.GPUs() {
 		if g.CapacityBytes >= need && (best == nil || g.CapacityBytes < best.CapacityBytes) {
@@ -84,12 +90,12 @@ func oomCard(ev *OOMEvent) *OOMCard {
 	switch {
 	case best != nil && (size == 0 || best.CapacityBytes <= size*101/100):
 		c.GPU, c.CapacityBytes = best.ID, best.CapacityBytes
-		c.CapacityRule = fmt.Sprintf("the snapshot does not record the card's size: taken as the smallest known card that holds reserved + free = %s, the %s (%s); memory outside PyTorch is at least the rest if that is the card",
-			bytesize.FormatGiB(need), best.Name, bytesize.FormatGiB(best.CapacityBytes))
+		c.CapacityRule = textf("the snapshot does not record the card's size: taken as the smallest known card that holds reserved + free = %s, the %s (%s); memory outside PyTorch is at least the rest if that is the card",
+			sz(need), best.Name, sz(best.CapacityBytes))
 	case size > 0:
 		c.CapacityBytes = size
-		c.CapacityRule = fmt.Sprintf("the snapshot does not record the card's size: taken as the smallest common card size that holds reserved + free = %s, a %d GB card (%s, 95 %% of its nameplate as PyTorch reports it)",
-			bytesize.FormatGiB(need), size*100/95>>30, bytesize.FormatGiB(size))
+		c.CapacityRule = textf("the snapshot does not record the card's size: taken as the smallest common card size that holds reserved + free = %s, a %d GB card (%s, 95 %% of its nameplate as PyTorch reports it)",
+			sz(need), size*100/95>>30, sz(size))
 	}
 	b := func(n int64) *triage.Bytes {
 		v := triage.BytesOf(uint64(max(0, n)))
@@ -115,12 +121,12 @@ func oomCard(ev *OOMEvent) *OOMCard {
 }
 
 // num is one evidence number.
-func num(name string, v int64, formula string) triage.Number {
-	return triage.Number{Name: name, Bytes: v, Formula: formula}
+func num(name string, v int64, formula string) Number {
+	return Number{Name: name, Bytes: v, Formula: Text(formula)}
 }
 
-// gib renders bytes for a why text.
-func gib(n int64) string { return bytesize.FormatGiB(n) }
+// gib marks bytes in a why text (see Text).
+func gib(n int64) string { return sz(n) }
 
 // diagnoseCause picks the cause. r is the device report (with its steps and
 // peak phase); peak the moment of the peak; oomLeaked what the leak holds at
@@ -143,59 +149,59 @@ func diagnoseCause(r *DeviceReport, lk *Leak, peak moment, card *OOMCard, oomLea
 		req, free, res, ru := ev.RequestedBytes, ev.DeviceFreeBytes, ev.ReservedBytes, ev.FreeInReservedBytes
 		capy := card.CapacityBytes
 		outside := capy - free - res
-		ev0 := []triage.Number{num("requested", req, "the oom entry's size"), num("device_free", free, "the oom entry's device_free (cudaMemGetInfo)"),
+		ev0 := []Number{num("requested", req, "the oom entry's size"), num("device_free", free, "the oom entry's device_free (cudaMemGetInfo)"),
 			num("allocated", ev.AllocatedBytes, "live allocations at the oom entry"), num("reserved", res, "reserved segments at the oom entry")}
 		switch {
 		case lk != nil && lk.Confidence != "low" && oomLeaked > 0 && oomLeaked >= req-free:
 			return Diagnosis{Cause: string(triage.CauseLeak),
-				Why: fmt.Sprintf("the request of %s failed with %s free on the device, and a leak holds %s by then: %s per step kept by %s (%s confidence, %d steps); without it the request would have fit",
+				Why: textf("the request of %s failed with %s free on the device, and a leak holds %s by then: %s per step kept by %s (%s confidence, %d steps); without it the request would have fit",
 					gib(req), gib(free), gib(oomLeaked), gib(lk.BytesPerStep), lk.Sites[0].Site, lk.Confidence, lk.Steps),
 				Rule:     "a leak (see leak) whose kept blocks at the OOM are at least the request minus the free device memory: freeing them lets the request fit",
 				Evidence: append(ev0, num("leaked", oomLeaked, "blocks of the leaking sites alive at the oom entry"))}
 		case ru >= req && float64(ru) >= math.Min(fragFloorBytes, fragFloorShare*float64(capy)):
 			floor := int64(math.Min(fragFloorBytes, fragFloorShare*float64(capy)))
 			return Diagnosis{Cause: string(triage.CauseFragmentation),
-				Why: fmt.Sprintf("%s was reserved by PyTorch but unallocated when the %s request failed, ≥ the request and ≥ %s, but the largest free block was %s: the cache held enough bytes only in split blocks%s",
+				Why: textf("%s was reserved by PyTorch but unallocated when the %s request failed, ≥ the request and ≥ %s, but the largest free block was %s: the cache held enough bytes only in split blocks%s",
 					gib(ru), gib(req), gib(floor), gib(ev.LargestFreeBlockBytes), leakNote()),
-				Rule: "reserved-but-unallocated ≥ request and ≥ min(1 GiB, 10 % of the card) at the OOM: fragmentation (triage's rule)",
+				Rule: textf("reserved-but-unallocated ≥ request and ≥ min(%s, 10 %% of the card) at the OOM: fragmentation (triage's rule)", sz(fragFloorBytes)),
 				Evidence: append(ev0, num("reserved_unallocated", ru, "reserved − allocated at the oom entry"),
-					num("largest_free_block", ev.LargestFreeBlockBytes, "longest free run in one segment"), num("floor", floor, "min(1 GiB, 10 % of the card)"))}
+					num("largest_free_block", ev.LargestFreeBlockBytes, "longest free run in one segment"), num("floor", floor, fmt.Sprintf("min(%s, 10 %% of the card)", sz(fragFloorBytes))))}
 		case outside >= req && float64(outside) >= math.Max(outsideFloorBytes, outsideFloorShare*float64(capy)):
 			return Diagnosis{Cause: string(triage.CauseOtherProcess),
-				Why: fmt.Sprintf("at least %s of the %s card was held outside this process's PyTorch when the %s request failed (card − free − reserved = %s − %s − %s): another process, or this process's non-PyTorch memory%s",
+				Why: textf("at least %s of the %s card was held outside this process's PyTorch when the %s request failed (card − free − reserved = %s − %s − %s): another process, or this process's non-PyTorch memory%s",
 					gib(outside), gib(capy), gib(req), gib(capy), gib(free), gib(res), leakNote()),
-				Rule:     "memory outside PyTorch ≥ request and ≥ max(1.5 GiB, 30 % of the card) at the OOM: another process (triage's rule; the card's size is inferred, so this is a lower bound)",
-				Evidence: append(ev0, num("outside", outside, "card − free − reserved"), num("card", capy, card.CapacityRule))}
+				Rule:     textf("memory outside PyTorch ≥ request and ≥ max(%s, 30 %% of the card) at the OOM: another process (triage's rule; the card's size is inferred, so this is a lower bound)", sz(outsideFloorBytes)),
+				Evidence: append(ev0, num("outside", outside, "card − free − reserved"), num("card", capy, string(card.CapacityRule)))}
 		}
 		return Diagnosis{Cause: string(triage.CauseCapacity),
-			Why: fmt.Sprintf("the request of %s found %s free on the device and %s free inside the cache: the job's own %s allocated (%s) fills the card%s",
+			Why: textf("the request of %s found %s free on the device and %s free inside the cache: the job's own %s allocated (%s) fills the card%s",
 				gib(req), gib(free), gib(ru), gib(ev.AllocatedBytes), categoriesText(ev.Categories), leakNote()),
 			Rule:     "at the OOM neither the cache (fragmentation) nor memory outside PyTorch (another process) would hold the request, and no leak explains it: the job needs more than the card (capacity)",
 			Evidence: append(ev0, num("reserved_unallocated", ru, "reserved − allocated at the oom entry"))}
 	}
 	if lk != nil && lk.Confidence != "low" && float64(lk.BytesPerStep)*leakHorizonSteps >= leakHorizonShare*float64(r.PeakAllocatedBytes) {
 		return Diagnosis{Cause: string(triage.CauseLeak),
-			Why: fmt.Sprintf("memory grows by %s per step (%s kept by %s in each of %d steps, %s confidence): 1,000 more steps add %s to the %s peak",
+			Why: textf("memory grows by %s per step (%s kept by %s in each of %d steps, %s confidence): 1,000 more steps add %s to the %s peak",
 				gib(lk.BytesPerStep), gib(lk.Sites[0].BytesPerStep), lk.Sites[0].Site, lk.Sites[0].Steps, lk.Confidence,
 				gib(lk.BytesPerStep*leakHorizonSteps), gib(r.PeakAllocatedBytes)),
 			Rule: "no OOM in the trace; a leak (see leak) of medium or high confidence that would add ≥ 10 % of the peak within 1,000 steps",
-			Evidence: []triage.Number{num("bytes_per_step", lk.BytesPerStep, "median bytes born per step and never freed"),
+			Evidence: []Number{num("bytes_per_step", lk.BytesPerStep, "median bytes born per step and never freed"),
 				num("growth_per_step", lk.GrowthPerStep, "median growth of step-end memory"), num("peak_allocated", r.PeakAllocatedBytes, "peak allocated")}}
 	}
 	f := r.FragmentationAtPeak
 	if float64(f.ExternalFreeBytes) >= math.Max(fragFloorBytes, fragPeakShare*float64(f.ReservedBytes)) {
 		return Diagnosis{Cause: string(triage.CauseFragmentation),
-			Why: fmt.Sprintf("at the peak %s of the %s reserved lay free between blocks (largest free block %s): the cache reserves %.0f %% more than the job uses",
+			Why: textf("at the peak %s of the %s reserved lay free between blocks (largest free block %s): the cache reserves %.0f %% more than the job uses",
 				gib(f.ExternalFreeBytes), gib(f.ReservedBytes), gib(f.LargestFreeBlockBytes), 100*float64(f.FreeBytes)/float64(max(1, f.AllocatedBytes))),
-			Rule: "no OOM in the trace; free space between blocks at the peak ≥ max(1 GiB, 25 % of reserved): fragmentation",
-			Evidence: []triage.Number{num("external_free", f.ExternalFreeBytes, "reserved bytes outside live blocks at the peak"),
+			Rule: textf("no OOM in the trace; free space between blocks at the peak ≥ max(%s, 25 %% of reserved): fragmentation", sz(fragFloorBytes)),
+			Evidence: []Number{num("external_free", f.ExternalFreeBytes, "reserved bytes outside live blocks at the peak"),
 				num("reserved", f.ReservedBytes, "reserved at the peak"), num("largest_free_block", f.LargestFreeBlockBytes, "longest free run in one segment")}}
 	}
 	return Diagnosis{Cause: string(triage.CauseCapacity),
-		Why: fmt.Sprintf("no out-of-memory in the trace; the peak of %s falls %s and is the job's own memory: %s%s",
+		Why: textf("no out-of-memory in the trace; the peak of %s falls %s and is the job's own memory: %s%s",
 			gib(r.PeakAllocatedBytes), where, categoriesText(peak.cats), leakNote()),
 		Rule:     "no OOM, no leak that matters within 1,000 steps, no heavy fragmentation: the peak is what the job needs (capacity); the fixes below lower it",
-		Evidence: []triage.Number{num("peak_allocated", r.PeakAllocatedBytes, "peak allocated"), num("peak_reserved", r.PeakReservedBytes, "peak reserved")}}
+		Evidence: []Number{num("peak_allocated", r.PeakAllocatedBytes, "peak allocated"), num("peak_reserved", r.PeakReservedBytes, "peak reserved")}}
 }
 
 // categoriesText lists the largest categories, e.g. "optimizer_state

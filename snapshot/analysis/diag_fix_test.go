@@ -120,7 +120,7 @@ func TestDiagnosisOnScenarios(t *testing.T) {
 					t.Errorf("fix %+v lacks a saving, code, guide or why", fx)
 				}
 			}
-			if lk := truth.Devices[0].Leak; lk != nil && !strings.Contains(d.Fixes[0].Why, lk.Site) {
+			if lk := truth.Devices[0].Leak; lk != nil && !strings.Contains(string(d.Fixes[0].Why), lk.Site) {
 				t.Errorf("the leak fix does not name the line %s: %s", lk.Site, d.Fixes[0].Why)
 			}
 			if len(d.OOMEvents) > 0 {

@@ -12,6 +12,9 @@ import (
 // save of this measured memory. Why says how SavesBytes was computed.
 type Fix struct {
 	fixes.Fix
+	// Why says how SavesBytes was computed here (it replaces the catalog's
+	// general why in the JSON).
+	Why Text `json:"why"`
 	// SavesBytes is how much the fix lowers Of.
 	SavesBytes int64 `json:"saves_bytes"`
 	// Of is what SavesBytes lowers: "peak_allocated" (the peak, re-read at
@@ -21,7 +24,7 @@ type Fix struct {
 }
 
 // FixRule explains how the fixes' savings are computed and ranked.
-const FixRule = "each fix's saving is computed from the measured live memory: at the peak of every phase (forward, backward, " +
+const FixRule Text = "each fix's saving is computed from the measured live memory: at the peak of every phase (forward, backward, " +
 	"optimizer, other) the bytes the fix removes there are subtracted, and the new peak is the highest of those; the saving is " +
 	"the old peak minus the new one. The fixes that act on the cause come first (as in triage), then the rest cheapest first " +
 	"(a setting, one line, a few lines, a restructure), then by bytes saved; fixes that save under 0.5 % of the peak are left out"
@@ -61,7 +64,7 @@ func chooseFixes(in fixInput) []Fix {
 			return
 		}
 		fx := Fix{Fix: fixes.Must(id, ""), SavesBytes: saves, Of: of}
-		fx.Why = why
+		fx.Why = Text(why)
 		out = append(out, fx)
 	}
 	for _, pf := range in.peakFixes() {

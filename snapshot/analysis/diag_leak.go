@@ -1,11 +1,9 @@
 package analysis
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 
-	"oomscope/bytesize"
 	"oomscope/snapshot"
 )
 
@@ -33,7 +31,7 @@ type Leak struct {
 	// retained autograd graph) and "tensors" otherwise (stored outputs).
 	Kind string `json:"kind"`
 	// Why explains the verdict with its numbers.
-	Why string `json:"why"`
+	Why Text `json:"why"`
 }
 
 // LeakSite is one site whose blocks are born in each step and never freed.
@@ -180,10 +178,10 @@ func findLeak(src source, steps []Step, surv []survivor) leakResult {
 		lk.Confidence = "low"
 	}
 	top := lk.Sites[0]
-	lk.Why = fmt.Sprintf("%s of allocations born in each step are never freed (%d site(s); the largest, %s, keeps %d block(s) of %s per step, "+
+	lk.Why = textf("%s of allocations born in each step are never freed (%d site(s); the largest, %s, keeps %d block(s) of %s per step, "+
 		"in %d of %d steps); step-end memory grows by a median %s per step over %d complete steps; the kept blocks hold %s at the end of the trace",
-		bytesize.FormatGiB(lk.BytesPerStep), len(lk.Sites), top.Site, top.Blocks, bytesize.FormatGiB(top.BytesPerStep), top.Steps, len(eligible),
-		bytesize.Signed(lk.GrowthPerStep, bytesize.Binary), len(diffs)+1, bytesize.FormatGiB(lk.HeldBytes))
+		sz(lk.BytesPerStep), len(lk.Sites), top.Site, top.Blocks, sz(top.BytesPerStep), top.Steps, len(eligible),
+		szSigned(lk.GrowthPerStep), len(diffs)+1, sz(lk.HeldBytes))
 	res.leak = lk
 	return res
 }

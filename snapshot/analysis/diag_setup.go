@@ -33,7 +33,7 @@ type Setup struct {
 	Method     string `json:"method"`
 	Mode       string `json:"mode"`
 	// Why says how each was inferred, and what else the bytes allow.
-	Why string `json:"why"`
+	Why Text `json:"why"`
 	// Models are the catalog models whose parameter count matches within
 	// 3 %, closest first.
 	Models []ModelMatch `json:"models"`
@@ -135,17 +135,17 @@ func inferSetup(ms momentSet, activations int64, gpu string) *Setup {
 			pb, s.ParamDtype = 2, estimator.DtypeBF16
 		}
 		why = append(why, fmt.Sprintf("%s of parameters is %s × %d B (%s, %+.1f %%), and its weight shapes match the parameter blocks",
-			bytesize.FormatGiB(p), s.Models[0].Name, int(pb), s.ParamDtype, s.Models[0].OffPercent))
+			sz(p), s.Models[0].Name, int(pb), s.ParamDtype, s.Models[0].OffPercent))
 	case shapePB != 0:
 		pb = float64(shapePB)
 		if shapePB == 2 {
 			s.ParamDtype = estimator.DtypeBF16
 		}
 		why = append(why, fmt.Sprintf("%s of parameters: %s parameters in %s (weight blocks of %d B × a square of a multiple of 64, e.g. %d², which no %d-byte size can be); no catalog model has this size and shape",
-			bytesize.FormatGiB(p), humanCount(p/shapePB), s.ParamDtype, shapePB, side, 6-shapePB))
+			sz(p), humanCount(p/shapePB), s.ParamDtype, shapePB, side, 6-shapePB))
 	default:
 		why = append(why, fmt.Sprintf("%s of parameters: %s parameters in fp32 (or %s in bf16; no catalog model has either size)",
-			bytesize.FormatGiB(p), humanCount(p/4), humanCount(p/2)))
+			sz(p), humanCount(p/4), humanCount(p/2)))
 	}
 	s.Params = int64(float64(p) / pb)
 	r := float64(o) / float64(p)
@@ -167,7 +167,7 @@ func inferSetup(ms momentSet, activations int64, gpu string) *Setup {
 			}
 		}
 		s.Optimizer, s.Master = best.id, best.master
-		w := fmt.Sprintf("optimizer state %s = %.2f × the parameter bytes: %s", bytesize.FormatGiB(o), r, best.id)
+		w := fmt.Sprintf("optimizer state %s = %.2f × the parameter bytes: %s", sz(o), r, best.id)
 		if best.master {
 			w += " with fp32 master weights"
 		}
@@ -178,9 +178,9 @@ func inferSetup(ms momentSet, activations int64, gpu string) *Setup {
 	}
 	if s.Mode == estimator.ModeTrain && g > 0 && 10*g < p {
 		s.Method = estimator.MethodLoRA
-		why = append(why, fmt.Sprintf("gradients %s are %.1f %% of the parameter bytes: LoRA (a frozen base)", bytesize.FormatGiB(g), 100*float64(g)/float64(p)))
+		why = append(why, fmt.Sprintf("gradients %s are %.1f %% of the parameter bytes: LoRA (a frozen base)", sz(g), 100*float64(g)/float64(p)))
 	}
-	s.Why = strings.Join(why, "; ")
+	s.Why = Text(strings.Join(why, "; "))
 	req := estimator.DefaultRequest()
 	req.Mode, req.Dtype, req.Master = s.Mode, s.ParamDtype, s.Master
 	if s.Mode == estimator.ModeTrain {

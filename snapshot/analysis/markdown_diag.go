@@ -22,14 +22,14 @@ func markdownDiagnosis(b *strings.Builder, d *DeviceReport) {
 	if dg.Cause == "" {
 		return
 	}
-	fmt.Fprintf(b, "### Diagnosis: %s\n\n%s.\n\n_Rule: %s._\n\n", dg.Cause, untrusted.Text(upperFirst(dg.Why)), untrusted.Text(dg.Rule))
+	fmt.Fprintf(b, "### Diagnosis: %s\n\n%s.\n\n_Rule: %s._\n\n", dg.Cause, untrusted.Text(upperFirst(dg.Why.String())), untrusted.Text(dg.Rule.String()))
 	if d.PeakPhase.Step >= 0 {
 		fmt.Fprintf(b, "The peak falls in the **%s** phase of **step %d** (of %d).\n\n", d.PeakPhase.Phase, d.PeakPhase.Step, len(d.Steps))
 	}
 	if len(d.Fixes) > 0 {
 		b.WriteString("**Fixes, cheapest first**\n\n| # | fix | saves | of | why |\n|---:|---|---:|---|---|\n")
 		for i, f := range d.Fixes {
-			fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", i+1, untrusted.TableCell(untrusted.Text(f.Title)), bytesize.FormatGiB(f.SavesBytes), strings.ReplaceAll(f.Of, "_", " "), untrusted.TableCell(untrusted.Text(f.Why)))
+			fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", i+1, untrusted.TableCell(untrusted.Text(f.Title)), bytesize.FormatGiB(f.SavesBytes), strings.ReplaceAll(f.Of, "_", " "), untrusted.TableCell(untrusted.Text(f.Why.String())))
 		}
 		b.WriteString("\n")
 		for i, f := range d.Fixes {
@@ -42,7 +42,7 @@ func markdownDiagnosis(b *strings.Builder, d *DeviceReport) {
 		}
 	}
 	if lk := d.Leak; lk != nil {
-		fmt.Fprintf(b, "**Leak: %s per step** (%s confidence, %d steps). %s.\n\n", bytesize.FormatGiB(lk.BytesPerStep), lk.Confidence, lk.Steps, untrusted.Text(upperFirst(lk.Why)))
+		fmt.Fprintf(b, "**Leak: %s per step** (%s confidence, %d steps). %s.\n\n", bytesize.FormatGiB(lk.BytesPerStep), lk.Confidence, lk.Steps, untrusted.Text(upperFirst(lk.Why.String())))
 		for i, s := range lk.Sites {
 			if i == 3 {
 				break
@@ -85,7 +85,7 @@ func markdownDiagnosis(b *strings.Builder, d *DeviceReport) {
 	if len(an.PendingFrees)+len(an.LongLived) > 0 {
 		b.WriteString("**Anomalies**\n\n| kind | site | bytes | what |\n|---|---|---:|---|\n")
 		row := func(kind string, a AnomalySite) {
-			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", kind, untrusted.TableCell(untrusted.CodeSpan(a.Site)), bytesize.FormatGiB(a.Bytes), untrusted.TableCell(untrusted.Text(a.Why)))
+			fmt.Fprintf(b, "| %s | %s | %s | %s |\n", kind, untrusted.TableCell(untrusted.CodeSpan(a.Site)), bytesize.FormatGiB(a.Bytes), untrusted.TableCell(untrusted.Text(a.Why.String())))
 		}
 		for _, a := range an.PendingFrees {
 			row("pending free", a)
@@ -96,7 +96,7 @@ func markdownDiagnosis(b *strings.Builder, d *DeviceReport) {
 		b.WriteString("\n")
 	}
 	if s := d.Setup; s != nil {
-		fmt.Fprintf(b, "**Setup for the estimator.** %s. Open %s in OOMScope to compare with the formulas.\n\n", untrusted.Text(upperFirst(s.Why)), untrusted.CodeSpan("/estimate?"+s.Query))
+		fmt.Fprintf(b, "**Setup for the estimator.** %s. Open %s in OOMScope to compare with the formulas.\n\n", untrusted.Text(upperFirst(s.Why.String())), untrusted.CodeSpan("/estimate?"+s.Query))
 		if len(s.Buckets) > 0 {
 			b.WriteString("| bucket | measured | estimated | why they differ |\n|---|---:|---:|---|\n")
 			for _, c := range s.Buckets {

@@ -34,6 +34,9 @@ type worker struct {
 
 func main() {
 	debug.SetGCPercent(load.GCPercent)
+	// The page shows the diagnosis's sentences in GiB or GB: keep their
+	// byte amounts as numbers in the JSON (analysis.Text).
+	analysis.RawTextJSON = true
 	w := &worker{}
 	js.Global().Call("snapworkerReady", js.FuncOf(func(this js.Value, args []js.Value) any {
 		if len(args) > 0 {
