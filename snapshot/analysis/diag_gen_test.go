@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"fmt"
 	"testing"
 
 	"oomscope/snapshot"
@@ -181,6 +182,38 @@ func TestLeakConfidence(t *testing.T) {
 		}
 		if got != tt.want {
 			t.Errorf("%d steps: confidence %q, want %q", tt.steps, got, tt.want)
+		}
+	}
+}
+
+// TestPhaseSpans checks that the phase spans tile each step of the
+// training scenario, forward → backward → optimizer, each span's phase
+// the one the generator recorded at its entries' peak.
+func TestPhaseSpans(t *testing.T) {
+	_, r, truth := analyzeScenario(t, "training")
+	d := r.Devices[0]
+	for k, st := range d.Steps {
+		var phases []string
+		next := st.FirstEntry
+		for _, sp := range d.PhaseSpans {
+			if sp.Step != k {
+				continue
+			}
+			if sp.FirstEntry != next {
+				t.Errorf("step %d: span %+v does not follow entry %d", k, sp, next-1)
+			}
+			next = sp.LastEntry + 1
+			phases = append(phases, sp.Phase)
+		}
+		if next != st.LastEntry+1 {
+			t.Errorf("step %d: spans end at %d, step at %d", k, next-1, st.LastEntry)
+		}
+		want := []string{PhaseForward, PhaseBackward, PhaseOptimizer}
+		if _, ok := truth.Devices[0].Steps[k].PhasePeaks[PhaseOther]; ok {
+			want = append([]string{PhaseOther}, want...)
+		}
+		if fmt.Sprint(phases) != fmt.Sprint(want) {
+			t.Errorf("step %d phases %v, want %v", k, phases, want)
 		}
 	}
 }

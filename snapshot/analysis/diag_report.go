@@ -14,6 +14,9 @@ type DiagnosisReport struct {
 	PeakPhase PeakPhase `json:"peak_phase"`
 	// PhasePeaks is the peak of each phase in each step.
 	PhasePeaks []PhasePeak `json:"phase_peaks"`
+	// PhaseSpans cut the steps into their phases, in trace order: the
+	// bands a timeline shades.
+	PhaseSpans []PhaseSpan `json:"phase_spans"`
 	// Leak is memory that grows step after step; nil when none is found.
 	Leak *Leak `json:"leak"`
 	// Diagnosis is the cause with its numbers and rule.
@@ -36,7 +39,7 @@ type DiagnosisReport struct {
 func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 	src := source{d}
 	sr := findSteps(src, r)
-	dr := DiagnosisReport{Steps: sr.steps, StepInfo: sr.info, PeakPhase: sr.peak, PhasePeaks: sr.phasePeaks}
+	dr := DiagnosisReport{Steps: sr.steps, StepInfo: sr.info, PeakPhase: sr.peak, PhasePeaks: sr.phasePeaks, PhaseSpans: sr.spansOut}
 
 	// The live memory at the peak, at each phase's own peak and at the
 	// last OOM: what the cause and the fixes' savings are read from.

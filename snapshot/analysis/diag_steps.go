@@ -65,6 +65,14 @@ type PhasePeak struct {
 	PeakIndex          int   `json:"peak_index"`
 }
 
+// PhaseSpan is a stretch of one phase in one step: what a timeline shades.
+type PhaseSpan struct {
+	Step       int    `json:"step"`
+	Phase      string `json:"phase"`
+	FirstEntry int    `json:"first_entry"`
+	LastEntry  int    `json:"last_entry"`
+}
+
 // PeakPhase says where the device's peak fell.
 type PeakPhase struct {
 	// Step indexes Steps; -1 when the peak is outside every step (before
@@ -714,6 +722,7 @@ func (st *stepper) profilerSteps(prof []mark) []span {
 type stepResult struct {
 	steps      []Step
 	phasePeaks []PhasePeak
+	spansOut   []PhaseSpan
 	peak       PeakPhase
 	info       StepInfo
 	// maxPhase holds, per phase, the entry of its highest allocated memory
@@ -764,7 +773,7 @@ func findSteps(src source, r *DeviceReport) stepResult {
 	}
 	spans, rule := st.steps()
 	res := stepResult{spans: spans, st: st, peak: PeakPhase{Step: -1, Phase: PhaseOther}, maxPhase: map[string]int{},
-		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: []Step{}, phasePeaks: []PhasePeak{}}
+		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: []Step{}, phasePeaks: []PhasePeak{}, spansOut: []PhaseSpan{}}
 	maxBytes := map[string]int64{}
 	res.ivStep, res.ivPhase = make([]int, len(st.ivs)), make([]string, len(st.ivs))
 	k, runLo := -1, 0
@@ -807,6 +816,19 @@ func findSteps(src source, r *DeviceReport) stepResult {
 			ph = phaseName(st.runs[r].ph)
 		}
 		res.ivStep[j], res.ivPhase[j] = step, ph
+		if step >= 0 {
+			last := st.n - 1
+			if j+1 < len(st.ivs) {
+				last = st.ivs[j+1].start - 1
+			}
+			last = min(last, spans[step].last)
+			first := max(iv.start, spans[step].first)
+			if n := len(res.spansOut); n > 0 && res.spansOut[n-1].Step == step && res.spansOut[n-1].Phase == ph {
+				res.spansOut[n-1].LastEntry = last
+			} else {
+				res.spansOut = append(res.spansOut, PhaseSpan{Step: step, Phase: ph, FirstEntry: first, LastEntry: last})
+			}
+		}
 		if r.PeakIndex >= iv.start && (j+1 == len(st.ivs) || r.PeakIndex < st.ivs[j+1].start) && r.PeakIndex >= 0 {
 			res.peak = PeakPhase{Step: step, Phase: ph}
 		}

@@ -109,6 +109,12 @@ func checkDiagnosis(t *testing.T, d *DeviceReport) {
 			t.Fatalf("phase peak %+v (steps %d, peak %d)", p, len(d.Steps), d.PeakAllocatedBytes)
 		}
 	}
+	for k, sp := range d.PhaseSpans {
+		if sp.Step < 0 || sp.Step >= len(d.Steps) || sp.FirstEntry > sp.LastEntry || sp.FirstEntry < d.Steps[sp.Step].FirstEntry ||
+			sp.LastEntry > d.Steps[sp.Step].LastEntry || k > 0 && sp.FirstEntry <= d.PhaseSpans[k-1].LastEntry {
+			t.Fatalf("phase span %d %+v (steps %+v)", k, sp, d.Steps)
+		}
+	}
 	if d.PeakPhase.Step >= len(d.Steps) || d.Diagnosis.Cause == "" {
 		t.Fatalf("peak phase %+v of %d steps, diagnosis %+v", d.PeakPhase, len(d.Steps), d.Diagnosis)
 	}
