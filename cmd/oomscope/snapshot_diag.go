@@ -19,7 +19,7 @@ func printDiagnosis(w io.Writer, d *analysis.DeviceReport) {
 	if dg.Cause == "" {
 		return
 	}
-	fmt.Fprintf(w, "  Diagnosis: %s. %s.\n", dg.Cause, untrusted.Line(dg.Why))
+	fmt.Fprintf(w, "  Diagnosis: %s. %s.\n", dg.Cause, untrusted.Line(dg.Why.String()))
 	if d.PeakPhase.Step >= 0 {
 		fmt.Fprintf(w, "  The peak falls in the %s phase of step %d of %d.\n", d.PeakPhase.Phase, d.PeakPhase.Step, len(d.Steps))
 	}
