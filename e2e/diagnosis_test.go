@@ -124,6 +124,8 @@ func TestSnapshotDiagnosis(t *testing.T) {
 	if evalJS[bool](tb, `!!document.getElementById("snap-error")`) {
 		t.Fatalf("error banner: %s", tb.text("#snap-error"))
 	}
+	tb.requireWatched("worker")
+	assertLocalOnly(t, tb, s)
 	tb.assertClean()
 }
 
