@@ -19,7 +19,7 @@ func (p *SnapshotPage) newChart(pts []analysis.Point, bands *analysis.SiteSeries
 	if d == nil {
 		return nil
 	}
-	return chart.NewTimeline(pts, bands, chart.Options{Unit: p.unit, Peak: d.PeakIndex})
+	return chart.NewTimeline(pts, bands, chart.Options{Unit: p.unit, Peak: d.PeakIndex, Shades: phaseShades(d)})
 }
 
 // pointer returns the pointer position over the chart as fractions of its

@@ -11,6 +11,7 @@ import (
 	"oomscope/diagchart"
 	"oomscope/estimator"
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/chart"
 )
 
 // The snapshot page's diagnosis (computed in the worker, analysis
@@ -143,6 +144,19 @@ func (p *SnapshotPage) renderDiagFixes(d *analysis.DeviceReport) app.UI {
 		}),
 		app.P().Class("formula").Text(analysis.FixRule.Format(p.unit)+"."),
 	)
+}
+
+// phaseShades are the timeline's shaded bands: each step's phases
+// (analysis PhaseSpans), coloured by phase, every other step a shade
+// darker so that steps stand apart.
+func phaseShades(d *analysis.DeviceReport) []chart.Shade {
+	out := make([]chart.Shade, 0, len(d.PhaseSpans))
+	for _, sp := range d.PhaseSpans {
+		out = append(out, chart.Shade{From: sp.FirstEntry, To: sp.LastEntry,
+			Class: fmt.Sprintf("shade-%s shade-step-%d", sp.Phase, sp.Step%2),
+			Label: fmt.Sprintf("step %d: %s (entries %d–%d)", sp.Step, sp.Phase, sp.FirstEntry, sp.LastEntry)})
+	}
+	return out
 }
 
 // renderSteps shows the steps: the growth chart and the table with each

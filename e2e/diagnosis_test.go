@@ -96,6 +96,11 @@ func TestSnapshotDiagnosis(t *testing.T) {
 	if !evalJS[bool](tb, `!!document.querySelector("#snap-step-chart .step-trend")`) {
 		t.Error("no leak trend on the step chart")
 	}
+	// The timeline shades each step's phases: as many bands as phase spans.
+	shades := evalJS[int](tb, `document.querySelectorAll("#snap-chart rect.snap-shade").length`)
+	if shades != len(want.PhaseSpans) || shades == 0 {
+		t.Errorf("%d shaded bands on the timeline, want the %d phase spans", shades, len(want.PhaseSpans))
+	}
 	poll[bool](tb, `document.querySelectorAll("#snap-icicle .icicle-cell").length > 0`, 20*time.Second)
 	if want.Setup != nil {
 		href := evalJS[string](tb, `document.getElementById("snap-estimate-link").getAttribute("href")`)
