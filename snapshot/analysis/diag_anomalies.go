@@ -50,7 +50,8 @@ var AnomalyRule = textf("pending frees: free_requested with no free_completed by
 // (icicle) of what holds memory longest. Nodes are in pre-order; a node's
 // Weight includes its children's.
 type ByteTime struct {
-	// Unit is "byte_seconds" when the trace has times, else
+	// Unit is "byte_seconds" when the trace has times (each lifetime read
+	// from a clock sampled every 64 entries, see clock), else
 	// "byte_entries" (lifetime counted in trace entries).
 	Unit string `json:"unit"`
 	// Total is the weight of every allocation.
@@ -83,9 +84,8 @@ type anomalyCollector struct {
 	n     int
 	steps []Step
 	big   int64 // long-lived threshold
-	// times are the entries' time_us since the first, when the trace has
-	// times (nil: lifetimes count entries).
-	times []int32
+	// clock tells entries' times (no samples: lifetimes count entries).
+	clock clock
 	// weight is the byte-time per stack id (index NoStack+1 = 0 for
 	// allocations without a stack).
 	weight  []float64
@@ -101,8 +101,8 @@ type anomalyAcc struct {
 	stack   snapshot.StackID
 }
 
-func newAnomalyCollector(src source, steps []Step, peak int64, times []int32) *anomalyCollector {
-	return &anomalyCollector{src: src, n: src.entries(), steps: steps, big: max(1<<20, peak/200), times: times,
+func newAnomalyCollector(src source, steps []Step, peak int64, clk clock) *anomalyCollector {
+	return &anomalyCollector{src: src, n: src.entries(), steps: steps, big: max(1<<20, peak/200), clock: clk,
 		weight: make([]float64, src.numStacks()+1), pending: map[int32]*anomalyAcc{}, long: map[int32]*anomalyAcc{}}
 }
 
@@ -112,8 +112,8 @@ func (c *anomalyCollector) add(l *liveRange) {
 	var life float64
 	switch {
 	case c.n == 0:
-	case c.times != nil:
-		life = float64(c.times[end]-c.times[start]) / 1e6
+	case c.clock.t != nil:
+		life = c.clock.at(end) - c.clock.at(start)
 	default:
 		life = float64(end - start)
 	}
@@ -205,7 +205,7 @@ func (c *anomalyCollector) sites(m map[int32]*anomalyAcc, skip map[int32]bool, w
 // are formatted.
 func (c *anomalyCollector) flame() *ByteTime {
 	bt := &ByteTime{Unit: "byte_entries", Nodes: []FlameNode{}}
-	if c.times != nil {
+	if c.clock.t != nil {
 		bt.Unit = "byte_seconds"
 	}
 	type sw struct {

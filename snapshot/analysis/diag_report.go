@@ -55,7 +55,7 @@ func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 		_, ph := sr.phaseAt(ev.Index)
 		idx, phases = append(idx, ev.Index), append(phases, ph)
 	}
-	col := newAnomalyCollector(src, sr.steps, r.PeakAllocatedBytes, sr.st.times)
+	col := newAnomalyCollector(src, sr.steps, r.PeakAllocatedBytes, sr.st.clock)
 	ms, surv := measureMoments(src, idx, phases, col)
 	lr := findLeak(src, sr.steps, surv)
 	ms.addLeaked(surv, lr.sites)

@@ -241,9 +241,8 @@ type stepper struct {
 	stacked, pythonOnly bool
 	onRequested         bool
 	initial             int64
-	// times holds each entry's time_us since the first, when the trace
-	// has times spanning less than 2^31 µs (nil otherwise).
-	times []int32
+	// clock samples the entries' time_us (see clock).
+	clock clock
 	runs  []run
 	ivs   []interval
 	// firstWork is the first allocation that is not module construction;
@@ -378,11 +377,10 @@ func (st *stepper) scan(exact []int64) (int64, int) {
 		}
 	}
 	timed := len(st.zgStarts)+len(st.profTimes) > 0
-	var t0 int64
-	st.times = nil
+	st.clock = clock{}
 	if st.n > 0 {
-		if first, last := st.src.timeUS(0), st.src.timeUS(st.n-1); first > 0 && last > first && last-first < 1<<31 {
-			st.times, t0 = make([]int32, st.n), first
+		if first, last := st.src.timeUS(0), st.src.timeUS(st.n-1); first > 0 && last > first {
+			st.clock = clock{t: make([]int64, 0, st.n/clockStep+2), n: st.n}
 		}
 	}
 	// Without zero_grad annotations, zero_grad shows in the frees' stacks.
@@ -395,8 +393,8 @@ func (st *stepper) scan(exact []int64) (int64, int) {
 	seenAlloc := false
 	for i := 0; i < st.n; i++ {
 		k, size, t, id := st.src.entry(i)
-		if st.times != nil {
-			st.times[i] = int32(min(max(t-t0, 0), 1<<31-1))
+		if st.clock.t != nil && i%clockStep == 0 {
+			st.clock.t = append(st.clock.t, t)
 		}
 		if timed && t != 0 {
 			marker := false
@@ -487,11 +485,39 @@ func (st *stepper) scan(exact []int64) (int64, int) {
 	}
 	if st.n > 0 {
 		st.ivs = append(st.ivs, interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
+		if st.clock.t != nil {
+			st.clock.t = append(st.clock.t, st.src.timeUS(st.n-1))
+		}
 	}
 	for r := range st.runs {
 		st.runs[r].next, st.runs[r].nextCut, st.runs[r].zeroGrad = cuts[r].alloc, cuts[r].cut, cuts[r].zeroGrad
 	}
 	return peak, peakIdx
+}
+
+// clockStep is how many entries apart the clock samples time.
+const clockStep = 64
+
+// clock tells the time of any entry from every clockStep-th entry's
+// time_us, interpolating between samples: a table small enough to stay in
+// the CPU's cache, where reading each allocation's end entry from the trace
+// would miss it once per allocation. The error is at most the time spread
+// of clockStep consecutive entries.
+type clock struct {
+	t []int64 // time_us of entries 0, clockStep, 2·clockStep, …, then of the last
+	n int
+}
+
+// at returns the time of entry i in seconds since the first entry.
+func (c clock) at(i int) float64 {
+	k := i / clockStep
+	lo := c.t[k]
+	hiIdx, hi := min((k+1)*clockStep, c.n-1), c.t[min(k+1, len(c.t)-1)]
+	f := 0.0
+	if span := hiIdx - k*clockStep; span > 0 {
+		f = float64(i-k*clockStep) / float64(span)
+	}
+	return (float64(lo-c.t[0]) + f*float64(hi-lo)) / 1e6
 }
 
 // allocatedCurve returns the allocated memory after every entry from the
