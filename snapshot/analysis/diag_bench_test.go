@@ -2,7 +2,9 @@ package analysis
 
 import (
 	"os"
+	"slices"
 	"testing"
+	"time"
 
 	"oomscope/snapshot"
 )
@@ -46,5 +48,25 @@ func BenchmarkDiagnosis(b *testing.B) {
 				d.diagnose(&r.Devices[i])
 			}
 		}
+	})
+	// The share, measured pair by pair (a whole analysis, then the
+	// diagnosis alone, back to back) so that a loaded machine slows both
+	// alike; the median pair is reported.
+	b.Run("share", func(b *testing.B) {
+		var shares []float64
+		for b.Loop() {
+			t0 := time.Now()
+			full := Analyze(s, Options{TimelinePoints: DefaultTimelinePoints})
+			rep := full.Report()
+			t1 := time.Now()
+			for i, d := range full.Devices {
+				d.diagnose(&rep.Devices[i])
+			}
+			t2 := time.Now()
+			diag := t2.Sub(t1)
+			shares = append(shares, 100*diag.Seconds()/(t1.Sub(t0)-diag).Seconds())
+		}
+		slices.Sort(shares)
+		b.ReportMetric(shares[len(shares)/2], "diag-%")
 	})
 }

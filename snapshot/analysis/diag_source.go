@@ -97,6 +97,9 @@ func (s source) allocSpan(k int) (start, end, freeReq int32) {
 // allocSize returns allocation k's requested bytes.
 func (s source) allocSize(k int) int64 { return s.d.Allocs[k].Size }
 
+// allocStack returns allocation k's stack.
+func (s source) allocStack(k int) snapshot.StackID { return s.d.Allocs[k].Stack }
+
 // live returns allocation k's live range.
 func (s source) live(k int) liveRange {
 	a := &s.d.Allocs[k]

@@ -496,7 +496,10 @@ func (st *stepper) scan(exact []int64) (int64, int) {
 }
 
 // clockStep is how many entries apart the clock samples time.
-const clockStep = 64
+const (
+	clockShift = 6
+	clockStep  = 1 << clockShift
+)
 
 // clock tells the time of any entry from every clockStep-th entry's
 // time_us, interpolating between samples: a table small enough to stay in
@@ -510,14 +513,13 @@ type clock struct {
 
 // at returns the time of entry i in seconds since the first entry.
 func (c clock) at(i int) float64 {
-	k := i / clockStep
-	lo := c.t[k]
-	hiIdx, hi := min((k+1)*clockStep, c.n-1), c.t[min(k+1, len(c.t)-1)]
-	f := 0.0
-	if span := hiIdx - k*clockStep; span > 0 {
-		f = float64(i-k*clockStep) / float64(span)
+	k := i >> clockShift
+	lo, hi := c.t[k], c.t[min(k+1, len(c.t)-1)]
+	f := float64(i&(clockStep-1)) * (1.0 / clockStep)
+	if span := c.n - 1 - k<<clockShift; span < clockStep && span > 0 {
+		f = float64(i&(clockStep-1)) / float64(span) // the last, shorter stretch
 	}
-	return (float64(lo-c.t[0]) + f*float64(hi-lo)) / 1e6
+	return (float64(lo-c.t[0]) + f*float64(hi-lo)) * 1e-6
 }
 
 // allocatedCurve returns the allocated memory after every entry from the
@@ -910,30 +912,30 @@ func (st *stepper) evalPrefix(fwd, bwd run) bool {
 	pre, post, found := 0, 0, false
 	for ; st.cursor < st.src.numAllocs(); st.cursor++ {
 		k := st.cursor
-		if st.src.allocOrigin(k) != FromTrace {
-			continue
+		start, end, _ := st.src.allocSpan(k)
+		if int(start) < fwd.first {
+			continue // before the run, or made before the trace
 		}
-		l := st.src.live(k)
-		if int(l.start) < fwd.first {
-			continue
-		}
-		if int(l.start) > fwd.last {
+		if int(start) > fwd.last {
 			break
 		}
-		if st.src.stackPhase(l.stack) != phaseForward {
+		if st.src.stackPhase(st.src.allocStack(k)) != phaseForward {
 			continue
 		}
 		switch {
 		case found:
 			post++
-		case int(l.end) >= bwd.first:
+		case int(end) >= bwd.first:
+			if pre < 8 {
+				return false // the common case: the training forward starts the run
+			}
 			found = true
 			post++
 		default:
 			pre++
 		}
 	}
-	return found && pre >= 8 && 4*pre >= post
+	return found && 4*pre >= post
 }
 
 // phasesRule says what the phases rest on.
