@@ -71,7 +71,7 @@ type FlameNode struct {
 // Bounds of the byte-time tree: the heaviest stacks, nodes of at least
 // minShare of the total, at most maxNodes nodes and maxDepth levels.
 const (
-	flameStacks   = 200
+	flameStacks   = 120
 	flameMinShare = 0.005
 	flameMaxNodes = 400
 	flameMaxDepth = 48

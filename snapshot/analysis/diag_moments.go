@@ -58,6 +58,7 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 	}
 	n := src.entries()
 	logits := map[snapshot.StackID]bool{}
+	lf := make(logitsFrames, src.numFrames())
 	// Layers are counted once, at the moment holding the most activations
 	// (known after the pass): keep per-moment counts of activation stacks.
 	repeats := make([]map[snapshot.StackID]int, len(idx))
@@ -80,7 +81,7 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 			if !checked {
 				v, ok := logits[l.stack]
 				if !ok {
-					v = logitsStack(src, l.stack)
+					v = lf.stack(src, l.stack)
 					logits[l.stack] = v
 				}
 				checked, isLogits = true, v
@@ -146,16 +147,25 @@ func modeCount(m map[snapshot.StackID]int) int {
 	return best
 }
 
-// logitsStack reports whether a stack allocates loss-sized tensors: it
-// runs a cross-entropy, log-softmax, NLL loss or an lm_head.
-func logitsStack(src source, id snapshot.StackID) bool {
+// logitsFrames tells, per frame, whether it runs a cross-entropy,
+// log-softmax, NLL loss or an lm_head; each frame's name is read once.
+type logitsFrames []int8
+
+// stack reports whether a stack allocates loss-sized tensors.
+func (lf logitsFrames) stack(src source, id snapshot.StackID) bool {
 	for _, fid := range src.stackFrames(id) {
-		if int(fid) < 0 || int(fid) >= src.numFrames() {
+		if int(fid) < 0 || int(fid) >= len(lf) {
 			continue
 		}
-		n := strings.ToLower(src.frame(fid).Name)
-		if strings.Contains(n, "cross_entropy") || strings.Contains(n, "log_softmax") || strings.Contains(n, "nll_loss") ||
-			strings.Contains(n, "lm_head") || strings.Contains(n, "causallmloss") {
+		if lf[fid] == 0 {
+			n := strings.ToLower(src.frame(fid).Name)
+			lf[fid] = -1
+			if strings.Contains(n, "cross_entropy") || strings.Contains(n, "log_softmax") || strings.Contains(n, "nll_loss") ||
+				strings.Contains(n, "lm_head") || strings.Contains(n, "causallmloss") {
+				lf[fid] = 1
+			}
+		}
+		if lf[fid] > 0 {
 			return true
 		}
 	}
