@@ -158,7 +158,6 @@ func (d *Device) classify() {
 		}
 	}
 	stateInTrace, optimizerInTrace := false, false
-	ws := d.a.workspaces()
 	for i := range d.Allocs {
 		al := &d.Allocs[i]
 		if al.Origin != FromTrace {
@@ -204,7 +203,7 @@ func (d *Device) classify() {
 				}
 			}
 		}
-		if ws.is(al.Stack) {
+		if d.a.workspaceStack(al.Stack) {
 			al.Rule = RuleWorkspace
 		}
 		al.Category = rules[al.Rule].category

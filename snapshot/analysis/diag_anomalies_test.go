@@ -58,14 +58,14 @@ func TestByteTimeIntegral(t *testing.T) {
 			t.Fatalf("byte time %+v", bt)
 		}
 		var integral float64
-		for i := 0; i+1 < len(d.Trace); i++ {
+		for i := 0; i+1 < d.Trace.Len(); i++ {
 			var alloc int64
 			for k := range d.Allocs {
 				if d.Allocs[k].aliveAt(i) {
 					alloc += d.Allocs[k].Size
 				}
 			}
-			integral += float64(alloc) * float64(d.Trace[i+1].TimeUS-d.Trace[i].TimeUS) / 1e6
+			integral += float64(alloc) * float64(d.Trace.TimeUS(i+1)-d.Trace.TimeUS(i)) / 1e6
 		}
 		// Lifetimes are read from a clock sampled every 64 entries: within
 		// 1 % of the exact integral on these traces.

@@ -21,15 +21,17 @@ func BenchmarkDiagnosis(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		defer f.Close()
 		st, _ := f.Stat()
-		s, err = snapshot.DecodeReader(f, st.Size(), snapshot.DecodeOptions{})
-		f.Close()
+		// As the CLI decodes it (package load): stacks summarized, and lazy
+		// past the held budget.
+		s, err = snapshot.Decode(f, st.Size(), &snapshot.Options{Summarize: Summarizer(), Source: f})
 		if err != nil {
 			b.Fatal(err)
 		}
 	} else {
 		var err error
-		if s, err = snapshot.DecodeBytes(benchSnapshot(b, 50)); err != nil {
+		if s, err = snapshot.DecodeBytes(benchSnapshot(b, 50), nil); err != nil {
 			b.Fatal(err)
 		}
 	}

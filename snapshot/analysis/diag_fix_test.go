@@ -14,7 +14,7 @@ import (
 // the highest of allocated − the fix's share over all entries (not only at
 // the phases' peaks).
 func bruteSaving(d *Device, share func(c CategoryBytes, leaked int64) int64, leakSites map[string]bool) int64 {
-	n := len(d.Trace)
+	n := d.Trace.Len()
 	var peak, newPeak int64
 	for i := -1; i < n; i++ {
 		var c CategoryBytes

@@ -15,7 +15,7 @@ func analyzeScenario(t *testing.T, name string) (*Analysis, *Report, gen.Truth) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := snapshot.DecodeBytes(b)
+	s, err := snapshot.DecodeBytes(b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"strings"
 
 	"oomscope/snapshot"
 )
@@ -57,8 +56,6 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 		lo, hi = min(lo, i), max(hi, i)
 	}
 	n := src.entries()
-	logits := map[snapshot.StackID]bool{}
-	lf := make(logitsFrames, src.numFrames())
 	// Layers are counted once, at the moment holding the most activations
 	// (known after the pass): keep per-moment counts of activation stacks.
 	repeats := make([]map[snapshot.StackID]int, len(idx))
@@ -79,12 +76,7 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 				continue
 			}
 			if !checked {
-				v, ok := logits[l.stack]
-				if !ok {
-					v = lf.stack(src, l.stack)
-					logits[l.stack] = v
-				}
-				checked, isLogits = true, v
+				checked, isLogits = true, src.stackLoss(l.stack)
 			}
 			m.allocated += l.size
 			m.cats.Add(l.cat, l.size)
@@ -145,31 +137,6 @@ func modeCount(m map[snapshot.StackID]int) int {
 		}
 	}
 	return best
-}
-
-// logitsFrames tells, per frame, whether it runs a cross-entropy,
-// log-softmax, NLL loss or an lm_head; each frame's name is read once.
-type logitsFrames []int8
-
-// stack reports whether a stack allocates loss-sized tensors.
-func (lf logitsFrames) stack(src source, id snapshot.StackID) bool {
-	for _, fid := range src.stackFrames(id) {
-		if int(fid) < 0 || int(fid) >= len(lf) {
-			continue
-		}
-		if lf[fid] == 0 {
-			n := strings.ToLower(src.frame(fid).Name)
-			lf[fid] = -1
-			if strings.Contains(n, "cross_entropy") || strings.Contains(n, "log_softmax") || strings.Contains(n, "nll_loss") ||
-				strings.Contains(n, "lm_head") || strings.Contains(n, "causallmloss") {
-				lf[fid] = 1
-			}
-		}
-		if lf[fid] > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // peak returns the moment with the most allocated memory.

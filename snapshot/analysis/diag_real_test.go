@@ -75,10 +75,10 @@ func TestWorkspacesRealFiles(t *testing.T) {
 		t.Run(f, func(t *testing.T) {
 			s := loadReal(t, f)
 			open := map[uint64]int64{}
-			for _, e := range s.DeviceTraces[0] {
+			for _, e := range s.DeviceTraces[0].Entries() {
 				switch e.Action {
 				case "alloc":
-					for _, fid := range s.Stack(e.Frames) {
+					for _, fid := range s.Stacks.MustFrames(e.Frames) {
 						if n := s.Frames[fid].Name; strings.Contains(n, "getCurrentCUDABlasHandle") || strings.Contains(n, "getNewWorkspace") {
 							open[e.Addr] = e.Size
 						}

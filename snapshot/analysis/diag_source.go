@@ -10,10 +10,10 @@ import "oomscope/snapshot"
 type source struct{ d *Device }
 
 // entries is the trace length.
-func (s source) entries() int { return len(s.d.Trace) }
+func (s source) entries() int { return s.d.Trace.Len() }
 
 // timeUS reads trace entry i's time_us.
-func (s source) timeUS(i int) int64 { return s.d.Trace[i].TimeUS }
+func (s source) timeUS(i int) int64 { return s.d.Trace.TimeUS(i) }
 
 // numAllocs is the number of allocations; allocOrigin says where
 // allocation k's live range comes from.
@@ -31,37 +31,24 @@ const (
 	kindGrowth             // segment_alloc or segment_map: room made for the next alloc
 )
 
+// kindOf maps the engine's action kinds to the diagnosis's.
+var kindOf = [snapshot.KindOther + 1]entryKind{
+	snapshot.KindAlloc:         kindAlloc,
+	snapshot.KindFreeRequested: kindFreeReq,
+	snapshot.KindFreeCompleted: kindFreeDone,
+	snapshot.KindSegmentAlloc:  kindGrowth,
+	snapshot.KindSegmentMap:    kindGrowth,
+}
+
 // entry reads trace entry i: what it does, its size, time_us and stack.
 func (s source) entry(i int) (entryKind, int64, int64, snapshot.StackID) {
-	e := &s.d.Trace[i]
-	k := kindOther
-	// By length first: one comparison of a few bytes per entry.
-	switch a := e.Action; len(a) {
-	case len(snapshot.ActionAlloc):
-		if a == snapshot.ActionAlloc {
-			k = kindAlloc
-		}
-	case len(snapshot.ActionFreeCompleted): // = len(ActionFreeRequested)
-		switch a {
-		case snapshot.ActionFreeCompleted:
-			k = kindFreeDone
-		case snapshot.ActionFreeRequested:
-			k = kindFreeReq
-		}
-	case len("free"):
-		if a == "free" {
-			k = kindFreeDone
-		}
-	case len(snapshot.ActionSegmentAlloc):
-		if a == snapshot.ActionSegmentAlloc {
-			k = kindGrowth
-		}
-	case len(snapshot.ActionSegmentMap):
-		if a == snapshot.ActionSegmentMap {
-			k = kindGrowth
-		}
+	t := &s.d.Trace
+	ak := t.Kind(i)
+	k := kindOf[ak]
+	if ak == snapshot.KindOther && t.Action(i) == "free" {
+		k = kindFreeDone // torch 1.x
 	}
-	return k, e.Size, e.TimeUS, e.Frames
+	return k, t.Size(i), t.TimeUS(i), t.Frames(i)
 }
 
 // endsOnRequested reports whether live ranges end at free_requested (the
@@ -108,13 +95,21 @@ func (s source) live(k int) liveRange {
 }
 
 // stackFrames returns the frame ids of a stack, innermost first (nil for
-// none), and frame returns one frame; numFrames bounds the ids.
-func (s source) stackFrames(id snapshot.StackID) snapshot.Stack { return s.d.a.Snap.Stack(id) }
-func (s source) frame(id snapshot.FrameID) *snapshot.Frame      { return &s.d.a.Snap.Frames[id] }
-func (s source) numFrames() int                                 { return len(s.d.a.Snap.Frames) }
+// none or for a lazy stack that cannot be read again), and frame returns one
+// frame; numFrames bounds the ids. Stacks may be lazy (read again from the
+// file): read their frames only for the few stacks shown, never per entry.
+func (s source) stackFrames(id snapshot.StackID) snapshot.Stack {
+	st, err := s.d.a.Snap.Stacks.Frames(id)
+	if err != nil {
+		return nil
+	}
+	return st
+}
+func (s source) frame(id snapshot.FrameID) *snapshot.Frame { return &s.d.a.Snap.Frames[id] }
+func (s source) numFrames() int                            { return len(s.d.a.Snap.Frames) }
 
 // numStacks bounds the stack ids, for per-stack caches.
-func (s source) numStacks() int { return len(s.d.a.Snap.Stacks) }
+func (s source) numStacks() int { return s.d.a.Snap.Stacks.Len() }
 
 // anyCppFrame reports whether the snapshot holds any C++ frame (it was
 // recorded with stacks="all").
@@ -128,7 +123,17 @@ func (s source) anyCppFrame() bool {
 }
 
 // stackLen is the number of frames of a stack (0 for none).
-func (s source) stackLen(id snapshot.StackID) int { return len(s.d.a.Snap.Stack(id)) }
+func (s source) stackLen(id snapshot.StackID) int { return s.d.a.Snap.Stacks.Depth(id) }
+
+// stackZeroGrad reports whether a stack is inside Optimizer.zero_grad, and
+// stackLoss whether it allocates loss-sized tensors (a cross-entropy,
+// log-softmax, NLL loss or lm_head frame): both from the stack summary.
+func (s source) stackZeroGrad(id snapshot.StackID) bool {
+	return summaryZeroGrad(s.d.a.Snap.Stacks.Summary(id))
+}
+func (s source) stackLoss(id snapshot.StackID) bool {
+	return summaryLoss(s.d.a.Snap.Stacks.Summary(id))
+}
 
 // stackPhase is the phase a stack's frames point to (the engine's stack
 // rule, notes §6), cached per stack.

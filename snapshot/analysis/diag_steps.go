@@ -251,10 +251,8 @@ type stepper struct {
 	firstWork, lastInit        int
 	zgBeforeWork, zgBeforeRuns int
 	workCut                    int // where the scan cut before firstWork
-	// zeroGradStack caches isZeroGrad per stack: 1 yes, -1 no, 0 unknown;
-	// allocPhase an allocation's phase by its stack alone, plus one.
-	zeroGradStack []int8
-	allocPhase    []uint8
+	// allocPhase caches an allocation's phase by its stack alone, plus one.
+	allocPhase []uint8
 	// cursor walks the allocations once, in trace order, for evalPrefix.
 	cursor int
 }
@@ -549,31 +547,8 @@ func allocatedCurve(src source) []int64 {
 	return cur
 }
 
-// isZeroGrad reports whether a free's stack is inside Optimizer.zero_grad,
-// reading each stack's frames once.
-func (st *stepper) isZeroGrad(id snapshot.StackID) bool {
-	if uint(id) < uint(len(st.zeroGradStack)) {
-		if v := st.zeroGradStack[id]; v != 0 {
-			return v > 0
-		}
-	} else if id < 0 || st.zeroGradStack != nil {
-		return false
-	} else if st.zeroGradStack = make([]int8, st.src.numStacks()); int(id) >= len(st.zeroGradStack) {
-		return false
-	}
-	v := int8(-1)
-	for _, fid := range st.src.stackFrames(id) {
-		if int(fid) < 0 || int(fid) >= st.src.numFrames() {
-			continue
-		}
-		if f := st.src.frame(fid); f.Name == "zero_grad" && strings.Contains(f.Filename, "torch/optim") {
-			v = 1
-			break
-		}
-	}
-	st.zeroGradStack[id] = v
-	return v > 0
-}
+// isZeroGrad reports whether a free's stack is inside Optimizer.zero_grad.
+func (st *stepper) isZeroGrad(id snapshot.StackID) bool { return st.src.stackZeroGrad(id) }
 
 // boundaryAfter is where the step ending with run r stops: the next step
 // starts at zero_grad if one comes before the next allocation, else at

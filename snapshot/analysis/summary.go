@@ -10,7 +10,10 @@ import (
 // SiteRuleText picks, and how it was picked) and the program phase its
 // frames point to (stackPhase's rules). Summarizer packs both into a
 // snapshot.StackSummary, so that the decoder can keep them instead of the
-// frames: bits 0-3 the phase, 4-7 the site kind, 8-39 the site's FrameID.
+// frames: bits 0-3 the phase, 4-7 the site kind, 8-39 the site's FrameID,
+// bit 40 whether a frame allocates a cuBLAS workspace (workspace.go), bit 41
+// whether a frame is Optimizer.zero_grad, bit 42 whether a frame computes
+// a loss or an lm_head (the diagnosis's logits rule).
 
 // siteKind is how the site frame of a summary was picked, best first after
 // the user frame.
@@ -27,6 +30,30 @@ const (
 
 func packSummary(k siteKind, f snapshot.FrameID, p phase) snapshot.StackSummary {
 	return snapshot.StackSummary(uint64(uint32(f))<<8 | uint64(k)<<4 | uint64(p))
+}
+
+// summaryWorkspaceBit marks a stack that allocates a cuBLAS or cuBLASLt
+// workspace.
+const summaryWorkspaceBit snapshot.StackSummary = 1 << 40
+
+func summaryWorkspace(s snapshot.StackSummary) bool { return s&summaryWorkspaceBit != 0 }
+
+// summaryZeroGradBit marks a stack inside Optimizer.zero_grad, and
+// summaryLossBit one that runs a cross-entropy, log-softmax, NLL loss or an
+// lm_head (it allocates loss-sized tensors).
+const (
+	summaryZeroGradBit snapshot.StackSummary = 1 << 41
+	summaryLossBit     snapshot.StackSummary = 1 << 42
+)
+
+func summaryZeroGrad(s snapshot.StackSummary) bool { return s&summaryZeroGradBit != 0 }
+func summaryLoss(s snapshot.StackSummary) bool     { return s&summaryLossBit != 0 }
+
+// isLossName reports whether a frame's name computes a loss or an lm_head.
+func isLossName(name string) bool {
+	n := strings.ToLower(name)
+	return strings.Contains(n, "cross_entropy") || strings.Contains(n, "log_softmax") || strings.Contains(n, "nll_loss") ||
+		strings.Contains(n, "lm_head") || strings.Contains(n, "causallmloss")
 }
 
 func summarySite(s snapshot.StackSummary) (siteKind, snapshot.FrameID) {
@@ -50,12 +77,21 @@ const (
 	fBackward
 	fInit
 	fForward
+	fWorkspace // a C++ frame that allocates a cuBLAS/cuBLASLt workspace
+	fZeroGrad  // Optimizer.zero_grad
+	fLoss      // a loss or an lm_head (isLossName)
 )
 
 // flagsOf computes a frame's flags.
 func flagsOf(f *snapshot.Frame) frameFlags {
 	fl := fKnown
+	if isLossName(f.Name) {
+		fl |= fLoss
+	}
 	if isPython(f) {
+		if f.Name == "zero_grad" && strings.Contains(f.Filename, "torch/optim") {
+			fl |= fZeroGrad
+		}
 		fl |= fPython
 		if !isLibrary(f) {
 			fl |= fUser
@@ -86,6 +122,9 @@ func flagsOf(f *snapshot.Frame) frameFlags {
 	}
 	if !isNoise(f) && !strings.Contains(n, "CachingAllocator") {
 		fl |= fCPP
+	}
+	if isWorkspaceFrame(n) {
+		fl |= fWorkspace
 	}
 	if strings.Contains(n, "torch::autograd::Engine::") || strings.Contains(n, "autograd::generated::") ||
 		strings.Contains(n, "AccumulateGrad") {
@@ -143,6 +182,16 @@ func Summarizer() snapshot.Summarizer {
 		case all&fForward != 0:
 			p = phaseForward
 		}
-		return packSummary(kind, site, p)
+		sum := packSummary(kind, site, p)
+		if all&fWorkspace != 0 {
+			sum |= summaryWorkspaceBit
+		}
+		if all&fZeroGrad != 0 {
+			sum |= summaryZeroGradBit
+		}
+		if all&fLoss != 0 {
+			sum |= summaryLossBit
+		}
+		return sum
 	}
 }

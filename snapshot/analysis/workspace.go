@@ -10,45 +10,20 @@ import (
 // cuBLASLt workspaces: buffers each handle keeps for as long as it lives.
 var workspaceFrames = []string{"getNewWorkspace", "getCurrentCUDABlasHandle", "getCUDABlasLtWorkspace", "CublasLtWorkspace"}
 
-// workspaceSet tells, per stack, whether it allocates a cuBLAS workspace;
-// each stack's frames are read once.
-type workspaceSet struct {
-	snap *snapshot.Snapshot
-	memo map[snapshot.StackID]bool
+// isWorkspaceFrame reports whether a C++ frame's name is one of
+// workspaceFrames; the stack summary keeps the answer (summaryWorkspaceBit),
+// so the classification never reads a stack's frames again.
+func isWorkspaceFrame(name string) bool {
+	for _, n := range workspaceFrames {
+		if strings.Contains(name, n) {
+			return true
+		}
+	}
+	return false
 }
 
-// workspaces returns an empty workspaceSet over the analysis's snapshot.
-func (a *Analysis) workspaces() *workspaceSet {
-	return &workspaceSet{snap: a.Snap, memo: map[snapshot.StackID]bool{}}
-}
-
-// is reports whether stack id allocates a cuBLAS/cuBLASLt workspace.
-func (w *workspaceSet) is(id snapshot.StackID) bool {
-	st := w.snap.Stack(id)
-	if len(st) == 0 {
-		return false
-	}
-	v, ok := w.memo[id]
-	if ok {
-		return v
-	}
-	for _, fid := range st {
-		if int(fid) < 0 || int(fid) >= len(w.snap.Frames) {
-			continue
-		}
-		f := &w.snap.Frames[fid]
-		if isPython(f) {
-			continue
-		}
-		for _, n := range workspaceFrames {
-			if strings.Contains(f.Name, n) {
-				v = true
-			}
-		}
-		if v {
-			break
-		}
-	}
-	w.memo[id] = v
-	return v
+// workspaceStack reports whether stack id allocates a cuBLAS/cuBLASLt
+// workspace.
+func (a *Analysis) workspaceStack(id snapshot.StackID) bool {
+	return summaryWorkspace(a.Snap.Stacks.Summary(id))
 }

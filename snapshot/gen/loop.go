@@ -137,10 +137,10 @@ func recordStacks(s *snapshot.Snapshot, mode string) {
 	switch mode {
 	case StacksPython:
 		t := newStackTable()
-		ids := make([]snapshot.StackID, len(s.Stacks))
-		for id, st := range s.Stacks {
+		ids := make([]snapshot.StackID, s.Stacks.Len())
+		for id := range ids {
 			var fr []snapshot.Frame
-			for _, fid := range st {
+			for _, fid := range s.Stacks.MustFrames(snapshot.StackID(id)) {
 				if f := s.Frames[fid]; isPythonFile(f.Filename) {
 					fr = append(fr, f)
 				}
@@ -155,7 +155,9 @@ func recordStacks(s *snapshot.Snapshot, mode string) {
 			return ids[id]
 		}
 	case StacksNone:
-		s.Frames, s.Stacks = []snapshot.Frame{}, []snapshot.Stack{{}}
+		var none snapshot.Stacks
+		none.Add(snapshot.Stack{}) // just the empty stack
+		s.Frames, s.Stacks = []snapshot.Frame{}, none
 		remap = func(id snapshot.StackID) snapshot.StackID {
 			if id < 0 {
 				return id
@@ -165,13 +167,16 @@ func recordStacks(s *snapshot.Snapshot, mode string) {
 	default:
 		return
 	}
-	for _, tr := range s.DeviceTraces {
-		for i := range tr {
-			tr[i].Frames = remap(tr[i].Frames)
+	for d, tr := range s.DeviceTraces {
+		var out snapshot.Trace
+		for _, e := range tr.Entries() {
+			e.Frames = remap(e.Frames)
 			if mode == StacksNone {
-				tr[i].Frames = snapshot.NoStack
+				e.Frames = snapshot.NoStack
 			}
+			out.Append(e)
 		}
+		s.DeviceTraces[d] = out
 	}
 	for i := range s.Segments {
 		g := &s.Segments[i]
