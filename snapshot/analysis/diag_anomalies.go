@@ -51,7 +51,7 @@ var AnomalyRule = textf("pending frees: free_requested with no free_completed by
 // Weight includes its children's.
 type ByteTime struct {
 	// Unit is "byte_seconds" when the trace has times (each lifetime read
-	// from a clock sampled every 64 entries, see clock), else
+	// from a clock sampled at most 4,096 times, see clock), else
 	// "byte_entries" (lifetime counted in trace entries).
 	Unit string `json:"unit"`
 	// Total is the weight of every allocation.
@@ -106,20 +106,30 @@ func newAnomalyCollector(src source, steps []Step, peak int64, clk clock) *anoma
 		weight: make([]float64, src.numStacks()+1), pending: map[int32]*anomalyAcc{}, long: map[int32]*anomalyAcc{}}
 }
 
-// add takes allocation k with its live range l.
-func (c *anomalyCollector) add(l *liveRange) {
-	start, end := max(int(l.start), 0), min(int(l.end), c.n-1)
+// weigh adds an allocation's bytes × lifetime to its stack's weight.
+func (c *anomalyCollector) weigh(start, end int32, size int64, stack snapshot.StackID) {
+	lo, hi := max(int(start), 0), min(int(end), c.n-1)
 	var life float64
 	switch {
 	case c.n == 0:
-	case c.clock.t != nil:
-		life = c.clock.at(end) - c.clock.at(start)
+	case c.clock.on():
+		life = c.clock.at(hi) - c.clock.at(lo)
 	default:
-		life = float64(end - start)
+		life = float64(hi - lo)
 	}
-	if i := int(l.stack) + 1; life > 0 && i >= 0 && i < len(c.weight) {
-		c.weight[i] += float64(l.size) * life
+	if i := int(stack) + 1; life > 0 && i >= 0 && i < len(c.weight) {
+		c.weight[i] += float64(size) * life
 	}
+}
+
+// candidate reports whether an allocation may be an anomaly (add must see
+// it): a pending free, or a large block.
+func (c *anomalyCollector) candidate(end, freeReq int32, size int64) bool {
+	return freeReq >= 0 && int(end) >= c.n || size >= c.big
+}
+
+// add takes a candidate allocation with its live range l.
+func (c *anomalyCollector) add(l *liveRange) {
 	if l.freeReq >= 0 && int(l.end) >= c.n {
 		accumulate(c.pending, l, int(l.freeReq))
 	}
@@ -205,7 +215,7 @@ func (c *anomalyCollector) sites(m map[int32]*anomalyAcc, skip map[int32]bool, w
 // are formatted.
 func (c *anomalyCollector) flame() *ByteTime {
 	bt := &ByteTime{Unit: "byte_entries", Nodes: []FlameNode{}}
-	if c.clock.t != nil {
+	if c.clock.on() {
 		bt.Unit = "byte_seconds"
 	}
 	type sw struct {

@@ -64,16 +64,24 @@ type leakResult struct {
 	sites map[int32]bool
 }
 
-// findLeak looks for sites whose blocks are born in step after step and
-// never freed, from the survivors (allocations alive at the end of the
-// trace that the program never freed).
-func findLeak(src source, steps []Step, surv []survivor) leakResult {
-	var eligible []int // step indices the verdict can rest on
+// leakSteps returns the indices of the steps a leak verdict can rest on:
+// the complete ones, the last excepted. With fewer than two there is no
+// verdict, and no survivor need be collected.
+func leakSteps(steps []Step) []int {
+	var eligible []int
 	for k, s := range steps {
 		if !s.Partial && k < len(steps)-1 {
 			eligible = append(eligible, k)
 		}
 	}
+	return eligible
+}
+
+// findLeak looks for sites whose blocks are born in step after step and
+// never freed, from the survivors (allocations alive at the end of the
+// trace that the program never freed).
+func findLeak(src source, steps []Step, surv []survivor) leakResult {
+	eligible := leakSteps(steps)
 	if len(eligible) < 2 {
 		return leakResult{}
 	}

@@ -45,10 +45,10 @@ type survivor struct {
 }
 
 // measureMoments measures the live memory after each of the given entries
-// (duplicates allowed), collects the survivors and feeds every allocation
-// to the anomaly collector, in one pass over the allocations. Leaked bytes
-// are filled in later (addLeaked).
-func measureMoments(src source, idx []int, phases []string, col *anomalyCollector) (momentSet, []survivor) {
+// (duplicates allowed), collects the survivors (with survivors set) and
+// feeds every allocation to the anomaly collector, in one pass over the
+// allocations. Leaked bytes are filled in later (addLeaked).
+func measureMoments(src source, idx []int, phases []string, col *anomalyCollector, survivors bool) (momentSet, []survivor) {
 	ms := make(momentSet, len(idx))
 	lo, hi := math.MaxInt, -1
 	for j, i := range idx {
@@ -61,42 +61,50 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 	repeats := make([]map[snapshot.StackID]int, len(idx))
 	var surv []survivor
 	for k := range src.numAllocs() {
-		l := src.live(k)
-		col.add(&l)
-		if int(l.end) == n && l.freeReq < 0 && l.start >= 0 {
-			surv = append(surv, survivor{start: l.start, size: l.size, site: l.site, stack: l.stack, rule: l.rule})
+		// The fields every allocation needs, read one by one; the whole
+		// live range only for the few that are candidates or survivors.
+		start, end, freeReq := src.allocSpan(k)
+		size, stack := src.allocSize(k), src.allocStack(k)
+		col.weigh(start, end, size, stack)
+		if col.candidate(end, freeReq, size) {
+			l := src.live(k)
+			col.add(&l)
 		}
-		if int(l.start) > hi || int(l.end) <= lo {
+		if survivors && int(end) == n && freeReq < 0 && start >= 0 {
+			surv = append(surv, survivor{start: start, size: size, site: src.allocSite(k), stack: stack, rule: src.allocRule(k)})
+		}
+		if int(start) > hi || int(end) <= lo {
 			continue // alive at no moment
 		}
 		checked, isLogits := false, false
+		var cat Category
 		for j := range ms {
 			m := &ms[j]
-			if int(l.start) > m.index || m.index >= int(l.end) {
+			if int(start) > m.index || m.index >= int(end) {
 				continue
 			}
 			if !checked {
-				checked, isLogits = true, src.stackLoss(l.stack)
+				checked, isLogits, cat = true, src.stackLoss(stack), src.allocCategory(k)
 			}
-			m.allocated += l.size
-			m.cats.Add(l.cat, l.size)
-			if l.cat == Parameter {
+			m.allocated += size
+			m.cats.Add(cat, size)
+			if cat == Parameter {
 				if m.params == nil {
 					m.params = map[int64]int64{}
 				}
-				m.params[l.size] += l.size
+				m.params[size] += size
 			}
 			if isLogits {
-				m.logits += l.size
+				m.logits += size
 			}
-			if l.freeReq >= 0 && int(l.freeReq) <= m.index {
-				m.pending += l.size
+			if freeReq >= 0 && int(freeReq) <= m.index {
+				m.pending += size
 			}
-			if l.cat == Activation && src.stackLen(l.stack) > 0 {
+			if cat == Activation && src.hasFrames(stack) {
 				if repeats[j] == nil {
 					repeats[j] = map[snapshot.StackID]int{}
 				}
-				repeats[j][l.stack]++
+				repeats[j][stack]++
 			}
 		}
 	}

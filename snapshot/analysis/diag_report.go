@@ -37,7 +37,7 @@ type DiagnosisReport struct {
 // diagnose fills the diagnosis of a device whose report r is otherwise
 // complete.
 func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
-	src := source{d}
+	src := newSource(d)
 	sr := findSteps(src, r)
 	dr := DiagnosisReport{Steps: sr.steps, StepInfo: sr.info, PeakPhase: sr.peak, PhasePeaks: sr.phasePeaks, PhaseSpans: sr.spansOut}
 
@@ -56,7 +56,7 @@ func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 		idx, phases = append(idx, ev.Index), append(phases, ph)
 	}
 	col := newAnomalyCollector(src, sr.steps, r.PeakAllocatedBytes, sr.st.clock)
-	ms, surv := measureMoments(src, idx, phases, col)
+	ms, surv := measureMoments(src, idx, phases, col, len(leakSteps(sr.steps)) >= 2)
 	lr := findLeak(src, sr.steps, surv)
 	ms.addLeaked(surv, lr.sites)
 	dr.Leak = lr.leak

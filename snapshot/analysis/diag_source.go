@@ -7,18 +7,76 @@ import "oomscope/snapshot"
 // accessors only, never through the engine's fields, so that the engine can
 // store the trace and the live ranges as it likes: pointing the accessors
 // at another representation is the whole port.
-type source struct{ d *Device }
+type source struct {
+	d  *Device
+	tr snapshot.Trace // d.Trace, one indirection nearer
+	// info is one byte per stack of what the diagnosis reads per entry
+	// (stackInfo), built in one sequential pass over the stack table so
+	// that the scans read a dense array, not the table's paged columns;
+	// zeroGrad is whether any stack is inside Optimizer.zero_grad.
+	info     []stackInfo
+	zeroGrad bool
+	// backward: some stack's phase is backward.
+	backward bool
+	// legacyFree: the trace has torch 1.x "free" entries (KindOther).
+	legacyFree bool
+}
+
+// stackInfo packs a stack's phase (bits 0-3), whether it has frames, is
+// inside Optimizer.zero_grad, or allocates loss-sized tensors.
+type stackInfo uint8
+
+const (
+	infoFrames stackInfo = 1 << (4 + iota)
+	infoZeroGrad
+	infoLoss
+)
+
+// newSource returns the diagnosis's view of device d.
+func newSource(d *Device) source {
+	st := &d.a.Snap.Stacks
+	info := make([]stackInfo, st.Len())
+	zeroGrad, backward := false, false
+	for id := range info {
+		sum := st.Summary(snapshot.StackID(id))
+		v := stackInfo(summaryPhase(sum)) & 15
+		if st.Depth(snapshot.StackID(id)) > 0 {
+			v |= infoFrames
+		}
+		if summaryPhase(sum) == phaseBackward {
+			backward = true
+		}
+		if summaryZeroGrad(sum) {
+			v |= infoZeroGrad
+			zeroGrad = true
+		}
+		if summaryLoss(sum) {
+			v |= infoLoss
+		}
+		info[id] = v
+	}
+	return source{d: d, tr: d.Trace, info: info, zeroGrad: zeroGrad, backward: backward, legacyFree: d.Actions["free"] > 0}
+}
+
+// stackInfo returns the byte of stack id (0 for NoStack: no frames, phase
+// unknown).
+func (s *source) stackInfo(id snapshot.StackID) stackInfo {
+	if uint(id) < uint(len(s.info)) {
+		return s.info[id]
+	}
+	return 0
+}
 
 // entries is the trace length.
-func (s source) entries() int { return s.d.Trace.Len() }
+func (s *source) entries() int { return s.tr.Len() }
 
 // timeUS reads trace entry i's time_us.
-func (s source) timeUS(i int) int64 { return s.d.Trace.TimeUS(i) }
+func (s *source) timeUS(i int) int64 { return s.tr.TimeUS(i) }
 
 // numAllocs is the number of allocations; allocOrigin says where
 // allocation k's live range comes from.
-func (s source) numAllocs() int           { return len(s.d.Allocs) }
-func (s source) allocOrigin(k int) Origin { return s.d.Allocs[k].Origin }
+func (s *source) numAllocs() int           { return len(s.d.Allocs) }
+func (s *source) allocOrigin(k int) Origin { return s.d.Allocs[k].Origin }
 
 // entryKind is what a trace entry does, as the diagnosis needs it.
 type entryKind uint8
@@ -40,20 +98,61 @@ var kindOf = [snapshot.KindOther + 1]entryKind{
 	snapshot.KindSegmentMap:    kindGrowth,
 }
 
-// entry reads trace entry i: what it does, its size, time_us and stack.
-func (s source) entry(i int) (entryKind, int64, int64, snapshot.StackID) {
-	t := &s.d.Trace
-	ak := t.Kind(i)
-	k := kindOf[ak]
-	if ak == snapshot.KindOther && t.Action(i) == "free" {
-		k = kindFreeDone // torch 1.x
+// kind reads what trace entry i does; size and stack read its size and
+// stack. The scan reads each column only where it needs it: the trace is
+// stored by column, so an unread column costs nothing. kind is small
+// enough to inline: it returns kindOther for any action torch 2 does not
+// write; where legacyFree is set, the caller asks otherKind about those.
+func (s *source) kind(i int) entryKind { return kindOf[s.tr.Kind(i)] }
+
+// otherKind is the kind of an entry kind called kindOther: a torch 1.x
+// "free" is a kindFreeDone.
+func (s *source) otherKind(i int) entryKind {
+	if s.tr.Action(i) == "free" {
+		return kindFreeDone
 	}
-	return k, t.Size(i), t.TimeUS(i), t.Frames(i)
+	return kindOther
 }
+
+// entryChunk is a run of consecutive entries as slices (see
+// snapshot.Trace.Chunk): the scan reads the trace page by page, not by a
+// column lookup per entry and field. codes are action codes: codeKind
+// maps them to kinds.
+type entryChunk struct {
+	codes  []uint8
+	sizes  []int64
+	stacks []snapshot.StackID
+}
+
+// chunk returns entries i, i+1, … (at least one, while i < entries()).
+func (s *source) chunk(i int) entryChunk {
+	c := s.tr.Chunk(i)
+	return entryChunk{codes: c.Actions, sizes: c.Sizes, stacks: c.Stacks}
+}
+
+// kindOfCode maps every action code to its kind (kindOther from
+// snapshot.KindOther on, as kind does).
+var kindOfCode = func() (t [256]entryKind) {
+	for c := range t {
+		t[c] = kindOf[min(snapshot.ActionKind(c), snapshot.KindOther)]
+	}
+	return t
+}()
+
+// kindAt is kind with otherKind's answer.
+func (s *source) kindAt(i int) entryKind {
+	if k := s.kind(i); k != kindOther || !s.legacyFree {
+		return k
+	}
+	return s.otherKind(i)
+}
+
+func (s *source) size(i int) int64             { return s.tr.Size(i) }
+func (s *source) stack(i int) snapshot.StackID { return s.tr.Frames(i) }
 
 // endsOnRequested reports whether live ranges end at free_requested (the
 // trace has no free_completed: skip_actions), as the replay decides.
-func (s source) endsOnRequested() bool {
+func (s *source) endsOnRequested() bool {
 	nComp := s.d.Actions[string(snapshot.ActionFreeCompleted)] + s.d.Actions["free"]
 	return nComp == 0 && s.d.Actions[string(snapshot.ActionFreeRequested)] > s.d.pendingBlocks()
 }
@@ -76,19 +175,25 @@ type liveRange struct {
 
 // allocSpan returns allocation k's alloc, free_completed and
 // free_requested entries (see liveRange), the cheap part of live.
-func (s source) allocSpan(k int) (start, end, freeReq int32) {
+func (s *source) allocSpan(k int) (start, end, freeReq int32) {
 	a := &s.d.Allocs[k]
 	return a.Start, a.End, a.FreeRequested
 }
 
 // allocSize returns allocation k's requested bytes.
-func (s source) allocSize(k int) int64 { return s.d.Allocs[k].Size }
+func (s *source) allocSize(k int) int64 { return s.d.Allocs[k].Size }
+
+// allocSite, allocRule and allocCategory return allocation k's site,
+// classification rule and category.
+func (s *source) allocSite(k int) int32        { return s.d.Allocs[k].Site }
+func (s *source) allocRule(k int) Rule         { return s.d.Allocs[k].Rule }
+func (s *source) allocCategory(k int) Category { return s.d.Allocs[k].Category }
 
 // allocStack returns allocation k's stack.
-func (s source) allocStack(k int) snapshot.StackID { return s.d.Allocs[k].Stack }
+func (s *source) allocStack(k int) snapshot.StackID { return s.d.Allocs[k].Stack }
 
 // live returns allocation k's live range.
-func (s source) live(k int) liveRange {
+func (s *source) live(k int) liveRange {
 	a := &s.d.Allocs[k]
 	return liveRange{start: a.Start, end: a.End, freeReq: a.FreeRequested, size: a.Size, stack: a.Stack,
 		site: a.Site, cat: a.Category, rule: a.Rule, origin: a.Origin, pending: a.Pending}
@@ -98,22 +203,22 @@ func (s source) live(k int) liveRange {
 // none or for a lazy stack that cannot be read again), and frame returns one
 // frame; numFrames bounds the ids. Stacks may be lazy (read again from the
 // file): read their frames only for the few stacks shown, never per entry.
-func (s source) stackFrames(id snapshot.StackID) snapshot.Stack {
+func (s *source) stackFrames(id snapshot.StackID) snapshot.Stack {
 	st, err := s.d.a.Snap.Stacks.Frames(id)
 	if err != nil {
 		return nil
 	}
 	return st
 }
-func (s source) frame(id snapshot.FrameID) *snapshot.Frame { return &s.d.a.Snap.Frames[id] }
-func (s source) numFrames() int                            { return len(s.d.a.Snap.Frames) }
+func (s *source) frame(id snapshot.FrameID) *snapshot.Frame { return &s.d.a.Snap.Frames[id] }
+func (s *source) numFrames() int                            { return len(s.d.a.Snap.Frames) }
 
 // numStacks bounds the stack ids, for per-stack caches.
-func (s source) numStacks() int { return s.d.a.Snap.Stacks.Len() }
+func (s *source) numStacks() int { return s.d.a.Snap.Stacks.Len() }
 
 // anyCppFrame reports whether the snapshot holds any C++ frame (it was
 // recorded with stacks="all").
-func (s source) anyCppFrame() bool {
+func (s *source) anyCppFrame() bool {
 	for i := range s.d.a.Snap.Frames {
 		if !isPython(&s.d.a.Snap.Frames[i]) {
 			return true
@@ -122,25 +227,27 @@ func (s source) anyCppFrame() bool {
 	return false
 }
 
-// stackLen is the number of frames of a stack (0 for none).
-func (s source) stackLen(id snapshot.StackID) int { return s.d.a.Snap.Stacks.Depth(id) }
+// hasFrames reports whether a stack has any frame.
+func (s *source) hasFrames(id snapshot.StackID) bool { return s.stackInfo(id)&infoFrames != 0 }
 
 // stackZeroGrad reports whether a stack is inside Optimizer.zero_grad, and
 // stackLoss whether it allocates loss-sized tensors (a cross-entropy,
 // log-softmax, NLL loss or lm_head frame): both from the stack summary.
-func (s source) stackZeroGrad(id snapshot.StackID) bool {
-	return summaryZeroGrad(s.d.a.Snap.Stacks.Summary(id))
-}
-func (s source) stackLoss(id snapshot.StackID) bool {
-	return summaryLoss(s.d.a.Snap.Stacks.Summary(id))
-}
+func (s *source) stackZeroGrad(id snapshot.StackID) bool { return s.stackInfo(id)&infoZeroGrad != 0 }
+
+// anyBackwardStack reports whether any stack's phase is backward.
+func (s *source) anyBackwardStack() bool { return s.backward }
+
+// anyZeroGrad reports whether any stack is inside Optimizer.zero_grad.
+func (s *source) anyZeroGrad() bool                  { return s.zeroGrad }
+func (s *source) stackLoss(id snapshot.StackID) bool { return s.stackInfo(id)&infoLoss != 0 }
 
 // stackPhase is the phase a stack's frames point to (the engine's stack
-// rule, notes §6), cached per stack.
-func (s source) stackPhase(id snapshot.StackID) phase { return s.d.a.phaseOf(id) }
+// rule, notes §6).
+func (s *source) stackPhase(id snapshot.StackID) phase { return phase(s.stackInfo(id) & 15) }
 
 // displayStack renders a stack for display (see DisplayStack).
-func (s source) displayStack(id snapshot.StackID) []string {
+func (s *source) displayStack(id snapshot.StackID) []string {
 	st := DisplayStack(s.d.a.Snap, id)
 	if st == nil {
 		st = []string{}
@@ -149,10 +256,10 @@ func (s source) displayStack(id snapshot.StackID) []string {
 }
 
 // site returns allocation site idx.
-func (s source) site(idx int32) Site { return s.d.a.Sites[idx] }
+func (s *source) site(idx int32) Site { return s.d.a.Sites[idx] }
 
 // annotations returns this device's record_function markers.
-func (s source) annotations() []snapshot.Annotation {
+func (s *source) annotations() []snapshot.Annotation {
 	var out []snapshot.Annotation
 	for _, an := range s.d.a.Snap.ExternalAnnotations {
 		if an.Device == s.d.ID {
@@ -163,7 +270,7 @@ func (s source) annotations() []snapshot.Annotation {
 }
 
 // expandable reports whether the allocator ran with expandable segments.
-func (s source) expandable(r *DeviceReport) bool {
+func (s *source) expandable(r *DeviceReport) bool {
 	if st := s.d.a.Snap.AllocatorSettings; st != nil && st.ExpandableSegments {
 		return true
 	}

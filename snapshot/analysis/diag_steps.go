@@ -251,8 +251,6 @@ type stepper struct {
 	firstWork, lastInit        int
 	zgBeforeWork, zgBeforeRuns int
 	workCut                    int // where the scan cut before firstWork
-	// allocPhase caches an allocation's phase by its stack alone, plus one.
-	allocPhase []uint8
 	// cursor walks the allocations once, in trace order, for evalPrefix.
 	cursor int
 }
@@ -267,7 +265,7 @@ type gapCut struct{ alloc, cut, zeroGrad int }
 // (none: stacks="python").
 func (st *stepper) recording() {
 	for i := 0; i < st.n; i++ {
-		if k, _, _, id := st.src.entry(i); k == kindAlloc && st.src.stackLen(id) > 0 {
+		if st.src.kindAt(i) == kindAlloc && st.src.hasFrames(st.src.stack(i)) {
 			st.stacked = true
 			break
 		}
@@ -286,26 +284,19 @@ func (st *stepper) label(w *phaseSweep, alloc bool, t int64, id snapshot.StackID
 	if len(w.ws) > 0 {
 		p, j = w.at(t)
 	}
-	if p == phaseUnknown && alloc && id >= 0 && int(id) < len(st.allocPhase) {
-		// The stack alone decides: once per stack.
-		if v := st.allocPhase[id]; v != 0 {
-			return phase(v - 1), -1
-		}
-		v := phaseUnknown
-		switch {
-		case st.src.stackLen(id) == 0:
+	if p == phaseUnknown && alloc {
+		// The stack alone decides.
+		if !st.src.hasFrames(id) {
 			if st.pythonOnly {
-				v = phaseBackward
+				return phaseBackward, -1
 			}
-		default:
-			v = st.src.stackPhase(id)
+			return phaseUnknown, -1
 		}
-		st.allocPhase[id] = uint8(v) + 1
-		return v, -1
+		return st.src.stackPhase(id), -1
 	}
 	if p == phaseUnknown {
 		switch {
-		case st.src.stackLen(id) == 0:
+		case !st.src.hasFrames(id):
 			if alloc && st.pythonOnly {
 				p = phaseBackward
 			}
@@ -343,6 +334,21 @@ func (sc *scanState) cut(i int) {
 	sc.ivStart, sc.ivMax, sc.ivArg = i, math.MinInt64, -1
 }
 
+// The scan keeps cur, ivMax, ivArg and streak in locals (registers) and
+// hands them to cut and cutBefore through cutAt and cutBeforeAt, which
+// return the interval's new ivMax and ivArg.
+func (sc *scanState) cutAt(i int, cur, ivMax int64, ivArg, streak int) (int64, int) {
+	sc.cur, sc.ivMax, sc.ivArg, sc.streak = cur, ivMax, ivArg, streak
+	sc.cut(i)
+	return sc.ivMax, sc.ivArg
+}
+
+func (sc *scanState) cutBeforeAt(i int, cur, ivMax int64, ivArg, streak int) (int, int64, int) {
+	sc.cur, sc.ivMax, sc.ivArg, sc.streak = cur, ivMax, ivArg, streak
+	first := sc.cutBefore(i)
+	return first, sc.ivMax, sc.ivArg
+}
+
 // cutBefore closes the open interval before the allocation at entry i and
 // the segment growth before it, and returns where the new one starts.
 func (sc *scanState) cutBefore(i int) int {
@@ -362,10 +368,11 @@ func (sc *scanState) cutBefore(i int) int {
 // into runs, notes where steps may start (the first allocation after a
 // run, zero_grad, the first allocation after module construction, profiler
 // step edges) and measures allocated memory per interval between those
-// points. With exact set, allocated memory is read from it instead of
-// being summed from the entries. It returns the highest allocated memory
-// and the entry where it was first reached (-1: before the first).
-func (st *stepper) scan(exact []int64) (int64, int) {
+// points, summed from the entries' sizes. It returns the highest allocated
+// memory and the entry where it was first reached (-1: before the first).
+// Where the trace does not pair cleanly, remeasure corrects the memory
+// (the runs and interval bounds do not depend on it).
+func (st *stepper) scan() (int64, int) {
 	st.runs, st.ivs = st.runs[:0], st.ivs[:0]
 	st.firstWork, st.lastInit, st.zgBeforeWork, st.zgBeforeRuns = -1, -1, -1, -1
 	w := &phaseSweep{}
@@ -378,114 +385,229 @@ func (st *stepper) scan(exact []int64) (int64, int) {
 	st.clock = clock{}
 	if st.n > 0 {
 		if first, last := st.src.timeUS(0), st.src.timeUS(st.n-1); first > 0 && last > first {
-			st.clock = clock{t: make([]int64, 0, st.n/clockStep+2), n: st.n}
+			st.clock = newClock(st.n)
 		}
 	}
 	// Without zero_grad annotations, zero_grad shows in the frees' stacks.
-	stackZeroGrad := len(st.zgStarts) == 0 && st.stacked
+	stackZeroGrad := len(st.zgStarts) == 0 && st.stacked && st.src.anyZeroGrad()
 	sc := &scanState{st: st, cur: st.initial, ivMax: math.MinInt64, ivArg: -1, streak: -1}
-	peak, peakIdx := sc.cur, -1
+	cur, ivMax, ivArg, streak := sc.cur, sc.ivMax, sc.ivArg, sc.streak
+	peak, peakIdx := cur, -1
 	gap := -1 // the last run, until its first allocation after it
 	var cuts []gapCut
 	zg, pt := 0, 0
 	seenAlloc := false
-	for i := 0; i < st.n; i++ {
-		k, size, t, id := st.src.entry(i)
-		if st.clock.t != nil && i%clockStep == 0 {
-			st.clock.t = append(st.clock.t, t)
-		}
-		if timed && t != 0 {
-			marker := false
-			for zg < len(st.zgStarts) && st.zgStarts[zg] <= t {
-				marker = true
-				zg++
-			}
-			for pt < len(st.profTimes) && st.profTimes[pt] <= t {
-				sc.cut(i)
-				pt++
-			}
-			if marker {
-				switch {
-				case gap >= 0 && cuts[gap].zeroGrad < 0:
-					cuts[gap].zeroGrad = i
-					sc.cut(i)
-				case len(st.runs) == 0 && st.zgBeforeRuns < 0:
-					st.zgBeforeRuns = i
-					sc.cut(i)
-				}
-				if st.firstWork < 0 && st.zgBeforeWork < 0 {
-					st.zgBeforeWork = i
-					sc.cut(i)
-				}
-			}
-		}
-		switch {
-		case k == kindAlloc || !seenAlloc && (k == kindFreeReq || k == kindFreeDone):
-			alloc := k == kindAlloc
-			p, win := st.label(w, alloc, t, id)
-			if alloc {
-				seenAlloc = true
-				if p == phaseInit {
-					st.lastInit, st.zgBeforeWork = i, -1
-				} else if st.firstWork < 0 {
-					st.firstWork = i
-					st.workCut = sc.cutBefore(i)
-				}
-			}
-			last := len(st.runs) - 1
-			switch {
-			case p == phaseUnknown || p == phaseInit:
-				if alloc && gap >= 0 && cuts[gap].alloc < 0 {
-					cuts[gap].alloc, cuts[gap].cut = i, sc.cutBefore(i)
-					gap = -1
-				}
-			case last >= 0 && st.runs[last].ph == p && (win < 0 || st.runs[last].window < 0 || win == st.runs[last].window):
-				r := &st.runs[last]
-				r.last = i
-				if win >= 0 {
-					r.window = win
-				}
-				cuts[last], gap = gapCut{-1, -1, -1}, last
-			default:
-				first := sc.cutBefore(i)
-				if gap >= 0 && cuts[gap].alloc < 0 {
-					cuts[gap].alloc, cuts[gap].cut = i, first
-				}
-				st.runs = append(st.runs, run{ph: p, first: first, last: i, window: win})
-				cuts = append(cuts, gapCut{-1, -1, -1})
-				gap = len(cuts) - 1
-			}
-		case stackZeroGrad && (k == kindFreeReq || k == kindFreeDone) && gap >= 0 && cuts[gap].zeroGrad < 0 &&
-			st.runs[gap].ph == phaseOptimizer && st.isZeroGrad(id):
-			cuts[gap].zeroGrad = i
-			sc.cut(i)
-		}
-		if k == kindGrowth {
-			if sc.streak < 0 {
-				sc.streak = i
-			}
-		} else {
-			sc.streak = -1
-		}
-		if exact != nil {
-			sc.cur = exact[i]
-		} else if k == kindAlloc {
-			sc.cur += size
-		} else if k == kindFreeDone && !st.onRequested || k == kindFreeReq && st.onRequested {
-			sc.cur -= size
-		}
-		if sc.cur > sc.ivMax {
-			sc.ivMax, sc.ivArg = sc.cur, i
-		}
-		if sc.cur > peak {
-			peak, peakIdx = sc.cur, i
-		}
+	// Time is read per entry only when markers or phase windows use it.
+	needTime := timed || len(w.ws) > 0
+	noWindows := len(w.ws) == 0
+	// delta is what an entry of each kind adds to allocated memory, per
+	// byte of its size.
+	var delta [8]int64
+	delta[kindAlloc] = 1
+	if st.onRequested {
+		delta[kindFreeReq] = -1
+	} else {
+		delta[kindFreeDone] = -1
 	}
+	// Loop invariants in locals: the loop stores to memory, after which
+	// the compiler would load fields again.
+	legacyFree, pythonOnly, info := st.src.legacyFree, st.pythonOnly, st.src.info
+	// The last run's phase and window, as st.runs holds them.
+	lastPh, lastWin := phase(255), -1
+	// fast: the entries to come may take the fast path (see below);
+	// zgWatch: frees are watched for zero_grad.
+	fast, zgWatch := false, false
+	clean := gapCut{-1, -1, -1}
+	for base := 0; base < st.n; {
+		ch := st.src.chunk(base)
+		for j := 0; j < len(ch.codes); j++ {
+			if fast {
+				// The fast path takes the entries that change nothing but
+				// the memory, and the allocations that continue the last
+				// run, exactly as the general path below would; it stops
+				// at any other entry, which the general path takes.
+				r := &st.runs[len(st.runs)-1]
+			fastLoop:
+				for ; j < len(ch.codes); j++ {
+					k := kindOfCode[ch.codes[j]]
+					switch k {
+					case kindAlloc:
+						var inf stackInfo
+						if id := ch.stacks[j]; uint(id) < uint(len(info)) {
+							inf = info[id]
+						}
+						p := phaseUnknown
+						switch {
+						case inf&infoFrames != 0:
+							p = phase(inf & 15)
+						case pythonOnly:
+							p = phaseBackward
+						}
+						if p != lastPh {
+							break fastLoop
+						}
+						r.last = base + j
+						streak = -1
+					case kindFreeReq, kindFreeDone:
+						if zgWatch {
+							if id := ch.stacks[j]; uint(id) < uint(len(info)) && info[id]&infoZeroGrad != 0 {
+								break fastLoop
+							}
+						}
+						streak = -1
+					case kindGrowth:
+						if streak < 0 {
+							streak = base + j
+						}
+					default:
+						if legacyFree {
+							break fastLoop
+						}
+						streak = -1
+					}
+					cur += delta[k] * ch.sizes[j]
+					if cur > ivMax {
+						ivMax, ivArg = cur, base+j
+					}
+				}
+				if j == len(ch.codes) {
+					break
+				}
+			}
+			code := ch.codes[j]
+			i := base + j
+			k := kindOfCode[code]
+			if k == kindOther && legacyFree {
+				k = st.src.otherKind(i)
+			}
+			var t int64
+			if needTime {
+				t = st.src.timeUS(i)
+			}
+			if timed && t != 0 {
+				marker := false
+				for zg < len(st.zgStarts) && st.zgStarts[zg] <= t {
+					marker = true
+					zg++
+				}
+				for pt < len(st.profTimes) && st.profTimes[pt] <= t {
+					ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
+					pt++
+				}
+				if marker {
+					switch {
+					case gap >= 0 && cuts[gap].zeroGrad < 0:
+						cuts[gap].zeroGrad = i
+						ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
+					case len(st.runs) == 0 && st.zgBeforeRuns < 0:
+						st.zgBeforeRuns = i
+						ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
+					}
+					if st.firstWork < 0 && st.zgBeforeWork < 0 {
+						st.zgBeforeWork = i
+						ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
+					}
+				}
+			}
+			switch {
+			case k == kindAlloc || !seenAlloc && (k == kindFreeReq || k == kindFreeDone):
+				alloc := k == kindAlloc
+				var p phase
+				win := -1
+				if alloc && noWindows {
+					// label's rule for an allocation without phase
+					// windows, inline: the stack alone decides.
+					var inf stackInfo
+					if id := ch.stacks[j]; uint(id) < uint(len(info)) {
+						inf = info[id]
+					}
+					switch {
+					case inf&infoFrames != 0:
+						p = phase(inf & 15)
+					case pythonOnly:
+						p = phaseBackward
+					}
+				} else {
+					p, win = st.label(w, alloc, t, ch.stacks[j])
+				}
+				if alloc {
+					seenAlloc = true
+					if p == phaseInit {
+						st.lastInit, st.zgBeforeWork = i, -1
+					} else if st.firstWork < 0 {
+						st.firstWork = i
+						st.workCut, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
+					}
+				}
+				last := len(st.runs) - 1
+				switch {
+				case p == phaseUnknown || p == phaseInit:
+					if alloc && gap >= 0 && cuts[gap].alloc < 0 {
+						cuts[gap].alloc = i
+						cuts[gap].cut, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
+						gap = -1
+					}
+				case last >= 0 && lastPh == p && (win < 0 || lastWin < 0 || win == lastWin):
+					r := &st.runs[last]
+					r.last = i
+					if win >= 0 {
+						r.window, lastWin = win, win
+					}
+					if gap != last {
+						cuts[last], gap = gapCut{-1, -1, -1}, last
+					} else if c := &cuts[last]; c.alloc >= 0 || c.cut >= 0 || c.zeroGrad >= 0 {
+						*c = gapCut{-1, -1, -1}
+					}
+				default:
+					var first int
+					first, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
+					if gap >= 0 && cuts[gap].alloc < 0 {
+						cuts[gap].alloc, cuts[gap].cut = i, first
+					}
+					st.runs = append(st.runs, run{ph: p, first: first, last: i, window: win})
+					lastPh, lastWin = p, win
+					cuts = append(cuts, gapCut{-1, -1, -1})
+					gap = len(cuts) - 1
+				}
+			case stackZeroGrad && (k == kindFreeReq || k == kindFreeDone) && gap >= 0 && cuts[gap].zeroGrad < 0 &&
+				st.runs[gap].ph == phaseOptimizer && st.isZeroGrad(ch.stacks[j]):
+				cuts[gap].zeroGrad = i
+				ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
+			}
+			if k != kindGrowth {
+				streak = -1
+			} else if streak < 0 {
+				streak = i
+			}
+			cur += delta[k] * ch.sizes[j]
+			if cur > ivMax {
+				ivMax, ivArg = cur, i
+			}
+			// The fast path needs: no times to read, the work started,
+			// a run whose gap has nothing noted yet.
+			last := len(st.runs) - 1
+			fast = !needTime && seenAlloc && st.firstWork >= 0 && last >= 0 && gap == last && cuts[last] == clean
+			zgWatch = stackZeroGrad && lastPh == phaseOptimizer
+		}
+		base += len(ch.codes)
+	}
+	sc.cur, sc.ivMax, sc.ivArg, sc.streak = cur, ivMax, ivArg, streak
 	if st.n > 0 {
 		st.ivs = append(st.ivs, interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
-		if st.clock.t != nil {
-			st.clock.t = append(st.clock.t, st.src.timeUS(st.n-1))
+	}
+	// The intervals cover every entry: the peak is the first highest.
+	for _, iv := range st.ivs {
+		if iv.max > peak {
+			peak, peakIdx = iv.max, iv.arg
 		}
+	}
+	// The clock's samples, apart: a few thousand reads.
+	if st.clock.t != nil {
+		for i := 0; i < st.n; i += st.clock.mask + 1 {
+			st.clock.t = append(st.clock.t, st.src.timeUS(i))
+		}
+		st.clock.t = append(st.clock.t, st.src.timeUS(st.n-1))
+		st.clock.seal()
 	}
 	for r := range st.runs {
 		st.runs[r].next, st.runs[r].nextCut, st.runs[r].zeroGrad = cuts[r].alloc, cuts[r].cut, cuts[r].zeroGrad
@@ -493,31 +615,93 @@ func (st *stepper) scan(exact []int64) (int64, int) {
 	return peak, peakIdx
 }
 
-// clockStep is how many entries apart the clock samples time.
-const (
-	clockShift = 6
-	clockStep  = 1 << clockShift
-)
+// clockSamples bounds the clock's samples: 4 Ki float64s stay in a CPU's
+// first-level cache however long the trace.
+const clockSamples = 4096
 
-// clock tells the time of any entry from every clockStep-th entry's
-// time_us, interpolating between samples: a table small enough to stay in
-// the CPU's cache, where reading each allocation's end entry from the trace
-// would miss it once per allocation. The error is at most the time spread
-// of clockStep consecutive entries.
+// clock tells the time of any entry from every step-th entry's time_us
+// (step = 2^shift, 1 for traces of up to clockSamples entries),
+// interpolating between samples: a table small enough to stay in the CPU's
+// cache, where reading each allocation's end entry from the trace would
+// miss it once per allocation. The error is at most the time spread of
+// step consecutive entries: under 0.1 % of the byte-time integral on the
+// tested traces.
 type clock struct {
-	t []int64 // time_us of entries 0, clockStep, 2·clockStep, …, then of the last
-	n int
+	t []int64 // time_us of entries 0, step, 2·step, …, then of the last (while scanning)
+	// s is t in seconds since the first entry (seal), its last sample
+	// moved so that every entry, the last stretch's too, interpolates
+	// between s[i>>shift] and the next sample.
+	s     []float64
+	n     int
+	shift uint
+	mask  int
+	inv   float64 // 1 / step
+}
+
+// newClock returns a clock for n entries, to be fed with sample.
+func newClock(n int) clock {
+	var shift uint
+	for n>>shift > clockSamples {
+		shift++
+	}
+	return clock{t: make([]int64, 0, n>>shift+2), n: n, shift: shift, mask: 1<<shift - 1, inv: 1 / float64(int(1)<<shift)}
+}
+
+// samples reports whether entry i's time is one of the samples.
+func (c *clock) samples(i int) bool { return i&c.mask == 0 }
+
+// on reports whether the trace had times to sample.
+func (c *clock) on() bool { return c.s != nil }
+
+// seal turns the samples into s.
+func (c *clock) seal() {
+	if len(c.t) < 2 {
+		c.t = nil
+		return
+	}
+	t0, m := c.t[0], len(c.t)
+	c.s = make([]float64, m)
+	for k, v := range c.t {
+		c.s[k] = float64(v-t0) * 1e-6
+	}
+	// The last sample is the last entry's, span entries after the one
+	// before it: stretch it to a full step.
+	if span := c.n - 1 - (m-2)<<c.shift; span > 0 {
+		c.s[m-1] = c.s[m-2] + (c.s[m-1]-c.s[m-2])*float64(c.mask+1)/float64(span)
+	} else {
+		c.s[m-1] = c.s[m-2]
+	}
+	c.t = nil
 }
 
 // at returns the time of entry i in seconds since the first entry.
-func (c clock) at(i int) float64 {
-	k := i >> clockShift
-	lo, hi := c.t[k], c.t[min(k+1, len(c.t)-1)]
-	f := float64(i&(clockStep-1)) * (1.0 / clockStep)
-	if span := c.n - 1 - k<<clockShift; span < clockStep && span > 0 {
-		f = float64(i&(clockStep-1)) / float64(span) // the last, shorter stretch
+func (c *clock) at(i int) float64 {
+	k := i >> c.shift
+	lo := c.s[k]
+	return lo + float64(i&c.mask)*c.inv*(c.s[k+1]-lo)
+}
+
+// remeasure sets every interval's memory from exact, the allocated memory
+// after each entry, keeping the intervals' bounds (an interval that starts
+// at a segment growth streak starts with the memory before the streak,
+// which the growth leaves unchanged: exact's at its first entry).
+func (st *stepper) remeasure(exact []int64) {
+	for j := range st.ivs {
+		iv := &st.ivs[j]
+		hi := len(exact)
+		if j+1 < len(st.ivs) {
+			hi = st.ivs[j+1].start
+		}
+		iv.max, iv.arg = math.MinInt64, -1
+		for i := iv.start; i < hi; i++ {
+			if exact[i] > iv.max {
+				iv.max, iv.arg = exact[i], i
+			}
+		}
+		if hi > iv.start {
+			iv.end = exact[hi-1]
+		}
 	}
-	return (float64(lo-c.t[0]) + f*float64(hi-lo)) * 1e-6
 }
 
 // allocatedCurve returns the allocated memory after every entry from the
@@ -650,11 +834,13 @@ func (st *stepper) start0(partial bool) int {
 // allocations made before the window were freed in its backward pass
 // (saved activations of a forward the window missed).
 func (st *stepper) firstPartial(end int) bool {
-	seesPasses := false
+	seesPasses, backwardRun := false, false
 	for _, r := range st.runs {
-		if r.ph == phaseForward || r.ph == phaseBackward {
+		switch r.ph {
+		case phaseBackward:
+			seesPasses, backwardRun = true, true
+		case phaseForward:
 			seesPasses = true
-			break
 		}
 	}
 	if len(st.runs) > 0 {
@@ -666,6 +852,13 @@ func (st *stepper) firstPartial(end int) bool {
 				return true
 			}
 		}
+	}
+	// A block from before the window was freed in a backward pass when
+	// its stack says backward (RulePreTraceFreedInBackward) or its free
+	// falls in a backward run: with neither a backward stack nor a run,
+	// no block can be, and the allocations need not be read.
+	if !backwardRun && !st.src.anyBackwardStack() {
+		return false
 	}
 	// The allocations are listed in trace order: those from the trace at
 	// their alloc, the ones from before it at their free.
@@ -768,11 +961,10 @@ func findSteps(src source, r *DeviceReport) stepResult {
 	slices.Sort(st.zgStarts)
 	slices.Sort(st.profTimes)
 	st.recording()
-	st.allocPhase = make([]uint8, src.numStacks())
-	if peak, at := st.scan(nil); peak != r.PeakAllocatedBytes || at != r.PeakIndex {
+	if peak, at := st.scan(); peak != r.PeakAllocatedBytes || at != r.PeakIndex {
 		// An address allocated twice or a free whose size differs from
 		// its alloc's: read the allocated memory from the live ranges.
-		st.scan(allocatedCurve(src))
+		st.remeasure(allocatedCurve(src))
 	}
 	spans, rule := st.steps()
 	res := stepResult{spans: spans, st: st, peak: PeakPhase{Step: -1, Phase: PhaseOther}, maxPhase: map[string]int{},
