@@ -150,6 +150,13 @@ func (s *source) kindAt(i int) entryKind {
 func (s *source) size(i int) int64             { return s.tr.Size(i) }
 func (s *source) stack(i int) snapshot.StackID { return s.tr.Frames(i) }
 
+// replayEnd is the allocated memory after the last entry as the replay
+// counted it, and replayBadSizes the sizes it counted as 0 (impossible
+// ones): with them, the scan can tell whether summing the entries' sizes
+// follows the replay.
+func (s *source) replayEnd() int64    { return s.d.initialAllocated + s.d.endRel }
+func (s *source) replayBadSizes() int { return s.d.badSizes }
+
 // endsOnRequested reports whether live ranges end at free_requested (the
 // trace has no free_completed: skip_actions), as the replay decides.
 func (s *source) endsOnRequested() bool {

@@ -681,6 +681,14 @@ func (c *clock) at(i int) float64 {
 	return lo + float64(i&c.mask)*c.inv*(c.s[k+1]-lo)
 }
 
+// end is the allocated memory after the last entry, as the scan summed it.
+func (st *stepper) end() int64 {
+	if len(st.ivs) == 0 {
+		return st.initial
+	}
+	return st.ivs[len(st.ivs)-1].end
+}
+
 // remeasure sets every interval's memory from exact, the allocated memory
 // after each entry, keeping the intervals' bounds (an interval that starts
 // at a segment growth streak starts with the memory before the streak,
@@ -961,9 +969,11 @@ func findSteps(src source, r *DeviceReport) stepResult {
 	slices.Sort(st.zgStarts)
 	slices.Sort(st.profTimes)
 	st.recording()
-	if peak, at := st.scan(); peak != r.PeakAllocatedBytes || at != r.PeakIndex {
-		// An address allocated twice or a free whose size differs from
-		// its alloc's: read the allocated memory from the live ranges.
+	if peak, at := st.scan(); peak != r.PeakAllocatedBytes || at != r.PeakIndex || st.end() != src.replayEnd() || src.replayBadSizes() > 0 {
+		// An address allocated twice, a free whose size differs from its
+		// alloc's, an impossible size: the entries' sizes do not follow
+		// the replay (its peak or end differ); read the allocated memory
+		// from the live ranges.
 		st.remeasure(allocatedCurve(src))
 	}
 	spans, rule := st.steps()
