@@ -98,9 +98,9 @@ var kindOf = [snapshot.KindOther + 1]entryKind{
 	snapshot.KindSegmentMap:    kindGrowth,
 }
 
-// kind reads what trace entry i does; size and stack read its size and
-// stack. The scan reads each column only where it needs it: the trace is
-// stored by column, so an unread column costs nothing. kind is small
+// kind reads what trace entry i does (the scan reads whole pages through
+// chunk; kind, timeUS and stack serve the few entries read one by one).
+// kind is small
 // enough to inline: it returns kindOther for any action torch 2 does not
 // write; where legacyFree is set, the caller asks otherKind about those.
 func (s *source) kind(i int) entryKind { return kindOf[s.tr.Kind(i)] }
@@ -147,7 +147,7 @@ func (s *source) kindAt(i int) entryKind {
 	return s.otherKind(i)
 }
 
-func (s *source) size(i int) int64             { return s.tr.Size(i) }
+// stack reads trace entry i's stack.
 func (s *source) stack(i int) snapshot.StackID { return s.tr.Frames(i) }
 
 // replayEnd is the allocated memory after the last entry as the replay

@@ -647,9 +647,6 @@ func newClock(n int) clock {
 	return clock{t: make([]int64, 0, n>>shift+2), n: n, shift: shift, mask: 1<<shift - 1, inv: 1 / float64(int(1)<<shift)}
 }
 
-// samples reports whether entry i's time is one of the samples.
-func (c *clock) samples(i int) bool { return i&c.mask == 0 }
-
 // on reports whether the trace had times to sample.
 func (c *clock) on() bool { return c.s != nil }
 
