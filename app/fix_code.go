@@ -31,7 +31,7 @@ func fixCode(id, elemID string) app.UI {
 // Render draws the code, the button and the guide link.
 func (c *FixCode) Render() app.UI {
 	return app.Div().Class("fix-code").DataSet("fix", c.Fix.ID).Body(
-		app.Pre().Body(app.Code().ID(c.ID+"-code").Class("language-"+c.Fix.Lang).Text(c.Fix.Code)),
+		app.Pre().TabIndex(0).Body(app.Code().ID(c.ID+"-code").Class("language-"+c.Fix.Lang).Text(c.Fix.Code)),
 		app.Div().Class("fix-code-row").Body(
 			app.Button().ID(c.ID+"-copy").Class("secondary fix-copy").Text("Copy").
 				Aria("label", "Copy: "+c.Fix.Title).OnClick(c.onCopy),

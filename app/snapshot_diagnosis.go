@@ -98,7 +98,7 @@ func (p *SnapshotPage) renderLeak(d *analysis.DeviceReport) app.UI {
 			app.Text(fmt.Sprintf(" keeps %d block(s), %s, per step.", s.Blocks, bytesize.Format(s.BytesPerStep, p.unit)))),
 		app.Details().Body(
 			app.Summary().Text("Stack of one kept block"),
-			app.Pre().Class("snap-stack").Text(stackText(s.Stack)),
+			app.Pre().Class("snap-stack").TabIndex(0).Text(stackText(s.Stack)),
 		),
 	)
 }
@@ -218,7 +218,7 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
 		app.Div().ID("snap-step-chart").Class("diag-step-chart").Body(app.Raw(diagchart.Layout(in).SVG())),
 		app.P().Class("muted").Text("Bars: each step's peak allocated memory; the dark mark: what was left at its end. "+
 			"Step-end memory that climbs step after step is a leak; the dashed line is the leak found."),
-		app.Div().Class("table-wrap").Body(app.Table().ID("snap-step-table").Class("diag-steps").Body(
+		app.Div().Class("table-wrap").TabIndex(0).Role("region").Aria("label", "Steps").Body(app.Table().ID("snap-step-table").Class("diag-steps").Body(
 			app.THead().Body(app.Tr().Body(
 				app.Th().Text("step"), app.Th().Text("entries"), app.Th().Text("peak"), app.Th().Text("at the end"),
 				app.Th().Text("forward"), app.Th().Text("backward"), app.Th().Text("optimizer"), app.Th().Text("other"), app.Th().Text("passes"),
@@ -248,7 +248,7 @@ func (p *SnapshotPage) renderAnomalies(d *analysis.DeviceReport) app.UI {
 		for _, s := range sites {
 			li = append(li, app.Li().DataSet("bytes", strconv.FormatInt(s.Bytes, 10)).Body(
 				app.Code().Text(s.Site), app.Text(": "+upperFirst(s.Why.Format(p.unit))+"."),
-				app.Details().Body(app.Summary().Text("Stack"), app.Pre().Class("snap-stack").Text(stackText(s.Stack))),
+				app.Details().Body(app.Summary().Text("Stack"), app.Pre().Class("snap-stack").TabIndex(0).Text(stackText(s.Stack))),
 			))
 		}
 		return app.Div().ID(id).Body(app.H3().Text(title), app.Ul().Body(li...))
@@ -330,7 +330,7 @@ func (p *SnapshotPage) renderSetup(d *analysis.DeviceReport) app.UI {
 		app.P().Text(upperFirst(s.Why.Format(p.unit))+"."),
 		app.P().ID("snap-setup-models").Text(models),
 		app.If(len(rows) > 0, func() app.UI {
-			return app.Div().Class("table-wrap").Body(app.Table().ID("snap-setup-buckets").Body(
+			return app.Div().Class("table-wrap").TabIndex(0).Role("region").Aria("label", "Measured and estimated").Body(app.Table().ID("snap-setup-buckets").Body(
 				app.THead().Body(app.Tr().Body(app.Th().Text("bucket"), app.Th().Text("measured"), app.Th().Text("estimated"), app.Th().Text("why they differ"))),
 				app.TBody().Body(rows...),
 			))

@@ -100,9 +100,9 @@ var kindOf = [snapshot.KindOther + 1]entryKind{
 
 // kind reads what trace entry i does (the scan reads whole pages through
 // chunk; kind, timeUS and stack serve the few entries read one by one).
-// kind is small
-// enough to inline: it returns kindOther for any action torch 2 does not
-// write; where legacyFree is set, the caller asks otherKind about those.
+// It is small enough to inline: it returns kindOther for any action torch
+// 2 does not write; where legacyFree is set, the caller asks otherKind
+// about those.
 func (s *source) kind(i int) entryKind { return kindOf[s.tr.Kind(i)] }
 
 // otherKind is the kind of an entry kind called kindOther: a torch 1.x
