@@ -83,3 +83,25 @@ func BenchmarkHostilePastes(b *testing.B) {
 		})
 	}
 }
+
+// TestNearMissesNameEveryKeyword checks that hostile's near-miss paste
+// holds a keyword of every format, so that every head search runs over all
+// of it in TestHostilePastes and BenchmarkHostilePastes.
+func TestNearMissesNameEveryKeyword(t *testing.T) {
+	var text string
+	for _, p := range hostile.Pastes(4096) {
+		if p.Class == "every keyword, near misses" {
+			text = asciiLower(p.Text)
+		}
+	}
+	if text == "" {
+		t.Fatal("no near-miss class in hostile.Pastes")
+	}
+	for _, f := range formats {
+		for _, kw := range f.keywords {
+			if len(keywordHits(text, kw)) == 0 {
+				t.Errorf("format %s: keyword %q missing", f.name, kw)
+			}
+		}
+	}
+}

@@ -31,10 +31,17 @@ type format struct {
 	name     string
 	keywords []string
 	head     *regexp.Regexp
+	lead     *leader // finds head's matches; set by init
 	// weak heads (a bare "Tried to allocate …", a fragment of fields) do not
 	// end the body of the message before them.
 	weak  bool
 	parse func(p *parser, h head) (Finding, bool)
+}
+
+func init() {
+	for _, f := range formats {
+		f.lead = newLeader(f.head)
+	}
 }
 
 // head is one match of a format's head pattern.
@@ -157,7 +164,7 @@ func findHeads(text string, hits map[string][]int, lo, hi int) []head {
 		for _, w := range keywordWindows(f.keywords, hits, max(0, lo-windowBefore), hi) {
 			// Spans first, groups then: finding spans alone is several
 			// times faster over a long window, and heads are few.
-			for _, span := range f.head.FindAllStringIndex(text[w.lo:w.hi], -1) {
+			for _, span := range f.lead.findAll(text[w.lo:w.hi]) {
 				at := w.lo + span[0]
 				if at < lo {
 					continue // found from the chunk before

@@ -31,8 +31,8 @@ const (
 // between every character; every space a no-break space and every line
 // wrapped at 20 columns behind a prefix; NUL bytes and invalid UTF-8;
 // unclosed parentheses and brackets that keep a wrapped 1.x message or a
-// TensorFlow shape open; and a real message at the very end of a log of
-// lookalike lines.
+// TensorFlow shape open; a real message at the very end of a log of
+// lookalike lines; and every format's keyword with near-miss heads.
 func Pastes(n int) []Paste {
 	r := rand.New(rand.NewPCG(1, 2))
 	fill := func(unit string) string { return repeatTo(unit, n) }
@@ -87,8 +87,23 @@ func Pastes(n int) []Paste {
 	add("unclosed parenthesis and bracket", "CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; "+repeatTo("4.00 GiB total capacity; ", n/2)+
 		"OOM when allocating tensor with shape["+repeatTo("1,", n/2)+" and type float")
 	add("lookalike log, real message last", fill("step 12 | CUDA memory 12.3 GiB allocated | out of memory? no | Tried 3 times\n")+msg1x)
+	add("every keyword, near misses", fill(nearMisses))
 	return out
 }
+
+// nearMisses holds a keyword of every triage format and heads that fail
+// only at their last word, so that every format's search runs over all of
+// a paste made of it. Triage's tests check that it names every keyword.
+const nearMisses = "CUDA out of memoryX. HIP error: out of memor. MLU out of memory_ Current platform can not allocate memory block " +
+	"cuda runtime error (2): out of memor THCudaCheck FAIL file=x line=1 error=2: out of memor " +
+	"Tried to allocate 1.00 GiBs 1.00 GiB total capacity: 2 GB already allocated: 3 MiB current active: 4 B allowed: x allowed; in total by cached) " +
+	"Allocation on device would exceed allowed memoir MPS backend out of memor invalid buffer size DefaultCPUAllocator: " +
+	"posix_memalign(x) == 0. you tried to allocate CUBLAS_STATUS_X CUDNN_STATUS_X cuDNN error: CUDNN_STATUS_ " +
+	"Unable to find a valid cuDNN algorithm no valid convolution algorithms available in cuDNN NCCL error " +
+	"RESOURCE_EXHAUSTED: Out of memory while trying to allocate x bytes Out of memory allocating 1 GB Ran out of memory in memory space . " +
+	"Failed to allocate request for 1x OOM when allocating tensor with shape[1 failed to allocate memory Allocator (x) ran out of memory " +
+	"CUDA_ERROR_OUT_OF_MEMORY No available memory for a cache blocks The model's max seq len (1) is larger than the maximum number of tokens that can be stored in KV cache (x " +
+	"To serve at least one request with the model's max seq len (x) Free memory on device (1/2 GiB) on startup is less NCCL WARN\n"
 
 // repeatTo repeats unit to about n bytes.
 func repeatTo(unit string, n int) string {
