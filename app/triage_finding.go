@@ -170,14 +170,29 @@ func (p *TriagePage) renderLinks(f *triage.Finding) app.UI {
 		for i, kv := range l.Params {
 			reasons = append(reasons, app.Li().Body(app.Code().Text(kv[0]+"="+kv[1]), app.Text(": "+l.Reasons[i])))
 		}
+		var compare, notes []app.UI
+		for _, c := range l.Compare {
+			compare = append(compare, app.Li().Body(app.Text(c.Label+": "), app.Strong().Text(c.Printed), app.Text(" (the estimate's "), app.Code().Text(c.Key), app.Text(")")))
+		}
+		for _, n := range l.Notes {
+			notes = append(notes, app.Li().Text(n))
+		}
 		est = app.Div().Body(
 			app.A().ID("triage-estimate-link").Class("button").Href(Href("/estimate?"+p.estimateQuery(l.Query))).Text("Open in the estimator"),
 			app.Ul().Class("triage-reasons").Body(reasons...),
+			app.If(len(compare) > 0, func() app.UI {
+				return app.Div().ID("triage-compare").Body(app.P().Text("Printed here, to compare with the estimate:"), app.Ul().Body(compare...))
+			}),
+			app.If(len(notes) > 0, func() app.UI { return app.Ul().ID("triage-link-notes").Class("muted").Body(notes...) }),
 		)
+	}
+	intro := "The estimator starts from the card this message describes; choose the model and setup there."
+	if f.Backend == "vllm" {
+		intro = "The estimator opens in serving mode with what the message and its log state; check the model, GPU and flags there."
 	}
 	return app.Section().Class("triage-links").Body(
 		app.H2().Text("What would fit?"),
-		app.P().Text("The estimator starts from the card this message describes; choose the model and setup there."),
+		app.P().Text(intro),
 		est,
 		p.renderMatcher(f),
 	)

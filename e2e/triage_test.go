@@ -191,3 +191,50 @@ func TestTriageMatcher(t *testing.T) {
 	tb.assertClean()
 	assertLocalOnly(t, tb, s)
 }
+
+// TestTriageServingLink pastes a vLLM log that fails at start-up: the
+// estimator link opens serving mode with the model, tensor parallelism and
+// flags the log states, the KV numbers to compare are listed, and following
+// the link shows the estimator's serving table for that request with no
+// error.
+func TestTriageServingLink(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/triage")
+	text := "(APIServer pid=3761) INFO 09-03 02:11:14 [utils.py:326] non-default args: {'model_tag': 'Qwen2-7B-Instruct', 'port': 8081, 'model': 'Qwen2-7B-Instruct', 'max_model_len': 16384, 'tensor_parallel_size': 2, 'gpu_memory_utilization': 0.5}\n" +
+		"(EngineCore_0 pid=3902) ERROR 09-03 02:12:26 [core.py:700] ValueError: To serve at least one request with the models's max seq len (16384), (0.88 GiB KV cache is needed, which is larger than the available KV cache memory (0.50 GiB). Based on the available memory, the estimated maximum model length is 9296. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n"
+	res := triage.Triage(text, triage.Options{})
+	if len(res.Findings) != 1 || res.Findings[0].Estimator == nil {
+		t.Fatalf("the triage package gives %d findings, link %v", len(res.Findings), res.Findings)
+	}
+	l := res.Findings[0].Estimator
+	for _, kv := range []string{"mode=serve", "engine=vllm", "model=qwen2-7b", "tp=2", "max_model_len=16384", "gpu_memory_utilization=0.5"} {
+		if !strings.Contains("&"+l.Query+"&", "&"+kv+"&") {
+			t.Errorf("link %q lacks %s", l.Query, kv)
+		}
+	}
+	tb.setValue("#triage-input", text)
+	tb.waitText("#triage-status", "Found 1 out-of-memory message")
+	href := evalJS[string](tb, `document.querySelector('#triage-estimate-link').getAttribute('href')`)
+	if !strings.HasSuffix(href, "/estimate?"+l.Query) {
+		t.Errorf("estimator link %q, want …/estimate?%s", href, l.Query)
+	}
+	for _, want := range []string{"0.50 GiB", "0.88 GiB", "9296"} {
+		tb.waitText("#triage-compare", want)
+	}
+	tb.click("#triage-estimate-link")
+	poll[bool](tb, `!!document.querySelector('#est-serving-table')`, 20*time.Second)
+	noEstimateError(tb)
+	tb.assertNoErrorBanner("the estimator opened from a vLLM message")
+	for key, want := range map[string]string{"mode": "serve", "engine": "vllm", "model": "qwen2-7b", "tp": "2", "max_model_len": "16384", "gpu_memory_utilization": "0.5"} {
+		if got := evalJS[string](tb, fmt.Sprintf(`document.getElementById(%q).value`, "est-"+key)); got != want {
+			t.Errorf("estimator field %s = %q, want %q", key, got, want)
+		}
+	}
+	want := estimateFor(t, l.Query).Serving
+	if got := evalJS[string](tb, `document.querySelector('#est-serving-table tr[data-serving="kv_cache_tokens"] td[data-value]').dataset.value`); got != fmt.Sprint(want.KVCacheTokens) {
+		t.Errorf("KV cache tokens on the page %s, the estimator says %d", got, want.KVCacheTokens)
+	}
+	tb.assertClean()
+	assertLocalOnly(t, tb, s)
+}

@@ -160,7 +160,13 @@ func writeTriageText(w io.Writer, res triage.Result) {
 		if l := f.Estimator; l != nil {
 			fmt.Fprintf(w, "  Open in the estimator: /estimate?%s\n", l.Query)
 			for i, p := range l.Params {
-				fmt.Fprintf(w, "    %s=%s: %s\n", p[0], p[1], l.Reasons[i])
+				fmt.Fprintf(w, "    %s=%s: %s\n", p[0], p[1], untrusted.Line(l.Reasons[i]))
+			}
+			for _, c := range l.Compare {
+				fmt.Fprintf(w, "    Compare with the estimate's %s: %s printed %s\n", c.Key, c.Label, untrusted.Line(c.Printed))
+			}
+			for _, n := range l.Notes {
+				fmt.Fprintf(w, "    Note: %s\n", untrusted.Line(n))
 			}
 		}
 		fmt.Fprintln(w, "  Fixes, cheapest first:")

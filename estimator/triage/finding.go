@@ -112,6 +112,9 @@ type Finding struct {
 	// ("/job:localhost/replica:0/task:0/device:CPU:0"), kept for the cause
 	// rules; the JSON device key stays for devices the corpus records.
 	tfDevice string
+	// settings are what the paste's vLLM log states around a vLLM
+	// message, by key (servingParams).
+	settings map[string]setting
 }
 
 // Process is one "Process N has X memory in use" sentence.

@@ -167,8 +167,8 @@ func TestEstimatorParams(t *testing.T) {
 		{"catalog GPU", "CUDA out of memory. Tried to allocate 18.00 MiB. GPU 7 has a total capacity of 79.15 GiB of which 17.62 MiB is free. Including non-PyTorch memory, this process has 79.12 GiB memory in use. Of the allocated memory 77.43 GiB is allocated by PyTorch, and 219.12 MiB is reserved by PyTorch but unallocated.", "gpu=" + a100.ID},
 		// 23.63 − 0.03 − (20.73 + 0.04) = 2.83 GiB held elsewhere = 11.98 % → 12.
 		{"custom capacity and headroom", "CUDA out of memory. Tried to allocate 54.00 MiB. GPU 0 has a total capacity of 23.63 GiB of which 34.56 MiB is free. Process 1 has 558.00 MiB memory in use. Process 2 has 1.03 GiB memory in use. Including non-PyTorch memory, this process has 21.22 GiB memory in use. Of the allocated memory 20.73 GiB is allocated by PyTorch, and 35.86 MiB is reserved by PyTorch but unallocated.", "gpu=23.63GiB&headroom=12"},
-		// 79.32 − 0.49 = 78.83 GiB in use before start = 99.4 % → 100 is not a valid headroom, so none.
-		{"vLLM start-up", "ValueError: Free memory on device (0.49/79.32 GiB) on startup is less than desired GPU memory utilization (0.6, 47.59 GiB).", "gpu=79.32GiB&mode=infer"},
+		// vLLM: a serving link with the printed total and utilization (headroom is not a serving field).
+		{"vLLM start-up", "ValueError: Free memory on device (0.49/79.32 GiB) on startup is less than desired GPU memory utilization (0.6, 47.59 GiB).", "gpu=79.32GiB&mode=serve&engine=vllm&gpu_memory_utilization=0.6"},
 		// 10.76 − 0.4 − 9.5 = 0.86 GiB (8 %) stays under the default headroom.
 		{"1.x", "RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 10.76 GiB total capacity; 9.00 GiB already allocated; 400.00 MiB free; 9.50 GiB reserved in total by PyTorch)", "gpu=10.76GiB"},
 	}

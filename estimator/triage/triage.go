@@ -33,6 +33,17 @@ type Result struct {
 // whose Note names the problem.
 func Triage(text string, opt Options) Result {
 	found, truncated := scan(text, maxFindings)
+	var settings map[string][]setting
+	read := false
+	for i := range found {
+		if found[i].Backend != "vllm" {
+			continue
+		}
+		if !read {
+			settings, read = vllmSettings(normalize(text)), true
+		}
+		found[i].settings = settingsFor(settings, found[i].End)
+	}
 	seen := map[string]int{}
 	for i := range found {
 		f := &found[i]

@@ -32,7 +32,8 @@ const (
 // wrapped at 20 columns behind a prefix; NUL bytes and invalid UTF-8;
 // unclosed parentheses and brackets that keep a wrapped 1.x message or a
 // TensorFlow shape open; a real message at the very end of a log of
-// lookalike lines; and every format's keyword with near-miss heads.
+// lookalike lines; every format's keyword with near-miss heads; and vLLM
+// errors in a log that states every vLLM setting on every line.
 func Pastes(n int) []Paste {
 	r := rand.New(rand.NewPCG(1, 2))
 	fill := func(unit string) string { return repeatTo(unit, n) }
@@ -88,6 +89,8 @@ func Pastes(n int) []Paste {
 		"OOM when allocating tensor with shape["+repeatTo("1,", n/2)+" and type float")
 	add("lookalike log, real message last", fill("step 12 | CUDA memory 12.3 GiB allocated | out of memory? no | Tried 3 times\n")+msg1x)
 	add("every keyword, near misses", fill(nearMisses))
+	add("vLLM settings on every line, an error every 50", fill(strings.Repeat(vllmSettings, 50)+
+		"ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n"))
 	return out
 }
 
@@ -104,6 +107,13 @@ const nearMisses = "CUDA out of memoryX. HIP error: out of memor. MLU out of mem
 	"Failed to allocate request for 1x OOM when allocating tensor with shape[1 failed to allocate memory Allocator (x) ran out of memory " +
 	"CUDA_ERROR_OUT_OF_MEMORY No available memory for a cache blocks The model's max seq len (1) is larger than the maximum number of tokens that can be stored in KV cache (x " +
 	"To serve at least one request with the model's max seq len (x) Free memory on device (1/2 GiB) on startup is less NCCL WARN\n"
+
+// vllmSettings states every vLLM setting triage reads from a log, in each
+// form (argument dict, key=value, flag, table row, KV cache lines).
+const vllmSettings = "non-default args: {'model': 'Qwen2-7B-Instruct', 'max_model_len': 16384} --max-model-len 4096 --model x " +
+	"gpu_memory_utilization=0.9 tensor_parallel_size 2 quantization=fp8 kv_cache_dtype=fp8 max_num_seqs=8 max_num_batched_tokens=8 " +
+	"block_size 16 total_gpu_memory (79.2GiB) max_seq_len=1 vllm serve m kv_cache_size=1.0GiB # GPU blocks: 1 " +
+	"Available KV cache memory: 1 GiB GPU KV cache size: 1,000 tokens\n"
 
 // repeatTo repeats unit to about n bytes.
 func repeatTo(unit string, n int) string {
