@@ -186,7 +186,8 @@ func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
 	p.nextID++
 	id := p.nextID
 	p.fileReq = id
-	p.fileName = file.Get("name").String()
+	name := file.Get("name").String()
+	p.fileName = shown(name)
 	p.fileSize = int64(file.Get("size").Float())
 	if p.fileSize == 0 {
 		p.fail(ctx, fmt.Sprintf("%s is empty (0 bytes). Write the snapshot with torch.cuda.memory._dump_snapshot(\"snapshot.pickle\").", p.fileName))
@@ -197,7 +198,7 @@ func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
 	p.ensureWorker(ctx)
 	// The File itself goes to the worker, which reads it in slices: the
 	// bytes never cross the main thread.
-	p.postRequest(load.Request{Type: load.RequestAnalyze, ID: id, Name: p.fileName}, file)
+	p.postRequest(load.Request{Type: load.RequestAnalyze, ID: id, Name: name}, file)
 }
 
 // postRequest sends a request (load's contract), with a File when not nil.

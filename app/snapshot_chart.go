@@ -192,7 +192,7 @@ func (p *SnapshotPage) renderLegend() app.UI {
 	for k, s := range p.chart.Bands.Sites {
 		items = append(items, app.Li().Body(
 			app.Span().Class(fmt.Sprintf("snap-swatch snap-bg-%d", chart.BandClass(k, n))),
-			app.Span().Text(s),
+			app.Span().Text(shown(s)),
 		))
 	}
 	items = append(items, app.Li().Body(app.Span().Class("snap-swatch snap-swatch-line"), app.Span().Text("reserved")))

@@ -79,14 +79,14 @@ func (p *SnapshotPage) compareWith(ctx app.Context, file app.Value) {
 	}
 	p.nextID++
 	p.cmp = snapCompare{phase: snapReading, req: p.nextID,
-		name: file.Get("name").String(), size: int64(file.Get("size").Float())}
+		name: shown(file.Get("name").String()), size: int64(file.Get("size").Float())}
 	MarkBody("data-snapshot-compare", "")
 	MarkBody("data-snapshot-compare-error", "")
 	if p.cmp.size == 0 {
 		p.compareFailed(fmt.Sprintf("%s is empty (0 bytes).", p.cmp.name))
 		return
 	}
-	p.postRequest(load.Request{Type: load.RequestCompare, ID: p.cmp.req, Name: p.cmp.name}, file)
+	p.postRequest(load.Request{Type: load.RequestCompare, ID: p.cmp.req, Name: file.Get("name").String()}, file)
 }
 
 // onCompareMsg applies a worker message about the comparison and reports
@@ -228,7 +228,7 @@ func (p *SnapshotPage) renderDeviceComparison(i int, d *analysis.DeviceCompariso
 	}
 	var sites []app.UI
 	for _, s := range d.Sites {
-		cells := append([]app.UI{app.Td().Class("snap-site").Text(s.Site)}, p.deltaCells(s.Bytes)...)
+		cells := append([]app.UI{app.Td().Class("snap-site").Text(shown(s.Site))}, p.deltaCells(s.Bytes)...)
 		cells = append(cells, app.Td().Class("num snap-wide").Text(fmt.Sprintf("%d → %d", s.CountBefore, s.CountAfter)))
 		sites = append(sites, app.Tr().DataSet("delta", s.Bytes.Delta).Body(cells...))
 	}

@@ -94,7 +94,7 @@ func (p *SnapshotPage) renderLeak(d *analysis.DeviceReport) app.UI {
 			app.Text(fmt.Sprintf(" (%s confidence, judged on %d steps). ", lk.Confidence, lk.Steps)),
 			app.Text(upperFirst(lk.Why.Format(p.unit))+"."),
 		),
-		app.P().Body(app.Text("Line: "), app.Code().ID("snap-leak-site").Text(s.Site),
+		app.P().Body(app.Text("Line: "), app.Code().ID("snap-leak-site").Text(shown(s.Site)),
 			app.Text(fmt.Sprintf(" keeps %d block(s), %s, per step.", s.Blocks, bytesize.Format(s.BytesPerStep, p.unit)))),
 		app.Details().Body(
 			app.Summary().Text("Stack of one kept block"),
@@ -107,7 +107,7 @@ func stackText(st []string) string {
 	if len(st) == 0 {
 		return analysis.NoStackExplanation
 	}
-	return strings.Join(st, "\n")
+	return strings.Join(shownLines(st), "\n")
 }
 
 // renderDiagFixes lists the fixes with the bytes they save, their code and
@@ -247,7 +247,7 @@ func (p *SnapshotPage) renderAnomalies(d *analysis.DeviceReport) app.UI {
 		var li []app.UI
 		for _, s := range sites {
 			li = append(li, app.Li().DataSet("bytes", strconv.FormatInt(s.Bytes, 10)).Body(
-				app.Code().Text(s.Site), app.Text(": "+upperFirst(s.Why.Format(p.unit))+"."),
+				app.Code().Text(shown(s.Site)), app.Text(": "+upperFirst(s.Why.Format(p.unit))+"."),
 				app.Details().Body(app.Summary().Text("Stack"), app.Pre().Class("snap-stack").TabIndex(0).Text(stackText(s.Stack))),
 			))
 		}
@@ -281,7 +281,7 @@ func (p *SnapshotPage) renderIcicle(bt *analysis.ByteTime) app.UI {
 		depth = max(depth, c.Depth+1)
 		divs = append(divs, app.Div().Class("icicle-cell").
 			Style("left", "%.4f%%", 100*c.X).Style("width", "%.4f%%", 100*c.W).Style("top", "%dpx", 18*c.Depth).
-			Title("%s — %.1f %% of the byte-time", c.Name, 100*c.Share).Text(c.Name))
+			Title("%s — %.1f %% of the byte-time", shown(c.Name), 100*c.Share).Text(shown(c.Name)))
 	}
 	unit := map[string]string{"byte_seconds": "bytes × seconds", "byte_entries": "bytes × trace entries (the trace has no times)"}[bt.Unit]
 	return app.Div().ID("snap-icicle").Body(

@@ -51,7 +51,7 @@ func (p *SnapshotPage) renderState(d *analysis.DeviceReport) app.UI {
 	if st.Index != d.PeakIndex {
 		what = whenText(d.Entries, d.FirstTimeUS, st.Index, st.TimeUS)
 		if st.Action != "" {
-			what += " (" + st.Action + ")"
+			what += " (" + shown(st.Action) + ")"
 		}
 	}
 	body = append(body,

@@ -97,7 +97,7 @@ func (p *SnapshotPage) renderResults() app.UI {
 		app.If(p.reveal >= 4 && len(d.Warnings) > 0, func() app.UI {
 			var li []app.UI
 			for _, w := range d.Warnings {
-				li = append(li, app.Li().Text(w))
+				li = append(li, app.Li().Text(shown(w)))
 			}
 			return app.Div().Class("notice").Body(app.Strong().Text("The trace and the segments disagree:"), app.Ul().Body(li...))
 		}),
@@ -119,7 +119,7 @@ func (p *SnapshotPage) renderCards(d *analysis.DeviceReport) app.UI {
 	if len(d.TopSites) > 0 {
 		s := d.TopSites[0]
 		culprit = card("snap-culprit", "Biggest culprit at the peak", bytesize.Format(s.Bytes, p.unit),
-			fmt.Sprintf("%s · %d allocation(s) · mostly %s", s.Label, s.Count, s.Category),
+			fmt.Sprintf("%s · %d allocation(s) · mostly %s", shown(s.Label), s.Count, s.Category),
 			"grouped by the first user frame of each allocation's stack")
 	}
 	f := d.FragmentationAtPeak
@@ -224,7 +224,7 @@ func stackBlock(lines []string) app.UI {
 		out = append(out, "— "+g.title+" —")
 		out = append(out, g.lines...)
 	}
-	return app.Pre().Class("snap-stack").TabIndex(0).Text(strings.Join(out, "\n"))
+	return app.Pre().Class("snap-stack").TabIndex(0).Text(strings.Join(shownLines(out), "\n"))
 }
 
 func (p *SnapshotPage) renderSites(d *analysis.DeviceReport) app.UI {
@@ -233,7 +233,7 @@ func (p *SnapshotPage) renderSites(d *analysis.DeviceReport) app.UI {
 		rows = append(rows, app.Tr().Body(
 			app.Td().Class("num").Text(strconv.Itoa(i+1)),
 			app.Td().Class("snap-site").Body(app.Details().Body(
-				app.Summary().Text(s.Label),
+				app.Summary().Text(shown(s.Label)),
 				app.P().Class("muted").Text(fmt.Sprintf("%d allocation(s), mostly %s. Stack of the largest (%s), labelled by rule %s:",
 					s.Count, s.Category, bytesize.Format(s.LargestBytes, p.unit), s.Rule)),
 				stackBlock(s.Stack),
@@ -263,7 +263,7 @@ func (p *SnapshotPage) renderOOMs(d *analysis.DeviceReport) app.UI {
 		idx := o.Index
 		top := ""
 		if len(o.TopSites) > 0 {
-			top = o.TopSites[0].Label + " (" + bytesize.Format(o.TopSites[0].Bytes, p.unit) + ")"
+			top = shown(o.TopSites[0].Label) + " (" + bytesize.Format(o.TopSites[0].Bytes, p.unit) + ")"
 		}
 		rows = append(rows, app.Tr().Body(
 			app.Td().Class("num").Text(bytesize.Commas(int64(o.Index))),

@@ -45,7 +45,7 @@ func (p *TriagePage) renderFinding(f *triage.Finding) app.UI {
 	}
 	return app.Div().Class("triage-finding").Body(
 		app.Div().ID("triage-answer").Class("triage-answer").Body(
-			app.P().ID("triage-kind").Class("triage-kind muted").Text(head),
+			app.P().ID("triage-kind").Class("triage-kind muted").Text(shown(head)),
 			app.If(f.DuplicateOf != nil, func() app.UI {
 				return app.P().Class("muted").Text(fmt.Sprintf("Same text as message #%d.", *f.DuplicateOf+1))
 			}),
@@ -54,7 +54,7 @@ func (p *TriagePage) renderFinding(f *triage.Finding) app.UI {
 					app.Span().ID("triage-cause-name").Class("triage-badge").Text(string(f.Cause)),
 					app.Text(" "+title),
 				),
-				app.P().ID("triage-why").Class("triage-why").Text(f.Why),
+				app.P().ID("triage-why").Class("triage-why").Text(shown(f.Why)),
 				app.P().Class("triage-rule").Body(app.Strong().Text("Rule: "), app.Text(f.Rule)),
 			),
 			p.renderFixes(f),
@@ -168,14 +168,14 @@ func (p *TriagePage) renderLinks(f *triage.Finding) app.UI {
 	if l := f.Estimator; l != nil {
 		var reasons []app.UI
 		for i, kv := range l.Params {
-			reasons = append(reasons, app.Li().Body(app.Code().Text(kv[0]+"="+kv[1]), app.Text(": "+l.Reasons[i])))
+			reasons = append(reasons, app.Li().Body(app.Code().Text(kv[0]+"="+kv[1]), app.Text(": "+shown(l.Reasons[i]))))
 		}
 		var compare, notes []app.UI
 		for _, c := range l.Compare {
-			compare = append(compare, app.Li().Body(app.Text(c.Label+": "), app.Strong().Text(c.Printed), app.Text(" (the estimate's "), app.Code().Text(c.Key), app.Text(")")))
+			compare = append(compare, app.Li().Body(app.Text(c.Label+": "), app.Strong().Text(shown(c.Printed)), app.Text(" (the estimate's "), app.Code().Text(c.Key), app.Text(")")))
 		}
 		for _, n := range l.Notes {
-			notes = append(notes, app.Li().Text(n))
+			notes = append(notes, app.Li().Text(shown(n)))
 		}
 		est = app.Div().Body(
 			app.A().ID("triage-estimate-link").Class("button").Href(Href("/estimate?"+p.estimateQuery(l.Query))).Text("Open in the estimator"),
@@ -277,4 +277,4 @@ func (p *TriagePage) renderMatcher(f *triage.Finding) app.UI {
 	)
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func oneLine(s string) string { return strings.Join(strings.Fields(shown(s)), " ") }

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,26 @@ const injected = `(() => {
 	return n;
 })()`
 
+// controlsShown lists the text nodes and attribute values under the
+// elements sel matches that hold a control character (C0 but tab and
+// newline, DEL, C1), a bidirectional control or a byte-order mark: text
+// from a file or paste must reach the page through untrusted.Line. Form
+// fields (the pasted text itself) are left out.
+func controlsShown(tb *tab, sel string) []string {
+	return evalJS[[]string](tb, fmt.Sprintf(`(() => {
+	const bad = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]/;
+	const out = [];
+	for (const root of document.querySelectorAll(%q)) {
+		const w = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+		for (let n = w.nextNode(); n; n = w.nextNode())
+			if (bad.test(n.data) && !n.parentElement.closest("textarea, input")) out.push(n.parentElement.tagName + ": " + JSON.stringify(n.data.slice(0, 60)));
+		for (const e of [root, ...root.querySelectorAll("*")]) for (const a of e.attributes)
+			if (bad.test(a.value)) out.push(e.tagName + "@" + a.name + ": " + JSON.stringify(a.value.slice(0, 60)));
+	}
+	return out;
+})()`, sel))
+}
+
 // TestSnapshotHostileNames drops a snapshot whose frame names try to
 // inject HTML, SVG, Markdown and terminal escapes (hostile.Snapshot): the
 // page shows them as text in its summary, tables, legend, tooltip and
@@ -32,7 +53,7 @@ func TestSnapshotHostileNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), `<img src=x onerror=alert(1)>.pickle`)
+	path := filepath.Join(t.TempDir(), "<img src=x onerror=alert(1)>\u202eelkcip\u202c\x1b[31m.pickle")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +77,13 @@ func TestSnapshotHostileNames(t *testing.T) {
 			t.Errorf("%s shows no hostile name: the test does not test (%.200q)", sel, txt)
 		}
 	}
+	// Control and bidi characters of the names and the file name never
+	// reach the page, in any view: the whole analysis is revealed, and the
+	// stacks are in the DOM though folded.
+	tb.waitText("#snap-filename", "elkcip")
+	if bad := controlsShown(tb, "main"); len(bad) > 0 {
+		t.Errorf("%d texts on the page keep control or bidi characters, e.g. %q", len(bad), bad[:min(5, len(bad))])
+	}
 	if n := evalJS[float64](tb, injected); n != 0 {
 		t.Errorf("the names added %v elements or handlers to the page", n)
 	}
@@ -72,6 +100,36 @@ func TestSnapshotHostileNames(t *testing.T) {
 	}
 	tb.screenshot("snapshot-hostile")
 	tb.requireWatched("worker")
+	tb.assertClean()
+	assertLocalOnly(t, tb, s)
+}
+
+// TestTriageHostilePaste pastes every hostile name around a PyTorch 2.3
+// message whose device index came out as a control byte (0x02, the GPU
+// number printed as a character): the page shows the message's phrases
+// without the control byte and no text of the paste keeps a control or
+// bidi character.
+func TestTriageHostilePaste(t *testing.T) {
+	var b strings.Builder
+	for _, n := range hostile.Names() {
+		b.WriteString(n.Text + "\n")
+	}
+	b.WriteString("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU \x02 has a total capacity of 79.15 GiB of which 3.00 MiB is free. " +
+		"Including non-PyTorch memory, this process has 79.14 GiB memory in use. Of the allocated memory 77.00 GiB is allocated by PyTorch, and 500.00 MiB is reserved by PyTorch but unallocated.\n")
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/triage")
+	tb.setValue("#triage-input", b.String())
+	tb.waitText("#triage-status", "Found 1 out-of-memory message")
+	if phrases := tb.text("#triage-numbers"); !strings.Contains(phrases, "GPU has a total capacity of 79.15 GiB") {
+		t.Errorf("the numbers do not show the phrase without its control byte: %.300q", phrases)
+	}
+	if bad := controlsShown(tb, ".triage-result"); len(bad) > 0 {
+		t.Errorf("%d texts keep control or bidi characters, e.g. %q", len(bad), bad[:min(5, len(bad))])
+	}
+	if n := evalJS[float64](tb, injected); n != 0 {
+		t.Errorf("the paste added %v elements or handlers to the page", n)
+	}
 	tb.assertClean()
 	assertLocalOnly(t, tb, s)
 }
