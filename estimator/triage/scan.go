@@ -191,12 +191,12 @@ func findHeads(text string, hits map[string][]int, lo, hi int) []head {
 	return heads
 }
 
-// scan finds and parses every message in text, at most limit of them; it
-// reports whether it stopped at the limit. It reads the text a chunk at a
-// time: the heads that start in the chunk, plus those up to maxBody past
-// it that may end a body.
-func scan(original string, limit int) ([]Finding, bool) {
-	text := normalize(original)
+// scan finds and parses every message in original, at most limit of
+// them, reading text, its normalized copy (normalize); it reports whether
+// it stopped at the limit. It reads the text a chunk at a time: the heads
+// that start in the chunk, plus those up to maxBody past it that may end a
+// body.
+func scan(original, text string, limit int) ([]Finding, bool) {
 	hits := allKeywordHits(asciiLower(text))
 	p := &parser{text: text}
 	var out []Finding

@@ -32,7 +32,8 @@ type Result struct {
 // linear in len(text). A Setup the estimator rejects yields a TensorMatches
 // whose Note names the problem.
 func Triage(text string, opt Options) Result {
-	found, truncated := scan(text, maxFindings)
+	normalized := normalize(text)
+	found, truncated := scan(text, normalized, maxFindings)
 	var settings map[string][]setting
 	read := false
 	for i := range found {
@@ -40,7 +41,7 @@ func Triage(text string, opt Options) Result {
 			continue
 		}
 		if !read {
-			settings, read = vllmSettings(normalize(text)), true
+			settings, read = vllmSettings(normalized), true
 		}
 		found[i].settings = settingsFor(settings, found[i].End)
 	}

@@ -17,9 +17,9 @@ import (
 
 // maxSettingMatches bounds the matches of each setting pattern read from
 // one paste: a log states a setting a few times, and a paste that states
-// one ten thousand times (an attack on the time triage takes) gets the
-// first ones.
-const maxSettingMatches = 10000
+// one a thousand times (an attack on the time and memory triage takes)
+// gets the first ones.
+const maxSettingMatches = 1000
 
 // settingValue is a setting's value: a number, size, name or path.
 const settingValue = `([\w./:][\w./:-]*)`
