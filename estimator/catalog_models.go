@@ -11,7 +11,7 @@ import (
 
 // The model catalog is data: one JSON record per model in models/, holding
 // the fields of its Hugging Face config.json that matter, built through
-// ParseConfig exactly as a user's pasted file is (docs/estimator.md §1).
+// ParseConfig exactly as a user's pasted file is (docs/estimator.md#1-models-and-gpus).
 //
 //go:embed models/*.json
 var modelFiles embed.FS

@@ -10,7 +10,7 @@ import (
 	"oomscope/bytesize"
 )
 
-// Text-only counts of Gemma 3 (docs/estimator.md §1; the shared estimator notes' layout table), checking the vision tower apart.
+// Text-only counts of Gemma 3 (docs/estimator.md#1-models-and-gpus), checking the vision tower apart.
 var wantGemma3Text = map[string]int64{
 	"gemma-3-4b":  3_880_263_168,
 	"gemma-3-12b": 11_766_034_176,
@@ -129,7 +129,7 @@ func TestActiveParams(t *testing.T) {
 			t.Errorf("%s ActiveParams() = %d, want %d", tt.id, got, tt.want)
 		}
 	}
-	// DeepSeek-V3: "active ≈ 37.55B" (docs/estimator.md §1; the shared estimator notes' layout table).
+	// DeepSeek-V3: "active ≈ 37.55B" (docs/estimator.md#1-models-and-gpus).
 	m, _ := LookupModel("deepseek-v3")
 	if got := float64(m.ActiveParams()) / 1e9; math.Abs(got-37.55) > 0.01 {
 		t.Errorf("deepseek-v3 active = %.3fB, want ≈ 37.55B", got)
@@ -137,7 +137,7 @@ func TestActiveParams(t *testing.T) {
 }
 
 func TestKVBytesPerToken(t *testing.T) {
-	// bf16 K+V bytes per token for full attention (docs/estimator.md §7), as the
+	// bf16 K+V bytes per token for full attention (docs/estimator.md#7-kv-cache-and-serving-engines), as the
 	// notes' layout table lists them.
 	tests := []struct {
 		id   string
@@ -182,7 +182,7 @@ func TestGPUCatalog(t *testing.T) {
 			t.Errorf("%s: no evidence", g.ID)
 		}
 	}
-	// Spot checks against the capacities of docs/estimator.md §1.
+	// Spot checks against the capacities of docs/estimator.md#1-models-and-gpus.
 	spot := map[string]string{"h100-sxm-80gb": "79.18 GiB", "a100-80gb": "79.15 GiB", "l4-24gb": "22.03 GiB", "h200-141gb": "139.80 GiB", "rtx-4090-24gb": "23.99 GiB"}
 	for id, want := range spot {
 		g, ok := LookupGPU(id)

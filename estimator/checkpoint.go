@@ -9,7 +9,7 @@ import (
 )
 
 // Checkpoint is what a checkpoint's index or header says of its stored
-// weights (docs/estimator.md §2): exact bytes, including quantized
+// weights (docs/estimator.md#2-weights): exact bytes, including quantized
 // formats, to show beside the count the config gives.
 type Checkpoint struct {
 	// Kind is "index" (model.safetensors.index.json) or "header" (one

@@ -9,7 +9,7 @@ import (
 // caching allocator hands out (torch.cuda.max_memory_allocated); the
 // allocator bucket is what it reserves beyond that
 // (max_memory_reserved − allocated); non_torch is what the driver holds
-// outside it (nvidia-smi − reserved). See docs/estimator.md §3.
+// outside it (nvidia-smi − reserved). See docs/estimator.md#3-readouts-allocated-reserved-device.
 const (
 	BucketWeights     = "weights"
 	BucketGradients   = "gradients"
@@ -90,7 +90,7 @@ func (b *Buckets) field(name string) *int64 {
 // Readouts are the three numbers a job prints, at the peak, per GPU:
 // Allocated is what torch.cuda.max_memory_allocated() reports, Reserved
 // what max_memory_reserved() reports, Device what nvidia-smi shows. Each
-// is a running sum of the buckets (docs/estimator.md §3).
+// is a running sum of the buckets (docs/estimator.md#3-readouts-allocated-reserved-device).
 type Readouts struct {
 	Allocated int64 `json:"allocated"`
 	Reserved  int64 `json:"reserved"`

@@ -114,7 +114,7 @@ func TestPaperRules(t *testing.T) {
 	}
 }
 
-// TestBytesPerParam checks the precision regimes of docs/estimator.md §5.
+// TestBytesPerParam checks the precision regimes of docs/estimator.md#5-gradients-optimizer-states-and-precision.
 func TestBytesPerParam(t *testing.T) {
 	tests := []struct {
 		name                 string

@@ -91,7 +91,7 @@ var (
 func peftOnly(r *Request) bool { return r.Method != MethodFull }
 
 // fields is the vocabulary in the order of the Request fields
-// (docs/estimator.md §9).
+// (docs/estimator.md#9-one-vocabulary-one-field-table).
 var fields = []Field{
 	{Key: "model", Label: "Model", Kind: KindText, norm: lowerTrim, text: func(r *Request) *string { return &r.Model },
 		Help: "A model from the catalog (its sizes come from its Hugging Face config.json), or custom to paste your own config.json."},

@@ -40,7 +40,7 @@ func mib(n int64) int64 { return n << 20 }
 
 func gib(v float64) int64 { return int64(math.Round(v * float64(bytesize.GiB))) }
 
-// catalogGPUs is the GPU catalog (docs/estimator.md §1).
+// catalogGPUs is the GPU catalog (docs/estimator.md#1-models-and-gpus).
 var catalogGPUs = []GPU{
 	{ID: "t4-16gb", Name: "Tesla T4", Vendor: "nvidia", MarketedGB: 16, CapacityBytes: mib(15109), Observed: true, SM: 75, BF16: false, FP8: false,
 		Evidence: "device properties total_memory=15109MB"},

@@ -2,7 +2,7 @@ package estimator
 
 import ()
 
-// Fixed overheads and the caching allocator (docs/estimator.md §3).
+// Fixed overheads and the caching allocator (docs/estimator.md#3-readouts-allocated-reserved-device).
 const (
 	// CUDAContextBytes is a CUDA context with lazy module loading, measured
 	// in pytorch/pytorch PR #86509 (287,047,680 B; eager loading: 666,632,192).
@@ -23,7 +23,7 @@ const (
 	// fragmentation: reserved memory beyond the allocated bytes, as a
 	// share of the bytes allocated and freed during a step (activations,
 	// logits, gather and dequantization buffers). Calibrated on the
-	// measured longest-context rows (docs/estimator.md §10, rows 44–45; see
+	// measured longest-context rows (docs/estimator.md#10-validation-the-error-band-and-the-capacity-bound, rows 44–45; see
 	// TestCapacityBound), within the 2–15 % of allocated that reserved
 	// typically exceeds it by.
 	FragmentationPercent = 10

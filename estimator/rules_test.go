@@ -12,7 +12,7 @@ import (
 // value below is written from the rule in docs/estimator.md (§2–§7) with the
 // model's config.json dimensions, not read back from the program.
 
-// Llama 3.1 8B dimensions (docs/estimator.md §1).
+// Llama 3.1 8B dimensions (docs/estimator.md#1-models-and-gpus).
 const (
 	l8P   = int64(8_030_261_248)
 	l8H   = int64(4096)
@@ -34,7 +34,7 @@ func estimateQuery(t *testing.T, q string) *Result {
 	return mustEstimate(t, queryRequest(t, q))
 }
 
-// TestRuleOptimizerStates: docs/estimator.md §5 (torch.optim states follow the
+// TestRuleOptimizerStates: docs/estimator.md#5-gradients-optimizer-states-and-precision (torch.optim states follow the
 // parameter dtype; fp32 master copies add 4 B; 8-bit Adam keeps two int8
 // states plus an fp32 absmax per 256 values; Adafactor factors matrices).
 func TestRuleOptimizerStates(t *testing.T) {
@@ -69,7 +69,7 @@ func TestRuleOptimizerStates(t *testing.T) {
 	}
 }
 
-// TestRuleTiedEmbeddings: a tied lm_head is counted once (docs/estimator.md §1), and
+// TestRuleTiedEmbeddings: a tied lm_head is counted once (docs/estimator.md#1-models-and-gpus), and
 // Adafactor factors it once.
 func TestRuleTiedEmbeddings(t *testing.T) {
 	// Llama 3.2 1B: h 2048, 16 layers, 32 heads, 8 kv heads × 64, i 8192.
@@ -128,7 +128,7 @@ func TestRulePaperMode(t *testing.T) {
 }
 
 // TestRuleTallyLogits: the loss keeps the logits in the activation dtype
-// plus fp32 log-softmax and two fp32 gradients (docs/estimator.md §4); bf16 loss keeps
+// plus fp32 log-softmax and two fp32 gradients (docs/estimator.md#4-activations-and-logits); bf16 loss keeps
 // four tensors in the activation dtype; chunked CE keeps the logits and one
 // of 8 chunks of fp32 work.
 func TestRuleTallyLogits(t *testing.T) {
@@ -157,7 +157,7 @@ func TestRuleTallyLogits(t *testing.T) {
 // fp32 log-sum-exp; eager attention repeats K/V to every head and keeps the
 // b·a·s² softmax in fp32 plus its 16-bit copy; selective recomputation drops
 // the s² tensors; full checkpointing keeps each layer's input and recomputes
-// one layer (docs/estimator.md §4).
+// one layer (docs/estimator.md#4-activations-and-logits).
 func TestRuleTallyAttention(t *testing.T) {
 	b, s := int64(2), int64(1024)
 	T, e := b*s, int64(2)
@@ -218,7 +218,7 @@ func TestRuleMoEActivations(t *testing.T) {
 // TestRuleQLoRAWeights: NF4 with double quantization (4 bits + an 8-bit
 // absmax per 64 + an fp32 scale per 64·256) on the layers' linears; the
 // embedding, lm_head, norms in 16 bits; a 16-bit copy of the largest matrix
-// for dequantization; the adapters in the dtype (docs/estimator.md §2).
+// for dequantization; the adapters in the dtype (docs/estimator.md#2-weights).
 func TestRuleQLoRAWeights(t *testing.T) {
 	nf4 := l8Linear/2 + l8Linear/64 + 4*((l8Linear+64*256-1)/(64*256))
 	rest := l8P - l8Linear
@@ -234,7 +234,7 @@ func TestRuleQLoRAWeights(t *testing.T) {
 	}
 }
 
-// TestRuleSharding: what each stage shards (docs/estimator.md §6), the gather buffers
+// TestRuleSharding: what each stage shards (docs/estimator.md#6-sharding-tensor-parallelism-and-offload), the gather buffers
 // of ZeRO-3 (2 × the largest unit in its stored bytes), DDP's bucket copy
 // of the gradients, NCCL on more than one GPU, activations never sharded.
 func TestRuleSharding(t *testing.T) {
@@ -301,7 +301,7 @@ func TestRuleSharding(t *testing.T) {
 
 // TestRuleInference: quantized linears with their scales, the rest in the
 // dtype; KV cache 2·kv_heads·head_dim per token and layer, sliding layers
-// capped at the window, in kv_dtype (docs/estimator.md §7).
+// capped at the window, in kv_dtype (docs/estimator.md#7-kv-cache-and-serving-engines).
 func TestRuleInference(t *testing.T) {
 	rest := l8P - l8Linear
 	outs := l8L * (l8H + 2*l8KV*l8D + l8H + 2*l8I + l8H) // Σ output channels

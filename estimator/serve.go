@@ -8,7 +8,7 @@ import (
 	"oomscope/bytesize"
 )
 
-// Serving engines (docs/estimator.md §7): vLLM and SGLang take a fixed
+// Serving engines (docs/estimator.md#7-kv-cache-and-serving-engines): vLLM and SGLang take a fixed
 // share of the card at start-up and fill what their profile run leaves
 // with KV cache blocks.
 

@@ -12,8 +12,7 @@ import (
 )
 
 // startupLog is one line of testdata/vllm-startup-logs.jsonl: a real vLLM
-// or SGLang start-up from a public source (a copy of
-// shared/docs/vllm-startup-logs.jsonl; its source field links each).
+// or SGLang start-up from a public source (its source field links each).
 type startupLog struct {
 	ID        string   `json:"id"`
 	Status    string   `json:"status"`

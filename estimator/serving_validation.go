@@ -1,8 +1,7 @@
 package estimator
 
-// servingSetups are real vLLM and SGLang start-ups (a copy of
-// shared/docs/vllm-startup-logs.jsonl is in testdata/; its source field
-// links each), with the KV cache the engine printed: tokens where the log
+// servingSetups are real vLLM and SGLang start-ups (testdata/vllm-startup-logs.jsonl;
+// its source field links each), with the KV cache the engine printed: tokens where the log
 // prints them, its blocks or its concurrency, else GiB. The queries give
 // each log's model, GPU (the printed total where there is one) and flags,
 // with the engine's defaults of its version where they differ from today's

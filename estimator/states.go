@@ -3,7 +3,7 @@ package estimator
 import ()
 
 // Model states: weights, gradients and optimizer states, per GPU and, with
-// offload, in host RAM (docs/estimator.md §2, §5, §6).
+// offload, in host RAM (docs/estimator.md#2-weights, docs/estimator.md#5-gradients-optimizer-states-and-precision, docs/estimator.md#6-sharding-tensor-parallelism-and-offload).
 
 // NF4 storage (QLoRA with double quantization): 4 bits per weight, an 8-bit
 // absmax per 64-weight block and an fp32 scale per 256 blocks.
@@ -11,7 +11,7 @@ func nf4Bytes(n int64) int64 {
 	return sum(ceilDiv(n, 2), ceilDiv(n, 64), mul(4, ceilDiv(n, 64*256)))
 }
 
-// Weight formats a linear can be stored in (docs/estimator.md §2).
+// Weight formats a linear can be stored in (docs/estimator.md#2-weights).
 const (
 	fmtDtype = "dtype"
 	fmtFP8   = "fp8"

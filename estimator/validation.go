@@ -10,9 +10,9 @@ import (
 
 // Measured is one setup the estimator was validated on: a published
 // measurement, the request that reproduces its setup, and the statistic
-// it reports (docs/estimator.md §10).
+// it reports (docs/estimator.md#10-validation-the-error-band-and-the-capacity-bound).
 type Measured struct {
-	// ID names the source row of docs/estimator.md §10's table ("row 10"),
+	// ID names the source row of the table of docs/estimator.md#10-validation-the-error-band-and-the-capacity-bound ("row 10"),
 	// or a start-up log's id
 	// in testdata/vllm-startup-logs.jsonl.
 	ID string `json:"id"`

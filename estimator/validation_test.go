@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Validation against measured setups (validation.go; docs/estimator.md §10).
+// Validation against measured setups (validation.go; docs/estimator.md#10-validation-the-error-band-and-the-capacity-bound).
 //
 // Tolerance on peaks: ±15 %. The same recipe measured 20.2, 22.3 and 24.1
 // GB on different GPUs and stacks (torchtune PR #961, ±10 %), and the tally
@@ -53,7 +53,7 @@ func TestTallyAgainstMeasuredPeaks(t *testing.T) {
 }
 
 // TestCapacityBound: on every measured longest-context row (Unsloth's
-// README, docs/estimator.md §10 rows 44–45, Hugging Face + FA2 QLoRA), the longest
+// README, docs/estimator.md#10-validation-the-error-band-and-the-capacity-bound rows 44–45, Hugging Face + FA2 QLoRA), the longest
 // sequence the estimator shows is at most 5 % above the measured one, and
 // none where the measurement ran out of memory at any length. The margin
 // is logged.
@@ -70,7 +70,7 @@ func TestCapacityBound(t *testing.T) {
 		}
 	}
 	if n < 9 {
-		t.Errorf("%d capacity rows, want the 9 of docs/estimator.md §10 rows 44–45", n)
+		t.Errorf("%d capacity rows, want the 9 of docs/estimator.md#10-validation-the-error-band-and-the-capacity-bound rows 44–45", n)
 	}
 	c := capacityMargin()
 	if c.Rows != 7 || c.High > capacityBound {
@@ -118,7 +118,7 @@ func TestErrorBand(t *testing.T) {
 	}
 }
 
-// TestDecompositionRow9 is the notes' quick check (docs/estimator.md §5): 3.213 B params × 8 B
+// TestDecompositionRow9 is the notes' quick check (docs/estimator.md#5-gradients-optimizer-states-and-precision): 3.213 B params × 8 B
 // (pure bf16 AdamW) = 23.9 GiB of model states.
 func TestDecompositionRow9(t *testing.T) {
 	res := mustEstimate(t, queryRequest(t, "model=llama-3.2-3b"))

@@ -1,6 +1,6 @@
 package estimator
 
-// Vision towers are counted as weights only (docs/estimator.md §1): they
+// Vision towers are counted as weights only (docs/estimator.md#1-models-and-gpus): they
 // hold memory but the estimator's text activations, logits and KV cache do
 // not run through them.
 

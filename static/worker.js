@@ -1,7 +1,7 @@
 // OOMScope service worker. Generated from static/worker.js by the site
 // generator: go-app substitutes the version and the list of files to cache.
 //
-// What it does, and why (see ../shared/docs/go-app-notes.md §1.6):
+// What it does, and why (see docs/site.md#service-worker):
 // - install precaches every file of the site, bypassing the HTTP cache
 //   ({cache: "reload"}) so a new deploy never caches the old files, and
 //   waits for it (waitUntil) before the new version takes over. It skips

@@ -159,7 +159,7 @@ type Number struct {
 type Cause string
 
 // The causes Triage assigns. CauseLastStraw is kept for callers that name
-// it, but the rules of oom-formats.md §9 file a tiny request on a card whose
+// it, but the rules of docs/triage.md#causes file a tiny request on a card whose
 // holders the message does not name under capacity (its why says "last
 // straw", and its fixes are the last-straw ones).
 const (

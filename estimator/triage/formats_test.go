@@ -8,7 +8,7 @@ import (
 )
 
 // formatCase is a message written for this test from the wording in
-// oom-formats.md (not copied from the examples), with the values expected
+// docs/triage.md#formats (not copied from the examples), with the values expected
 // from it computed by hand: bytes = round_half_up(value × 2^10/2^20/2^30).
 type formatCase struct {
 	name  string

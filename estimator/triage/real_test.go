@@ -10,7 +10,7 @@ import (
 // realPath holds real messages from public GitHub issues that are not in the
 // shared examples, each with the numbers read from its text by hand (bytes =
 // round-half-up of value × binary unit), the cause that the rules of
-// oom-formats.md §9 give for the message's own numbers, and its source URL.
+// docs/triage.md#causes give for the message's own numbers, and its source URL.
 const realPath = "testdata/real-2.jsonl"
 
 // TestRealMessages checks every message of realPath like the shared

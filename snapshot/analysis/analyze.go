@@ -73,7 +73,7 @@ func (o Origin) String() string {
 }
 
 // Allocation is one live range of a block, from its alloc to its
-// free_completed (notes §7 fact 9).
+// free_completed (docs/snapshot.md#pairing-rule).
 type Allocation struct {
 	// Addr is the block address.
 	Addr uint64

@@ -84,7 +84,7 @@ func (b *CategoryBytes) Total() int64 {
 // Rule identifies the classification rule that labelled an allocation.
 type Rule uint8
 
-// Classification rules, tried in this order (notes §6). A rule's Text says
+// Classification rules, tried in this order (docs/snapshot.md#classification). A rule's Text says
 // what fired; heuristic rules are guesses and say so.
 const (
 	RuleProfilerCategory Rule = iota

@@ -112,7 +112,7 @@ func (d *Device) allocPhase(al *Allocation) (phase, bool) {
 }
 
 // classify labels every allocation with a category and the rule that chose
-// it (notes §6), and assigns sites.
+// it (docs/snapshot.md#classification), and assigns sites.
 func (d *Device) classify() {
 	d.windows = annotationWindows(d.a.Snap, d.ID)
 	d.windowEnds = make([]int64, len(d.windows))

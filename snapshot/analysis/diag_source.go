@@ -250,7 +250,7 @@ func (s *source) anyZeroGrad() bool                  { return s.zeroGrad }
 func (s *source) stackLoss(id snapshot.StackID) bool { return s.stackInfo(id)&infoLoss != 0 }
 
 // stackPhase is the phase a stack's frames point to (the engine's stack
-// rule, notes §6).
+// rule, docs/snapshot.md#phases-from-stacks).
 func (s *source) stackPhase(id snapshot.StackID) phase { return phase(s.stackInfo(id) & 15) }
 
 // displayStack renders a stack for display (see DisplayStack).

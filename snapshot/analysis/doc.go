@@ -5,7 +5,7 @@
 // was parameters, gradients, optimizer state, activations or temporaries, how
 // fragmented the allocator was, and what the state was at an OOM.
 //
-// The replay follows the pairing rule of the snapshot notes (§7 fact 9): an
+// The replay follows the pairing rule of docs/snapshot.md#pairing-rule: an
 // allocation is live from its alloc entry to its free_completed entry,
 // matched by address in trace order. Allocations that were alive before the
 // trace window (recording started late, or the ring buffer wrapped) are

@@ -8,7 +8,7 @@ import (
 )
 
 // Noise frames hidden from displayed stacks: the same lists as MemoryViz
-// (notes §3.9), matched as substrings of the function name or the file name.
+// (docs/snapshot.md#stacks-shown), matched as substrings of the function name or the file name.
 var (
 	noiseNames = []string{"unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp", "_start",
 		"__libc_start_main", "PyEval_", "PyObject_", "PyFunction_"}
@@ -144,7 +144,7 @@ func shortSymbol(s string) string {
 const maxStackLines = 80
 
 // DisplayStack renders a stack for display, innermost frame first: noise
-// frames (notes §3.9) and allocator, dispatcher and interpreter plumbing
+// frames (docs/snapshot.md#stacks-shown) and allocator, dispatcher and interpreter plumbing
 // removed, long C++ parameter lists cut, runs of identical lines collapsed to
 // "<repeats N times>", at most 80 lines. An empty or missing stack yields
 // nil; see NoStackExplanation.
@@ -187,7 +187,7 @@ func DisplayStack(s *snapshot.Snapshot, id snapshot.StackID) []string {
 }
 
 // NoStackExplanation says why an allocation can have no stack (MemoryViz's
-// five reasons, notes §3.9).
+// five reasons, docs/snapshot.md#stacks-shown).
 const NoStackExplanation = "No stack was recorded. Either it was allocated before _record_memory_history() started, " +
 	"the context/stacks settings excluded it, it was allocated in backward without C++ stacks (stacks=\"all\"), " +
 	"it was rebuilt from the segment snapshot, or its entry was evicted from the ring buffer (max_entries)."

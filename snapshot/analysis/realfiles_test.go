@@ -30,7 +30,7 @@ func loadReal(t testing.TB, name string) *snapshot.Snapshot {
 
 // TestRealFiles checks the replay of the real snapshots against
 // ../shared/snapshots/README.md (final totals, the MemoryViz-style peak of
-// fullstep), the notes §3.4 (the 1.3b file's true peak is its starting
+// fullstep), docs/snapshot.md#peaks (the 1.3b file's true peak is its starting
 // state) and testdata/reference_replay.py (an independent Python replay;
 // its output for each file is copied below).
 func TestRealFiles(t *testing.T) {

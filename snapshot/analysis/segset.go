@@ -22,7 +22,7 @@ func (r segRange) end() uint64 { return r.addr + uint64(r.size) }
 // segSet is a set of disjoint reserved ranges sorted by address. Removing
 // part of a range splits it; adding an expandable range merges it with
 // touching expandable ranges of the same stream, as the allocator reports
-// one segment per contiguous mapped run (notes §7 fact 11).
+// one segment per contiguous mapped run (docs/snapshot.md#reserved-memory).
 type segSet struct {
 	r []segRange
 	// inconsistent counts operations the set could not apply exactly: a

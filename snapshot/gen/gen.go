@@ -10,8 +10,8 @@
 // once), loss, backward in the autograd thread (gradients via
 // AccumulateGrad, temporaries, activations freed layer by layer) and an
 // AdamW step (optimizer state created on the first step, temporaries).
-// Every allocation carries a stack that follows the rules of the format
-// notes §6 (module.py forward frames, torch/optim frames, autograd engine
+// Every allocation carries a stack that follows the rules of
+// docs/snapshot.md#phases-from-stacks (module.py forward frames, torch/optim frames, autograd engine
 // C++ frames), and its category is known.
 //
 // Usage:

@@ -8,7 +8,7 @@ import (
 )
 
 // replayed is what an independent replay of a decoded snapshot finds, by
-// the pairing rules of the format notes §7 (live from alloc to
+// the pairing rules of docs/snapshot.md#pairing-rule (live from alloc to
 // free_completed, matched by address; the initial state rebuilt from
 // unmatched frees and active blocks).
 type replayed struct {
