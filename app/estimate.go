@@ -26,7 +26,7 @@ type EstimatePage struct {
 	// that belongs to no shown field.
 	fieldErr map[string]string
 	err      string
-	rep      *estimator.Report
+	rep      *estimator.Advice
 	unit     bytesize.Unit // sizes shown in GiB or GB (units.go)
 	// configName is the file a custom config.json came from, if dropped;
 	// checkpoint what a dropped index or header said.
@@ -87,7 +87,7 @@ func (p *EstimatePage) showErr(err error) {
 // report (shown dimmed) when the request is invalid.
 func (p *EstimatePage) compute(ctx app.Context, writeURL bool) {
 	start := time.Now()
-	rep, err := estimator.Analyze(p.req)
+	rep, err := estimator.Advise(p.req)
 	took := time.Since(start)
 	if err != nil {
 		p.err = ""
@@ -101,7 +101,7 @@ func (p *EstimatePage) compute(ctx app.Context, writeURL bool) {
 	if p.rep == nil {
 		// Only reachable with an invalid request on first load: show the
 		// defaults rather than nothing.
-		p.rep, _ = estimator.Analyze(estimator.DefaultRequest())
+		p.rep, _ = estimator.Advise(estimator.DefaultRequest())
 	}
 	if writeURL {
 		ReplaceQuery(ctx, p.query())

@@ -32,7 +32,7 @@ var causeTitles = map[triage.Cause]string{
 // cause's headline is a live region: screen readers hear the new answer
 // after a paste, not the whole page.
 func (p *TriagePage) renderFinding(f *triage.Finding) app.UI {
-	head := f.Kind
+	head := string(f.Kind)
 	if f.Variant != "" {
 		head += " · " + f.Variant
 	}
@@ -187,7 +187,7 @@ func (p *TriagePage) renderLinks(f *triage.Finding) app.UI {
 		)
 	}
 	intro := "The estimator starts from the card this message describes; choose the model and setup there."
-	if f.Backend == "vllm" {
+	if f.Backend == triage.BackendVLLM {
 		intro = "The estimator opens in serving mode with what the message and its log state; check the model, GPU and flags there."
 	}
 	return app.Section().Class("triage-links").Body(

@@ -142,7 +142,7 @@ func TestEstimateFixCode(t *testing.T) {
 	tb := newTab(t, s)
 	q := "model=llama-3.1-8b&gpu=rtx-4090-24gb"
 	tb.open("/estimate?" + q)
-	rep, err := estimator.Analyze(estimateFor(t, q).Request)
+	rep, err := estimator.Advise(estimateFor(t, q).Request)
 	if err != nil || len(rep.Fixes) == 0 {
 		t.Fatalf("want fixes for %s: %v", q, err)
 	}

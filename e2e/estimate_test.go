@@ -82,10 +82,10 @@ func checkBuckets(t *testing.T, tb *tab, want *estimator.Result, unit bytesize.U
 func search(tb *tab) string { return evalJS[string](tb, `location.search.slice(1)`) }
 
 // reportFor analyses in the test what the page must show for a query.
-func reportFor(t *testing.T, query string) *estimator.Report {
+func reportFor(t *testing.T, query string) *estimator.Advice {
 	t.Helper()
 	res := estimateFor(t, query)
-	rep, err := estimator.Analyze(res.Request)
+	rep, err := estimator.Advise(res.Request)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestEstimatePage(t *testing.T) {
 	checkBuckets(t, tb, want, bytesize.Binary)
 	checkReadouts(t, tb, want)
 	noEstimateError(tb)
-	rep, err := estimator.Analyze(want.Request)
+	rep, err := estimator.Advise(want.Request)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestEstimateNoFixEnough(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := estimator.Analyze(req)
+		rep, err := estimator.Advise(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -149,7 +149,7 @@ func TestTriage(t *testing.T) {
 	}
 }
 
-func joinTitles(fx []triage.Fix) string {
+func joinTitles(fx []triage.Suggestion) string {
 	var t []string
 	for _, f := range fx {
 		t = append(t, f.Title)

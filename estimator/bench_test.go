@@ -32,7 +32,7 @@ func BenchmarkMaxBatchSeq(b *testing.B) {
 func BenchmarkAnalyze(b *testing.B) {
 	r := DefaultRequest()
 	for b.Loop() {
-		if _, err := Analyze(r); err != nil {
+		if _, err := Advise(r); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -59,7 +59,7 @@ func BenchmarkAnalyzeServe(b *testing.B) {
 	r := DefaultRequest()
 	r.Mode, r.Model, r.TP, r.MaxModelLen = ModeServe, "gpt-oss-120b", 2, 32768
 	for b.Loop() {
-		if _, err := Analyze(r); err != nil {
+		if _, err := Advise(r); err != nil {
 			b.Fatal(err)
 		}
 	}

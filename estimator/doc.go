@@ -11,7 +11,7 @@
 // The model catalog is data (models/*.json: each model's config.json
 // fields, built through ParseConfig like a user's file and checked against
 // its published parameter total); the GPU catalog holds the capacities
-// PyTorch reports. Around an estimate, Analyze answers the practical
+// PyTorch reports. Around an estimate, Advise answers the practical
 // questions: does it fit, the smallest GPU that fits, the GPUs ZeRO-3 (or
 // tensor parallelism) needs, the feasible region of micro-batch × sequence
 // length, the error band of the nearest measured setups, and the fixes that

@@ -10,7 +10,7 @@ import (
 // shared catalog, and that the map holds no stale rung.
 func TestRungFixIDs(t *testing.T) {
 	seen := map[string]bool{}
-	for _, ladder := range [][]rung{trainLadder, inferLadder, serveLadder} {
+	for _, ladder := range [][]candidate{trainLadder, inferLadder, serveLadder} {
 		for _, rg := range ladder {
 			seen[rg.name] = true
 			id, ok := rungFix[rg.name]
@@ -35,7 +35,7 @@ func TestRungFixIDs(t *testing.T) {
 func TestFixesCarryCatalogID(t *testing.T) {
 	r := DefaultRequest()
 	r.GPU = "rtx-4090-24gb"
-	rep, err := Analyze(r)
+	rep, err := Advise(r)
 	if err != nil {
 		t.Fatal(err)
 	}

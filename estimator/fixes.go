@@ -2,14 +2,14 @@ package estimator
 
 import "fmt"
 
-// Fix is one rung of the fix ladder: a change to the request, the bytes it
+// Rung is one rung of the fix ladder: a change to the request, the bytes it
 // saves against the rung before, and the total after it. Fixes apply
 // cumulatively, cheapest first; each saves bytes, and the last one listed is
 // the first that fits (or none fits, when even the whole ladder falls short).
 // In serve mode the total is what one max_model_len request needs of the
 // engine's budget (weights, activation peak, non-torch memory and its KV
 // cache), and raising the budget saves what it adds.
-type Fix struct {
+type Rung struct {
 	// Name is a short label, e.g. "activation checkpointing".
 	Name string `json:"name"`
 	// Change says what the fix changes, e.g. "ckpt none → full".
@@ -30,9 +30,9 @@ type Fix struct {
 	Request Request `json:"-"`
 }
 
-// rung is a candidate fix: apply edits the request and says what changed,
+// candidate is a rung the ladder may apply: apply edits the request and says what changed,
 // or returns "" when it does not apply.
-type rung struct {
+type candidate struct {
 	name  string
 	apply func(p *plan) string
 }
@@ -40,8 +40,8 @@ type rung struct {
 // swap is a rung that sets the field named by key to the value to: from
 // any other value, or, when from is not "", only from that value. Its change
 // reads "key old → to".
-func swap(name, key, from, to string) rung {
-	return rung{name, func(p *plan) string {
+func swap(name, key, from, to string) candidate {
+	return candidate{name, func(p *plan) string {
 		old := p.r.Get(key)
 		if old == to || from != "" && old != from || p.r.Set(key, to) != nil {
 			return ""
@@ -52,7 +52,7 @@ func swap(name, key, from, to string) rung {
 
 // noting adds a detail of the changed request, in parentheses, to what the
 // rung says it changed.
-func (rg rung) noting(detail func(r *Request) string) rung {
+func (rg candidate) noting(detail func(r *Request) string) candidate {
 	apply := rg.apply
 	rg.apply = func(p *plan) string {
 		change := apply(p)
@@ -66,7 +66,7 @@ func (rg rung) noting(detail func(r *Request) string) rung {
 
 // trainLadder is the training fix ladder, ordered by cost to the user: a
 // flag first, numerics next, then a different method, then more hardware.
-var trainLadder = []rung{
+var trainLadder = []candidate{
 	{"micro-batch + accumulation", func(p *plan) string {
 		if p.r.Batch == 1 {
 			return ""
@@ -111,7 +111,7 @@ var trainLadder = []rung{
 // tensorParallel is the rung that splits each layer over more GPUs: the
 // smallest tensor-parallel size (2, 4 or 8, dividing the heads) that fits,
 // or the largest tried. Training keeps its data-parallel replicas.
-var tensorParallel = rung{"tensor parallelism", func(p *plan) string {
+var tensorParallel = candidate{"tensor parallelism", func(p *plan) string {
 	old, oldGPUs := p.r.TP, p.r.GPUs
 	dp := max(1, p.r.GPUs/max(1, p.r.TP))
 	best := 0
@@ -142,8 +142,8 @@ var tensorParallel = rung{"tensor parallelism", func(p *plan) string {
 
 // quantize is a rung that stores weights kept in the dtype in a quantized
 // format (a checkpoint already quantized is left alone).
-func quantize(name, to string) rung {
-	return rung{name, func(p *plan) string {
+func quantize(name, to string) candidate {
+	return candidate{name, func(p *plan) string {
 		if f, _, _ := p.weightFormat(); f != fmtDtype {
 			return ""
 		}
@@ -154,7 +154,7 @@ func quantize(name, to string) rung {
 }
 
 // inferLadder is the inference fix ladder.
-var inferLadder = []rung{
+var inferLadder = []candidate{
 	swap("smaller batch", "batch", "", "1"),
 	swap("fp8 KV cache", "kv_dtype", "", KVFP8),
 	quantize("8-bit weights", QuantInt8),
@@ -164,7 +164,7 @@ var inferLadder = []rung{
 
 // serveLadder is the serving fix ladder: the engine's own knobs first,
 // then smaller weights, more GPUs, and last a shorter max_model_len.
-var serveLadder = []rung{
+var serveLadder = []candidate{
 	{"more of the card for the engine", func(p *plan) string {
 		if p.r.GPUMemoryUtil >= 0.95 {
 			return ""
@@ -206,7 +206,7 @@ var serveLadder = []rung{
 // start. A rung is listed only when it lowers the total, so the totals fall
 // rung by rung, and the ladder stops at the first rung that fits: it is empty
 // when the request already fits.
-func (p *plan) fixes(start *Result) []Fix {
+func (p *plan) fixes(start *Result) []Rung {
 	ladder := trainLadder
 	switch {
 	case p.serve():
@@ -216,7 +216,7 @@ func (p *plan) fixes(start *Result) []Fix {
 	}
 	cur := *p
 	prev, fits := shortfall(start), start.Fits
-	out := []Fix{} // JSON [] rather than null when nothing is needed
+	out := []Rung{} // JSON [] rather than null when nothing is needed
 	for _, rg := range ladder {
 		if fits {
 			break
@@ -231,7 +231,7 @@ func (p *plan) fixes(start *Result) []Fix {
 		if short >= prev {
 			continue // e.g. full checkpointing after selective with eager s² scores
 		}
-		out = append(out, Fix{
+		out = append(out, Rung{
 			Name: rg.name, Change: change, FixID: rungFix[rg.name],
 			SavesBytes: prev - short, TotalBytes: needBytes(res), Fits: res.Fits,
 			Query: next.r.QueryString(), Request: next.r,

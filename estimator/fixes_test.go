@@ -5,8 +5,8 @@ import "testing"
 // TestRungChanges applies each rung to one request and checks what it says
 // it changed ("" when it does not apply) and the request it leaves.
 func TestRungChanges(t *testing.T) {
-	rungs := map[string]rung{}
-	for _, rg := range append(append(append([]rung(nil), trainLadder...), inferLadder...), serveLadder...) {
+	rungs := map[string]candidate{}
+	for _, rg := range append(append(append([]candidate(nil), trainLadder...), inferLadder...), serveLadder...) {
 		rungs[rg.name] = rg
 	}
 	infer := "mode=infer&"

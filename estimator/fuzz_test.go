@@ -43,7 +43,7 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		r := DefaultRequest()
 		r.Model, r.Config, r.Method, r.Seq = ModelCustom, string(data), MethodLoRA, 64
-		rep, err := Analyze(r)
+		rep, err := Advise(r)
 		if err != nil {
 			t.Fatalf("accepted config fails to estimate: %v", err)
 		}

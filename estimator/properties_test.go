@@ -134,7 +134,7 @@ func TestShardingStages(t *testing.T) {
 // TestSearches checks each answer against its definition.
 func TestSearches(t *testing.T) {
 	for _, base := range propertyRequests() {
-		rep, err := Analyze(base)
+		rep, err := Advise(base)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +201,7 @@ func TestSearches(t *testing.T) {
 func TestFixLadderOrder(t *testing.T) {
 	r := DefaultRequest()
 	r.Model, r.Dtype, r.Batch, r.Seq = "llama-3.1-70b", DtypeFP32, 4, 4096
-	rep, err := Analyze(r)
+	rep, err := Advise(r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -363,7 +363,7 @@ func TestRuleFixLadder(t *testing.T) {
 		"model=gpt2",
 	}
 	for _, q := range queries {
-		rep, err := Analyze(queryRequest(t, q))
+		rep, err := Advise(queryRequest(t, q))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -81,7 +81,7 @@ func TestCapacityBound(t *testing.T) {
 // TestErrorBand: the band of a request is the spread of its nearest
 // measured setups' errors, and those are of the request's kind.
 func TestErrorBand(t *testing.T) {
-	rep, err := Analyze(queryRequest(t, "model=llama-2-7b&method=qlora&ckpt=full&batch=4"))
+	rep, err := Advise(queryRequest(t, "model=llama-2-7b&method=qlora&ckpt=full&batch=4"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestErrorBand(t *testing.T) {
 	if b.Low != errs[0] || b.High != errs[len(errs)-1] {
 		t.Errorf("band %.3f … %.3f, errors %v", b.Low, b.High, errs)
 	}
-	serve, err := Analyze(queryRequest(t, "mode=serve&model=qwen3-14b"))
+	serve, err := Advise(queryRequest(t, "mode=serve&model=qwen3-14b"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestErrorBand(t *testing.T) {
 			t.Errorf("serving band includes %s", s.ID)
 		}
 	}
-	infer, _ := Analyze(queryRequest(t, "mode=infer"))
+	infer, _ := Advise(queryRequest(t, "mode=infer"))
 	if infer.ErrorBand != nil {
 		t.Errorf("inference has no measured setups, band %+v", infer.ErrorBand)
 	}

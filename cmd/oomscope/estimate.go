@@ -138,7 +138,7 @@ func runEstimate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "oomscope estimate: %v\n", err)
 		return exitBadInput
 	}
-	rep, err := estimator.Analyze(req)
+	rep, err := estimator.Advise(req)
 	if err != nil {
 		fmt.Fprintf(stderr, "oomscope estimate: %v\n", err)
 		return exitBadInput
@@ -308,7 +308,7 @@ func setupWords(r estimator.Request) string {
 // printEstimate writes the human-readable estimate: the verdict first, the
 // three readouts, the buckets in GiB and GB with their formulas, the
 // serving engine's numbers, host RAM, the answers and the fixes.
-func printEstimate(w io.Writer, rep *estimator.Report) {
+func printEstimate(w io.Writer, rep *estimator.Advice) {
 	r := rep.Request
 	m := rep.Model
 	switch {
@@ -453,7 +453,7 @@ func printServing(w io.Writer, s *estimator.Serving) {
 }
 
 // printFeasible writes the feasible region's boundary as two rows.
-func printFeasible(w io.Writer, rep *estimator.Report) {
+func printFeasible(w io.Writer, rep *estimator.Advice) {
 	if len(rep.Feasible) == 0 {
 		return
 	}

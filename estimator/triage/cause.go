@@ -116,31 +116,31 @@ func (d *diag) set(c Cause, rule, why string, evidence ...Number) {
 func diagnose(f *Finding) {
 	d := &diag{f: f}
 	switch {
-	case f.Kind == "mps" && strings.HasPrefix(f.Variant, "Invalid buffer size"):
+	case f.Kind == KindMPS && strings.HasPrefix(f.Variant, "Invalid buffer size"):
 		d.set(CauseCapacity, "a single Metal buffer larger than the device's maxBufferLength cannot be created",
 			"one buffer of "+f.TriedBytes.Human()+" exceeds what Metal allows in a single allocation: split the tensor (smaller batch or resolution, chunked computation)")
-	case f.Kind == "mps":
+	case f.Kind == KindMPS:
 		d.mps()
-	case f.Backend == "cpu":
+	case f.Backend == BackendCPU:
 		d.cpu()
-	case f.Kind == "vllm":
+	case f.Kind == KindVLLM:
 		d.vllmKV()
-	case f.Kind == "vllm-startup":
+	case f.Kind == KindVLLMStartup:
 		d.vllmStart()
-	case f.Backend == "xla" || f.Kind == "cupy":
+	case f.Backend == BackendXLA || f.Kind == KindCuPy:
 		d.xla()
-	case f.Backend == "tf":
+	case f.Backend == BackendTF:
 		d.tf()
-	case f.Kind == "cublas":
+	case f.Kind == KindCUBLAS:
 		why := "CUBLAS_STATUS_ALLOC_FAILED comes from cuBLAS's own allocation outside PyTorch's cache, when the GPU is already full (often another job on the same GPU); no figures are printed"
 		if !strings.HasSuffix(f.Variant, "ALLOC_FAILED") {
 			why = "CUBLAS_STATUS_NOT_INITIALIZED at cublasCreate usually means the handle's workspace did not fit on an already full GPU (a broken CUDA install is the other cause); no figures are printed"
 		}
 		d.set(CauseCapacity, "cuBLAS could not create its handle or workspace: the first matmul found the card already full", why)
-	case f.Kind == "cudnn":
+	case f.Kind == KindCUDNN:
 		d.set(CauseUnknown, "cuDNN allocation failures print no figures",
 			"cuDNN failed to allocate its handle or workspace outside the caching allocator's view ("+f.Variant+"); the message has no sizes to decide between a full card and another cause")
-	case f.Kind == "nccl":
+	case f.Kind == KindNCCL:
 		if strings.HasPrefix(f.Variant, "NCCL WARN") {
 			why := "NCCL's own CUDA allocation failed"
 			if t, ok := val(f.TriedBytes); ok {
@@ -152,10 +152,10 @@ func diagnose(f *Finding) {
 			d.set(CauseUnknown, "NCCL wrapper messages print no memory figures",
 				"an NCCL CUDA call ran out of memory; the wrapper prints no sizes (run with NCCL_DEBUG=WARN to see NCCL's own lines)")
 		}
-	case strings.HasSuffix(f.Kind, "-error-plain"):
+	case f.Kind.IsErrorPlain():
 		d.set(CauseUnknown, "a plain CUDA runtime out-of-memory error prints no figures",
 			"\"CUDA error: out of memory\" comes from a path outside the caching allocator (context creation, a library workspace, pinned memory, graph capture, an extension); it prints no sizes")
-	case f.Kind == "cuda-legacy":
+	case f.Kind == KindCUDALegacy:
 		d.set(CauseUnknown, "THC-era (PyTorch ≤ 0.4) errors print no figures",
 			"cudaErrorMemoryAllocation (code 2) from PyTorch ≤ 0.4, with no sizes")
 	case strings.Contains(f.Variant, "IPEX 4GB"):
@@ -246,7 +246,7 @@ func (d *diag) alloc() {
 	// had one; torch 2.8 dropped "of which … is free"), and the allocator
 	// itself only estimates free as total − reserved: use that estimate.
 	freeEstimated := false
-	if f.Backend == "xpu" && !hasFree && hasTot && mineName != "" {
+	if f.Backend == BackendXPU && !hasFree && hasTot && mineName != "" {
 		free, hasFree, freeEstimated = tot-mine, true, true
 		f.Derived = append(f.Derived, num("free_estimate", free, fmt.Sprintf("the XPU message prints no free figure: total − %s = %s − %s (an upper bound)", mineName, hb(tot), hb(mine))))
 	}
@@ -257,7 +257,7 @@ func (d *diag) alloc() {
 
 	T := num("tried", t, "printed request")
 	switch {
-	case f.Kind == "cuda-1eb":
+	case f.Kind == KindCUDA1EB:
 		d.set(CauseBogusSize, "request ≥ 2^60 B (PyTorch's 1 EB guard): a size computed from garbage, not memory pressure",
 			"PyTorch refused a request of more than 1 EB before touching the device: the size was computed from a wrong shape or an overflow (e.g. right after an NCCL timeout)",
 			num("guard", guard1EB, "2^60 B"))

@@ -141,16 +141,16 @@ func (d *diag) tf() {
 	f := d.f
 	t, hasT := val(f.TriedBytes)
 	switch f.Kind {
-	case "tf-cublas", "tf-cudnn":
+	case KindTFCUBLAS, KindTFCUDNN:
 		d.set(CausePreallocation, "TensorFlow's BFC allocator took (nearly) the whole GPU up front, so cuBLAS/cuDNN found nothing left for their handles",
 			"creating the cuBLAS/cuDNN handle failed: TensorFlow preallocates most of the GPU by default (or another process holds it), leaving no room for library workspaces")
 		return
-	case "tf-device":
+	case KindTFDevice:
 		d.set(CausePreallocation, "TensorFlow could not preallocate its memory pool at start-up",
 			fmt.Sprintf("TensorFlow tried to reserve %s for its BFC pool at start-up and the driver refused: another process holds the GPU, or two TF processes share it", hb(t)), num("tried", t, "printed"))
 		return
 	}
-	if f.Kind == "tf" && onHost(f) {
+	if f.Kind == KindTF && onHost(f) {
 		why := "TensorFlow's host allocator could not place a tensor: the machine's RAM (or a container limit) is exhausted"
 		if hasT {
 			why = fmt.Sprintf("the tensor %v of type %s needs %s on the CPU device (allocator %q): host RAM or a container memory limit is exhausted, or the op was placed on the CPU by mistake", f.TensorShape, f.DType, hb(t), f.Allocator)
@@ -166,7 +166,7 @@ func (d *diag) tf() {
 	if hasT {
 		why = fmt.Sprintf("the tensor %v of type %s needs %s and did not fit: the model or the batch is too big for the GPU, or another process holds part of it (TensorFlow prints no device figures to tell)", f.TensorShape, f.DType, hb(t))
 	}
-	if f.Kind == "tf-bfc" && hasT {
+	if f.Kind == KindTFBFC && hasT {
 		why = fmt.Sprintf("the BFC allocator (%s) could not find %s: the model and batch do not fit", f.Allocator, hb(t))
 	}
 	d.set(CauseCapacity, "TensorFlow's allocator could not place a tensor of this size: the model and batch do not fit", why, num("tried", t, "printed"))

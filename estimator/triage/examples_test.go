@@ -121,7 +121,7 @@ func checkExample(t *testing.T, ex example, keys []string) {
 		t.Fatalf("found %d messages in %q, want 1", len(res.Findings), ex.Text)
 	}
 	f := res.Findings[0]
-	if f.Kind != ex.Kind {
+	if string(f.Kind) != ex.Kind {
 		t.Errorf("kind = %q, want %q", f.Kind, ex.Kind)
 	}
 	raw, err := json.Marshal(f)

@@ -10,13 +10,13 @@ package triage
 // reserved_total_bytes, already_allocated_bytes and the backend-specific keys.
 type Finding struct {
 	// Kind names the message format, e.g. "cuda-2x", "cuda-1x", "mps", "xla".
-	Kind string `json:"kind"`
+	Kind Kind `json:"kind"`
 	// Variant is the version fingerprint of the wording, when it has one.
 	Variant string `json:"variant,omitempty"`
 	// PyTorchVersion is the PyTorch version range the wording implies.
 	PyTorchVersion string `json:"pytorch_version,omitempty"`
 	// Backend is the device family: cuda, hip, xpu, npu, mps, cpu, xla, tf, vllm.
-	Backend string `json:"backend"`
+	Backend Backend `json:"backend"`
 	// Start and End are byte offsets of the message in the input.
 	Start int `json:"start"`
 	End   int `json:"end"`
@@ -97,7 +97,7 @@ type Finding struct {
 	Derived []Number `json:"derived,omitempty"`
 	// Fixes are the fixes for the cause (steered by Options.When), cheapest
 	// first.
-	Fixes []Fix `json:"fixes"`
+	Fixes []Suggestion `json:"fixes"`
 	// Estimator is what the message tells the /estimate page (GPU and
 	// headroom), when it prints a capacity.
 	Estimator *EstimatorLink `json:"estimator,omitempty"`

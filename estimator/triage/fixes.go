@@ -6,9 +6,9 @@ import (
 	"oomscope/fixes"
 )
 
-// Fix is one fix of the shared catalog (package fixes) with the reason
+// Suggestion is one fix of the shared catalog (package fixes) with the reason
 // this finding suggests it.
-type Fix struct {
+type Suggestion struct {
 	fixes.Fix
 	// Reason says which rule suggested it: "cause: fragmentation" or "when:
 	// only on long inputs".
@@ -18,17 +18,17 @@ type Fix struct {
 // fixCatalog returns every fix of the shared catalog, specialised for f:
 // the device family in the code, the allocator variable its PyTorch
 // version reads, vLLM's lengths and shares from the message.
-func fixCatalog(f *Finding) map[string]Fix {
+func fixCatalog(f *Finding) map[string]Suggestion {
 	dev := "cuda"
 	switch f.Backend {
-	case "xpu":
+	case BackendXPU:
 		dev = "xpu"
-	case "mps":
+	case BackendMPS:
 		dev = "mps"
 	}
-	fx := map[string]Fix{}
+	fx := map[string]Suggestion{}
 	for _, c := range fixes.All(dev) {
-		fx[c.ID] = Fix{Fix: c}
+		fx[c.ID] = Suggestion{Fix: c}
 	}
 	fx["expandable-segments"] = expandableSegments(f, fx["expandable-segments"])
 	set := func(id, code string) {
@@ -43,13 +43,13 @@ func fixCatalog(f *Finding) map[string]Fix {
 
 // expandableSegments returns the allocator setting against fragmentation,
 // with the variable name the message's PyTorch version reads.
-func expandableSegments(f *Finding, fx Fix) Fix {
+func expandableSegments(f *Finding, fx Suggestion) Suggestion {
 	v := f.AllocConfVar
 	// expandable_segments arrived in PyTorch 2.1; older wordings get the
 	// setting that existed then.
-	old := strings.HasPrefix(f.PyTorchVersion, "1.") || strings.HasPrefix(f.PyTorchVersion, "<") || strings.HasSuffix(f.Kind, "-1x")
+	old := strings.HasPrefix(f.PyTorchVersion, "1.") || strings.HasPrefix(f.PyTorchVersion, "<") || f.Kind == KindCUDA1x
 	switch {
-	case f.Backend == "xpu":
+	case f.Backend == BackendXPU:
 		fx.Title, fx.Lang = "Release cached blocks (XPU)", "python"
 		fx.Why = "the XPU allocator has no expandable segments in this version; empty_cache returns split blocks"
 		fx.Code = "torch.xpu.empty_cache()"
@@ -96,7 +96,7 @@ func vllmFreeShare(f *Finding) string {
 func causeFixes(f *Finding) (lead, rest []string) {
 	switch f.Cause {
 	case CauseFragmentation:
-		if f.Backend == "xla" {
+		if f.Backend == BackendXLA {
 			return []string{"jax-prealloc"}, []string{"micro-batch", "jax-remat"}
 		}
 		return []string{"expandable-segments", "empty-cache"}, []string{"micro-batch", "autocast", "checkpointing"}
@@ -104,15 +104,15 @@ func causeFixes(f *Finding) (lead, rest []string) {
 		switch {
 		case strings.Contains(f.Variant, "IPEX 4GB"):
 			return []string{"xpu-split"}, []string{"micro-batch"}
-		case f.Backend == "mps":
+		case f.Backend == BackendMPS:
 			return nil, []string{"empty-cache", "micro-batch", "autocast", "checkpointing", "mps-watermark"}
-		case f.Backend == "xla":
+		case f.Backend == BackendXLA:
 			return nil, []string{"micro-batch", "jax-prealloc", "jax-remat"}
-		case f.Kind == "tf" || f.Kind == "tf-bfc":
+		case f.Kind == KindTF || f.Kind == KindTFBFC:
 			return nil, []string{"micro-batch", "tf-growth"}
-		case f.Kind == "nccl":
+		case f.Kind == KindNCCL:
 			return []string{"nccl-headroom"}, []string{"micro-batch", "checkpointing"}
-		case f.Kind == "cublas":
+		case f.Kind == KindCUBLAS:
 			return []string{"find-other-process"}, []string{"micro-batch", "autocast"}
 		}
 		t, okT := val(f.TriedBytes)
@@ -128,14 +128,14 @@ func causeFixes(f *Finding) (lead, rest []string) {
 		return nil, []string{"micro-batch", "autocast", "checkpointing", "chunked-loss", "optimizer-8bit", "lora-qlora", "shard"}
 	case CauseOtherProcess:
 		switch f.Kind {
-		case "vllm-startup":
+		case KindVLLMStartup:
 			return []string{"find-other-process", "vllm-lower-util"}, nil
-		case "tf":
+		case KindTF:
 			return []string{"find-other-process", "tf-growth"}, []string{"micro-batch"}
 		}
 		return []string{"find-other-process"}, []string{"micro-batch", "autocast", "checkpointing"}
 	case CauseNonPyTorch:
-		if f.Backend == "mps" {
+		if f.Backend == BackendMPS {
 			return []string{"empty-cache"}, []string{"micro-batch", "mps-watermark"}
 		}
 		return []string{"find-non-pytorch", "other-framework", "cudnn-benchmark-off"}, []string{"nccl-headroom", "micro-batch"}
@@ -152,16 +152,16 @@ func causeFixes(f *Finding) (lead, rest []string) {
 	case CauseAllowedLimit:
 		return []string{"raise-fraction"}, []string{"micro-batch", "autocast"}
 	case CausePreallocation:
-		if f.Backend == "xla" {
+		if f.Backend == BackendXLA {
 			return []string{"jax-prealloc", "find-other-process"}, nil
 		}
 		return []string{"tf-growth", "find-other-process"}, nil
 	}
 	// Unknown.
 	switch {
-	case f.Backend == "xpu":
+	case f.Backend == BackendXPU:
 		return []string{"xpu-split"}, []string{"memory-snapshot"}
-	case strings.HasSuffix(f.Kind, "-error-plain") || f.Kind == "cudnn" || f.Kind == "cuda-legacy" || f.Kind == "cublas":
+	case f.Kind.IsErrorPlain() || f.Kind == KindCUDNN || f.Kind == KindCUDALegacy || f.Kind == KindCUBLAS:
 		return []string{"find-other-process", "launch-blocking"}, []string{"cudnn-benchmark-off", "micro-batch"}
 	}
 	return []string{"find-other-process", "memory-snapshot"}, []string{"micro-batch"}
@@ -171,7 +171,7 @@ func causeFixes(f *Finding) (lead, rest []string) {
 // an accelerator, with a cause the workload's shape can change.
 func pytorchGPU(f *Finding) bool {
 	switch f.Backend {
-	case "cpu", "vllm", "xla", "tf":
+	case BackendCPU, BackendVLLM, BackendXLA, BackendTF:
 		return false
 	}
 	switch f.Cause {
@@ -187,7 +187,7 @@ func chooseFixes(f *Finding, when When) {
 	cat := fixCatalog(f)
 	lead, rest := causeFixes(f)
 	seen := map[string]bool{}
-	var out []Fix
+	var out []Suggestion
 	add := func(ids []string, reason string) {
 		for _, id := range ids {
 			fx, ok := cat[id]

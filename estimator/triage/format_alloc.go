@@ -46,7 +46,7 @@ var (
 	reHeadOnlyEnd = regexp.MustCompile(`^(?:\.|[ \t]*(?:\r?\n|$))`)
 )
 
-var backendNames = map[string]string{"CUDA": "cuda", "HIP": "hip", "XPU": "xpu", "NPU": "npu"}
+var backendNames = map[string]Backend{"CUDA": BackendCUDA, "HIP": BackendHIP, "XPU": BackendXPU, "NPU": BackendNPU}
 
 // parseAlloc reads a caching-allocator message starting at a "<BACKEND> out
 // of memory" head or at a bare "Tried to allocate" head.
@@ -63,7 +63,7 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 	}
 	f.Backend = backendNames[word]
 	if f.Backend == "" {
-		f.Backend = strings.ToLower(word)
+		f.Backend = Backend(strings.ToLower(word))
 	}
 	// A second "Tried to allocate" starts another (truncated) message, and
 	// one far past the head belongs to some other text.
@@ -210,21 +210,21 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 		f.PyTorchVersion = "2.1+"
 	}
 
-	kindBase := f.Backend
-	if f.Backend == "cuda" {
+	kindBase := Kind(f.Backend)
+	if f.Backend == BackendCUDA {
 		switch {
 		case one1EB:
-			kindBase = "cuda-1eb"
+			kindBase = KindCUDA1EB
 		case truncated:
-			kindBase = "cuda-2x-truncated"
+			kindBase = KindCUDA2xTruncated
 			variants = append(variants, "truncated after GPU (2.3.x bug)")
 			f.PyTorchVersion = "2.3"
 		case is2x:
-			kindBase = "cuda-2x"
+			kindBase = KindCUDA2x
 		case is1x:
-			kindBase = "cuda-1x"
+			kindBase = KindCUDA1x
 		default:
-			kindBase = "cuda-truncated"
+			kindBase = KindCUDATruncated
 		}
 	}
 	f.Kind = kindBase
@@ -282,7 +282,7 @@ func readParenFields(m *msg, f *Finding, variants *[]string) bool {
 // parseFragment reads a run of 1.x parenthesised fields with no head, e.g.
 // "4.77 GiB allowed; 4.74 GiB reserved in total by PyTorch".
 func parseFragment(p *parser, h head) (Finding, bool) {
-	f := Finding{Backend: "cuda", Kind: "cuda-1x-fragment"}
+	f := Finding{Backend: BackendCUDA, Kind: KindCUDA1xFragment}
 	m := newMsg(p, h, &f)
 	// Start at the line start (a "(GPU 0;" may precede the first field).
 	lo := h.start

@@ -24,7 +24,7 @@ var (
 // parseMPS reads "MPS backend out of memory (MPS allocated: …, other
 // allocations: …[, max allowed: …]). Tried to allocate … on private pool."
 func parseMPS(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "mps", Backend: "mps"}
+	f := Finding{Kind: KindMPS, Backend: BackendMPS}
 	m := newMsg(p, h, &f)
 	var units []string
 	if sub := m.find(reMPSAllocated); sub != nil {
@@ -65,7 +65,7 @@ func parseMPS(p *parser, h head) (Finding, bool) {
 // parseMPSBuffer reads "Invalid buffer size: 36.00 GB" (a single Metal
 // buffer above the device's maxBufferLength).
 func parseMPSBuffer(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "mps", Backend: "mps", Variant: "Invalid buffer size (one buffer above maxBufferLength)"}
+	f := Finding{Kind: KindMPS, Backend: BackendMPS, Variant: "Invalid buffer size (one buffer above maxBufferLength)"}
 	m := newMsg(p, h, &f)
 	f.TriedBytes = m.size("tried_bytes", "Invalid buffer size", h.sub, 1)
 	if f.TriedBytes == nil {
@@ -76,7 +76,7 @@ func parseMPSBuffer(p *parser, h head) (Finding, bool) {
 
 // parseAsync reads the cudaMallocAsync backend's line-oriented message.
 func parseAsync(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "cuda-async", Backend: "cuda", Variant: "cudaMallocAsync backend"}
+	f := Finding{Kind: KindCUDAAsync, Backend: BackendCUDA, Variant: "cudaMallocAsync backend"}
 	m := newMsg(p, h, &f)
 	f.GPUIndex = m.index(h.sub, 1)
 	if sub := m.find(reAsyncAlloc); sub != nil {

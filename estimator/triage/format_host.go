@@ -15,7 +15,7 @@ var (
 // parseCPU reads "DefaultCPUAllocator: can't allocate memory: you tried to
 // allocate N bytes. Error code 12 (Cannot allocate memory)".
 func parseCPU(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "cpu", Backend: "cpu"}
+	f := Finding{Kind: KindCPU, Backend: BackendCPU}
 	m := newMsg(p, h, &f)
 	f.TriedBytes = m.exact("tried_bytes", "Tried to allocate", h.sub, 2)
 	if m.group(h.sub, 1) == "not enough memory" {
@@ -36,7 +36,7 @@ func parseCPU(p *parser, h head) (Finding, bool) {
 // parseCPULegacy reads the pre-1.2 posix_memalign failure and the TH-era
 // "not enough memory: you tried to allocate 72GB. Buy new RAM!".
 func parseCPULegacy(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "cpu-legacy", Backend: "cpu"}
+	f := Finding{Kind: KindCPULegacy, Backend: BackendCPU}
 	m := newMsg(p, h, &f)
 	if h.f.name == "cpu-th" {
 		gb := m.group(h.sub, 1)

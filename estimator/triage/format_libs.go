@@ -28,8 +28,8 @@ var (
 // parsePlain reads "CUDA error: out of memory" and the suffix lines PyTorch
 // appends to it.
 func parsePlain(p *parser, h head) (Finding, bool) {
-	backend := strings.ToLower(h.f.head.FindStringSubmatch(p.text[h.start:h.end])[1])
-	f := Finding{Kind: backend + "-error-plain", Backend: backend}
+	backend := Backend(strings.ToLower(h.f.head.FindStringSubmatch(p.text[h.start:h.end])[1]))
+	f := Finding{Kind: backend.ErrorPlain(), Backend: backend}
 	m := newMsg(p, h, &f)
 	for i := 0; i < 6 && m.extend(rePlainTail); i++ {
 	}
@@ -50,7 +50,7 @@ func parsePlain(p *parser, h head) (Finding, bool) {
 // parseLegacy reads the THC-era (0.1–0.4) "cuda runtime error (2) : out of
 // memory", together with the "THCudaCheck FAIL" line that precedes it.
 func parseLegacy(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "cuda-legacy", Backend: "cuda", Variant: "THC (<=0.4)", PyTorchVersion: "<=0.4"}
+	f := Finding{Kind: KindCUDALegacy, Backend: BackendCUDA, Variant: "THC (<=0.4)", PyTorchVersion: "<=0.4"}
 	m := newMsg(p, h, &f)
 	if strings.HasPrefix(p.text[h.start:h.end], "THCudaCheck") {
 		// The RuntimeError that follows (after the traceback) is the message;
@@ -65,9 +65,9 @@ func parseLegacy(p *parser, h head) (Finding, bool) {
 // parseCublas reads cuBLAS handle/workspace allocation failures (PyTorch's
 // TORCH_CUDABLAS_CHECK wording and TensorFlow's).
 func parseCublas(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "cublas", Backend: "cuda", Variant: "CUBLAS_STATUS_" + p.text[h.sub[4]:h.sub[5]]}
+	f := Finding{Kind: KindCUBLAS, Backend: BackendCUDA, Variant: "CUBLAS_STATUS_" + p.text[h.sub[4]:h.sub[5]]}
 	if h.sub[2] >= 0 {
-		f.Kind, f.Backend = "tf-cublas", "tf"
+		f.Kind, f.Backend = KindTFCUBLAS, BackendTF
 	}
 	m := newMsg(p, h, &f)
 	return m.done()
@@ -75,11 +75,11 @@ func parseCublas(p *parser, h head) (Finding, bool) {
 
 // parseCudnn reads cuDNN allocation failures.
 func parseCudnn(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "cudnn", Backend: "cuda"}
+	f := Finding{Kind: KindCUDNN, Backend: BackendCUDA}
 	m := newMsg(p, h, &f)
 	switch {
 	case h.sub[2] >= 0:
-		f.Kind, f.Backend, f.Variant = "tf-cudnn", "tf", m.group(h.sub, 1)
+		f.Kind, f.Backend, f.Variant = KindTFCUDNN, BackendTF, m.group(h.sub, 1)
 	case h.sub[4] >= 0:
 		f.Variant = m.group(h.sub, 2)
 	default:
@@ -92,7 +92,7 @@ func parseCudnn(p *parser, h head) (Finding, bool) {
 // NCCL WARN Cuda failure 'out of memory'", "… Failed to CUDA calloc N
 // bytes"), merging the consecutive WARN lines of one failure.
 func parseNCCLWarn(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "nccl", Backend: "cuda", Variant: "NCCL WARN (NCCL_DEBUG output)"}
+	f := Finding{Kind: KindNCCL, Backend: BackendCUDA, Variant: "NCCL WARN (NCCL_DEBUG output)"}
 	m := newMsg(p, h, &f)
 	// Start at the line start: host:pid:tid [dev] file:line.
 	lo := h.start
@@ -138,7 +138,7 @@ func ncclProcess(line string) string {
 // parseNCCLError reads PyTorch's "NCCL error in: file:line, …" wrapper when
 // its detail says the CUDA call ran out of memory.
 func parseNCCLError(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "nccl", Backend: "cuda", Variant: "NCCL error wrapper"}
+	f := Finding{Kind: KindNCCL, Backend: BackendCUDA, Variant: "NCCL error wrapper"}
 	m := newMsg(p, h, &f)
 	// The detail runs to the first blank line.
 	if i := strings.Index(p.text[h.start:m.hi], "\n\n"); i >= 0 {

@@ -18,7 +18,7 @@ var (
 // parseVLLMKV reads vLLM's KV-cache checks (V0 worker and V1
 // kv_cache_utils wordings).
 func parseVLLMKV(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "vllm", Backend: "vllm"}
+	f := Finding{Kind: KindVLLM, Backend: BackendVLLM}
 	m := newMsg(p, h, &f)
 	switch h.f.name {
 	case "vllm-seqlen":
@@ -59,7 +59,7 @@ func (m *msg) gib(key, label string, sub []int) *Bytes {
 // parseVLLMStart reads "Free memory on device (F/T GiB) on startup is less
 // than desired GPU memory utilization (U, R GiB)".
 func parseVLLMStart(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "vllm-startup", Backend: "vllm", Device: p.text[max(0, h.sub[2]):max(0, h.sub[3])]}
+	f := Finding{Kind: KindVLLMStartup, Backend: BackendVLLM, Device: p.text[max(0, h.sub[2]):max(0, h.sub[3])]}
 	m := newMsg(p, h, &f)
 	if f.Device != "" {
 		f.Variant = "with device name"

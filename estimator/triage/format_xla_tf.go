@@ -38,7 +38,7 @@ var tfDTypeBytes = map[string]uint64{
 // parseXLA reads "RESOURCE_EXHAUSTED: Out of memory while trying to allocate
 // N bytes." and the BufferAssignment stats that may follow.
 func parseXLA(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "xla", Backend: "xla"}
+	f := Finding{Kind: KindXLA, Backend: BackendXLA}
 	m := newMsg(p, h, &f)
 	switch pre := m.group(h.sub, 1); {
 	case pre == "RESOURCE_EXHAUSTED":
@@ -48,7 +48,7 @@ func parseXLA(p *parser, h head) (Finding, bool) {
 	}
 	f.TriedBytes = m.exact("tried_bytes", "Out of memory while trying to allocate", h.sub, 2)
 	if h.sub[6] >= 0 {
-		f.Kind, f.Backend, f.Variant = "cupy", "cuda", "CuPy memory pool"
+		f.Kind, f.Backend, f.Variant = KindCuPy, BackendCUDA, "CuPy memory pool"
 		f.AllocatedBytes = m.exact("allocated_bytes", "Allocated so far", h.sub, 3)
 	}
 	readXLAStats(m, &f)
@@ -58,7 +58,7 @@ func parseXLA(p *parser, h head) (Finding, bool) {
 // parseXLAPJRT reads the PJRT wording "Failed to allocate request for
 // 1.00GiB (1073741824B) on device ordinal 0".
 func parseXLAPJRT(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "xla", Backend: "xla", Variant: "PJRT allocate request"}
+	f := Finding{Kind: KindXLA, Backend: BackendXLA, Variant: "PJRT allocate request"}
 	m := newMsg(p, h, &f)
 	f.TriedBytes = m.exact("tried_bytes", "Failed to allocate request for", h.sub, 3)
 	f.GPUIndex = m.index(h.sub, 4)
@@ -69,7 +69,7 @@ func parseXLAPJRT(p *parser, h head) (Finding, bool) {
 // parseXLATPU reads the TPU compiler's "Ran out of memory in memory space
 // hbm. Used 20.95G of 15.48G hbm. Exceeded hbm capacity by 5.47G." (G = 2^30).
 func parseXLATPU(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "xla", Backend: "xla", Variant: "TPU compile: memory space " + p.text[h.sub[2]:h.sub[3]] + " exceeded"}
+	f := Finding{Kind: KindXLA, Backend: BackendXLA, Variant: "TPU compile: memory space " + p.text[h.sub[2]:h.sub[3]] + " exceeded"}
 	m := newMsg(p, h, &f)
 	f.XLAProgramBytes = m.size("xla_program_bytes", "Program needs", h.sub, 2)
 	f.TotalBytes = m.size("total_bytes", "Memory space capacity", h.sub, 4)
@@ -116,7 +116,7 @@ func readXLAStats(m *msg, f *Finding) {
 // parseTF reads TensorFlow's "OOM when allocating tensor with shape[…] and
 // type float on /job:…/device:GPU:0 by allocator GPU_0_bfc".
 func parseTF(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "tf", Backend: "tf"}
+	f := Finding{Kind: KindTF, Backend: BackendTF}
 	m := newMsg(p, h, &f)
 	dims := m.group(h.sub, 1)
 	shape := []int64{}
@@ -163,7 +163,7 @@ func parseTF(p *parser, h head) (Finding, bool) {
 // parseTFEager reads TensorFlow 2's eager "ResourceExhaustedError: failed to
 // allocate memory [Op:AddV2]", which prints no size.
 func parseTFEager(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "tf", Backend: "tf", Variant: "failed to allocate memory (TF2 eager)"}
+	f := Finding{Kind: KindTF, Backend: BackendTF, Variant: "failed to allocate memory (TF2 eager)"}
 	if op := p.text[max(0, h.sub[2]):max(0, h.sub[3])]; op != "" {
 		f.Variant += " in op " + op
 	}
@@ -178,7 +178,7 @@ func parseTFBFC(p *parser, h head) (Finding, bool) {
 	if reTFNotOOM.MatchString(p.text[h.end:p.bound]) {
 		return Finding{}, false
 	}
-	f := Finding{Kind: "tf-bfc", Backend: "tf", Variant: "BFC allocator log", Allocator: p.text[h.sub[2]:h.sub[3]]}
+	f := Finding{Kind: KindTFBFC, Backend: BackendTF, Variant: "BFC allocator log", Allocator: p.text[h.sub[2]:h.sub[3]]}
 	m := newMsg(p, h, &f)
 	if h.sub[8] >= 0 {
 		f.TriedBytes = m.exact("tried_bytes", "Rounded request", h.sub, 4)
@@ -196,7 +196,7 @@ func parseTFBFC(p *parser, h head) (Finding, bool) {
 // parseTFDevice reads the stream executor's "failed to allocate 2.12G
 // (2282521344 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY".
 func parseTFDevice(p *parser, h head) (Finding, bool) {
-	f := Finding{Kind: "tf-device", Backend: "tf", Variant: "device allocation at start-up"}
+	f := Finding{Kind: KindTFDevice, Backend: BackendTF, Variant: "device allocation at start-up"}
 	m := newMsg(p, h, &f)
 	f.TriedBytes = m.exact("tried_bytes", "Failed to allocate", h.sub, 3)
 	return m.done()

@@ -13,7 +13,7 @@ import (
 type formatCase struct {
 	name  string
 	text  string
-	kind  string
+	kind  Kind
 	cause Cause
 	// want maps JSON keys to their expected JSON values.
 	want map[string]string
@@ -427,7 +427,7 @@ func TestSeveralMessages(t *testing.T) {
 	res := Triage(text, Options{})
 	var kinds []string
 	for _, f := range res.Findings {
-		kinds = append(kinds, f.Kind)
+		kinds = append(kinds, string(f.Kind))
 	}
 	if strings.Join(kinds, ",") != "cuda-1x,vllm,cuda-1x" {
 		t.Fatalf("kinds = %v, want cuda-1x,vllm,cuda-1x", kinds)

@@ -54,7 +54,7 @@ type Printed struct {
 // The estimator has no separate "memory used by others" parameter, so
 // headroom carries it. vLLM's messages get a serving link (servingParams).
 func EstimatorParams(f *Finding) (EstimatorLink, bool) {
-	if f.Backend == "vllm" {
+	if f.Backend == BackendVLLM {
 		return servingParams(f), true
 	}
 	var l EstimatorLink
@@ -288,7 +288,7 @@ func printedGiB(f *Finding, key string, x float64) string {
 func heldElsewhere(f *Finding) (float64, string) {
 	tot, okT := val(f.TotalBytes)
 	free, okF := val(f.FreeBytes)
-	if f.Kind == "vllm-startup" && okT && okF {
+	if f.Kind == KindVLLMStartup && okT && okF {
 		return tot - free, "memory in use before vLLM started (total − free)"
 	}
 	if okT && okF {

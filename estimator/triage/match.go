@@ -160,9 +160,9 @@ func Tensors(r estimator.Request) ([]Tensor, error) {
 func allocatorRequest(f *Finding, n int64) (int64, string) {
 	const small, large, round = 1 << 20, 10 << 20, 2 << 20
 	switch {
-	case f.Kind == "cuda-async":
+	case f.Kind == KindCUDAAsync:
 		return n, "cudaMallocAsync requests the tensor's size as is"
-	case f.Backend == "cuda" || f.Backend == "hip" || f.Backend == "xpu" || f.Backend == "npu":
+	case f.Backend.cachingAllocator():
 		switch r := addSat(n, 511) / 512 * 512; {
 		case r <= small:
 			return 2 << 20, "a tensor ≤ 1 MiB is served from a 2 MiB small-pool segment"
@@ -212,7 +212,7 @@ func MatchTensors(f *Finding, r estimator.Request) (Matching, error) {
 	tried := f.TriedBytes.Int64()
 	tol := printedTolerance(f)
 	out := Matching{Tolerance: tol, Matches: []Match{}}
-	segment := (f.Backend == "cuda" || f.Backend == "hip" || f.Backend == "xpu" || f.Backend == "npu") && f.Kind != "cuda-async"
+	segment := f.Backend.cachingAllocator() && f.Kind != KindCUDAAsync
 	if segment && (tried == 2<<20 || tried == 20<<20) {
 		out.Note = fmt.Sprintf("%s is one allocator segment: every tensor up to %s becomes a request of this size, so the size names no tensor; the card was already full (see the cause)",
 			bytesize.Format(tried, bytesize.Binary), map[int64]string{2 << 20: "1 MiB", 20 << 20: "10 MiB"}[tried])

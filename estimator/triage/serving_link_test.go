@@ -29,7 +29,7 @@ func opens(t *testing.T, l *EstimatorLink) estimator.Request {
 	if err != nil {
 		t.Fatalf("the estimator rejects %q: %v", l.Query, err)
 	}
-	if _, err := estimator.Analyze(r); err != nil {
+	if _, err := estimator.Advise(r); err != nil {
 		t.Fatalf("the estimate of %q fails: %v", l.Query, err)
 	}
 	if len(l.Reasons) != len(l.Params) {

@@ -37,7 +37,7 @@ func Triage(text string, opt Options) Result {
 	var settings map[string][]setting
 	read := false
 	for i := range found {
-		if found[i].Backend != "vllm" {
+		if found[i].Backend != BackendVLLM {
 			continue
 		}
 		if !read {

@@ -36,7 +36,7 @@ func bruteSaving(d *Device, share func(c CategoryBytes, leaked int64) int64, lea
 	return peak - newPeak
 }
 
-func fixByID(fs []Fix, id string) *Fix {
+func fixByID(fs []Saving, id string) *Saving {
 	for i := range fs {
 		if fs[i].ID == id {
 			return &fs[i]

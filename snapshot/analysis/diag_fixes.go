@@ -8,9 +8,9 @@ import (
 	"oomscope/fixes"
 )
 
-// Fix is a fix of the shared catalog (package fixes) with what it would
+// Saving is a fix of the shared catalog (package fixes) with what it would
 // save of this measured memory. Why says how SavesBytes was computed.
-type Fix struct {
+type Saving struct {
 	fixes.Fix
 	// Why says how SavesBytes was computed here (it replaces the catalog's
 	// general why in the JSON).
@@ -56,14 +56,14 @@ type peakFix struct {
 }
 
 // chooseFixes lists the fixes that save memory here, cheapest first.
-func chooseFixes(in fixInput) []Fix {
-	var out []Fix
+func chooseFixes(in fixInput) []Saving {
+	var out []Saving
 	peak := in.r.PeakAllocatedBytes
 	add := func(id string, saves int64, of, why string) {
 		if saves <= 0 {
 			return
 		}
-		fx := Fix{Fix: fixes.Must(id, ""), SavesBytes: saves, Of: of}
+		fx := Saving{Fix: fixes.Must(id, ""), SavesBytes: saves, Of: of}
 		fx.Why = Text(why)
 		out = append(out, fx)
 	}
@@ -99,13 +99,13 @@ func chooseFixes(in fixInput) []Fix {
 	in.reservedFixes(add)
 	in.stepFixes(add)
 	lead := leadFixes[in.cause]
-	rank := func(f Fix) int {
+	rank := func(f Saving) int {
 		if i := slices.Index(lead, f.ID); i >= 0 {
 			return i - len(lead)
 		}
 		return 0
 	}
-	slices.SortStableFunc(out, func(a, b Fix) int {
+	slices.SortStableFunc(out, func(a, b Saving) int {
 		if ra, rb := rank(a), rank(b); ra != rb {
 			return ra - rb
 		}
@@ -115,7 +115,7 @@ func chooseFixes(in fixInput) []Fix {
 		return compareInt64(b.SavesBytes, a.SavesBytes)
 	})
 	if out == nil {
-		out = []Fix{}
+		out = []Saving{}
 	}
 	return out
 }

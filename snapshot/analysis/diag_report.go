@@ -22,7 +22,7 @@ type DiagnosisReport struct {
 	// Diagnosis is the cause with its numbers and rule.
 	Diagnosis Diagnosis `json:"diagnosis"`
 	// Fixes are the fixes with the bytes each saves here, cheapest first.
-	Fixes []Fix `json:"fixes"`
+	Fixes []Saving `json:"fixes"`
 	// OOMCard is the card at the last OOM event, as triage draws it.
 	OOMCard *OOMCard `json:"oom_card,omitempty"`
 	// Setup is the training setup the model state implies, for the

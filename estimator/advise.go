@@ -1,10 +1,10 @@
 package estimator
 
-// Report is an estimate with the answers built on it: the smallest GPU
+// Advice is an estimate with the answers built on it: the smallest GPU
 // that fits, the GPUs ZeRO-3 (or tensor parallelism, serving) needs, the
 // largest micro-batch and sequence, the feasible region, the error band and
 // the fix ladder. Its JSON is what `oomscope estimate --json` prints.
-type Report struct {
+type Advice struct {
 	*Result
 	// SmallestGPU is the catalog GPU with the least capacity that fits the
 	// request as given, "" if none does.
@@ -33,17 +33,17 @@ type Report struct {
 	CapacityMargin CapacityMargin `json:"capacity_margin"`
 	// Fixes is the fix ladder, cheapest first, applied cumulatively, up to
 	// the first rung that fits; empty when the request fits as it is.
-	Fixes []Fix `json:"fixes"`
+	Fixes []Rung `json:"fixes"`
 }
 
-// Analyze estimates a request and answers the questions around it.
-func Analyze(r Request) (*Report, error) {
+// Advise estimates a request and answers the questions around it.
+func Advise(r Request) (*Advice, error) {
 	p, err := newPlan(r)
 	if err != nil {
 		return nil, err
 	}
 	res := p.compute()
-	rep := &Report{
+	rep := &Advice{
 		Result:         res,
 		SmallestGPU:    p.smallestGPU(),
 		GPUsNeeded:     p.gpusNeeded(),
