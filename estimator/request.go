@@ -237,7 +237,8 @@ func (r Request) Validate() error {
 	return errs.err()
 }
 
-// pageKeys are query parameters that belong to the page, not the request:
+// pageKey reports whether k is a query parameter that belongs to the page,
+// not the request:
 // ParseQuery skips them, so an embedded or shared link is never an error.
 func pageKey(k string) bool {
 	switch k {
