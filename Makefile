@@ -49,6 +49,7 @@ cli:
 	$(GO) build -trimpath -o bin/oomscope ./cmd/oomscope
 
 vet:
+	$(GO) mod tidy -diff
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
 	GOOS=js GOARCH=wasm $(GO) vet ./app/... ./wasm/...
