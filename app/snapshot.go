@@ -342,12 +342,7 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		}
 		r := m.Result
 		p.res, p.phase = r, snapDone
-		p.dev = 0
-		for i, d := range r.Devices {
-			if d.Entries > r.Devices[p.dev].Entries {
-				p.dev = i
-			}
-		}
+		p.dev = max(0, r.Busiest())
 		p.selectDevice(ctx, p.dev)
 		// The summary comes first: on a phone, show it (it is below the
 		// drop zone).

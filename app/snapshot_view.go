@@ -29,12 +29,7 @@ func whenText(entries int, first int64, idx int, t int64) string {
 // renderSummary shows the busiest device's peaks as soon as the worker
 // knows them, before the rest of the result.
 func (p *SnapshotPage) renderSummary() app.UI {
-	h := p.summary[0]
-	for _, x := range p.summary {
-		if x.Entries > h.Entries {
-			h = x
-		}
-	}
+	h := p.summary[max(0, analysis.BusiestHeadline(p.summary))]
 	return app.Div().Class("cards snap-cards").ID("snap-summary").Body(
 		app.Div().DataSet("bytes", strconv.FormatInt(h.PeakAllocatedBytes, 10)).DataSet("index", h.PeakIndex).
 			DataSet("device", h.Device).ID("snap-peak-wrap").Body(

@@ -36,14 +36,8 @@ func expectedReport(t testing.TB, path string) (*analysis.Analysis, analysis.Dev
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closer.Close() })
-	a, r := f.Analysis, f.Report
-	best := 0
-	for i, d := range r.Devices {
-		if d.Entries > r.Devices[best].Entries {
-			best = i
-		}
-	}
-	return a, r.Devices[best]
+	// The page shows the busiest device first (docs/snapshot.md#defaults).
+	return f.Analysis, f.Report.Devices[f.Report.Busiest()]
 }
 
 // waitSnapshot waits until the page shows a result (ready) or an error.
@@ -294,12 +288,12 @@ func TestSnapshotCompare(t *testing.T) {
 	if v != "done" {
 		t.Fatalf("the comparison failed: %s", tb.text("#snap-compare-error"))
 	}
-	// The page says how many sites it asked for; Compare here uses the same.
-	maxSites, err := strconv.Atoi(evalJS[string](tb, `document.getElementById("snap-cmp").dataset.maxSites`))
-	if err != nil || maxSites <= 0 {
-		t.Fatalf("data-max-sites: %v", err)
+	// A comparison lists load.TopSites sites, as the CLI's does
+	// (docs/snapshot.md#defaults); the page says which limit it used.
+	if got := evalJS[string](tb, `document.getElementById("snap-cmp").dataset.maxSites`); got != strconv.Itoa(load.TopSites) {
+		t.Errorf("data-max-sites = %q, want load.TopSites = %d", got, load.TopSites)
 	}
-	want := analysis.Compare(before, after, maxSites)
+	want := analysis.Compare(before, after, load.TopSites)
 	if len(want.Devices) != 1 {
 		t.Fatalf("Compare pairs %d devices", len(want.Devices))
 	}

@@ -485,3 +485,27 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
 	}
 	return ss
 }
+
+// Busiest returns the index in r.Devices of the device with the most trace
+// entries (the first of equals), the device the page shows first
+// (docs/snapshot.md#defaults); -1 when there is none.
+func (r *Report) Busiest() int {
+	return busiest(len(r.Devices), func(i int) int { return r.Devices[i].Entries })
+}
+
+// BusiestHeadline is Busiest for the headlines the worker sends first.
+func BusiestHeadline(hs []Headline) int {
+	return busiest(len(hs), func(i int) int { return hs[i].Entries })
+}
+
+// busiest returns the i < n with the most entries(i), the first of
+// equals; -1 when n is 0.
+func busiest(n int, entries func(i int) int) int {
+	best := -1
+	for i := range n {
+		if best < 0 || entries(i) > entries(best) {
+			best = i
+		}
+	}
+	return best
+}
