@@ -20,8 +20,6 @@ const (
 	triageExampleKey = "example"
 )
 
-// triageSetupKeys are the estimator vocabulary keys the tensor matcher uses.
-var triageSetupKeys = []string{"model", "batch", "seq", "dtype", "attn"}
 
 // syncLimit is the paste size parsed on every keystroke; longer pastes wait
 // for a pause in typing.
@@ -47,9 +45,32 @@ type TriagePage struct {
 	// means matching is off.
 	setup    estimator.Request
 	setupErr string
+	// whenErr says that the link's when was not understood.
+	whenErr string
 
 	// copied is the feedback per fix copy button ("Copied", ...).
 	copied map[string]string
+}
+
+// triageState reads the page's state from its URL query as the CLI reads
+// its flags: when it failed (triage.ParseWhen, as --when) and the
+// tensor-matching setup (triage.ParseSetup, as --setup, but other keys are
+// the page's other state). A value the CLI would refuse is reported in
+// whenErr or setupErr and left out.
+func triageState(q url.Values) (when triage.When, whenErr string, setup estimator.Request, setupErr string) {
+	if w, err := triage.ParseWhen(q.Get(triageWhenKey)); err != nil {
+		whenErr = fmt.Sprintf("The link's %s=%q is not one of load, after-steps, long-inputs or eval: it was ignored.", triageWhenKey, shown(q.Get(triageWhenKey)))
+	} else {
+		when = w
+	}
+	setup = estimator.DefaultRequest()
+	setup.Model = ""
+	if r, err := triage.ParseSetup(q, false); err != nil {
+		setupErr = err.Error()
+	} else if r != nil {
+		setup = *r
+	}
+	return when, whenErr, setup, setupErr
 }
 
 // OnNav reads the state from the URL: when it failed, an example, the unit
@@ -60,24 +81,8 @@ func (p *TriagePage) OnNav(ctx app.Context) {
 		ctx.Page().SetDescription(r.Description)
 	}
 	q := Query(ctx)
-	p.when, _ = triage.ParseWhen(q.Get(triageWhenKey))
+	p.when, p.whenErr, p.setup, p.setupErr = triageState(q)
 	p.unit = unitFromQuery(q)
-	p.setup = estimator.DefaultRequest()
-	p.setup.Model = ""
-	p.setupErr = ""
-	sq := url.Values{}
-	for _, k := range triageSetupKeys {
-		if v := q.Get(k); v != "" {
-			sq.Set(k, v)
-		}
-	}
-	if sq.Get("model") != "" {
-		if r, err := estimator.ParseQuery(sq); err != nil {
-			p.setupErr = err.Error()
-		} else {
-			p.setup = r
-		}
-	}
 	if ex, ok := exampleByID(q.Get(triageExampleKey)); ok && p.text == "" {
 		p.example, p.text = ex.ID, ex.Text
 	}
@@ -95,7 +100,7 @@ func (p *TriagePage) query() url.Values {
 	}
 	withUnit(q, p.unit)
 	if p.setup.Model != "" {
-		for _, k := range triageSetupKeys {
+		for _, k := range triage.SetupKeys {
 			q.Set(k, p.setup.Get(k))
 		}
 	}
@@ -194,7 +199,7 @@ func (p *TriagePage) onWhen(ctx app.Context, e app.Event) {
 	if err != nil {
 		return
 	}
-	p.when = w
+	p.when, p.whenErr = w, ""
 	ReplaceQuery(ctx, p.query())
 	p.analyze(ctx)
 }
@@ -267,6 +272,7 @@ func (p *TriagePage) renderInput() app.UI {
 			app.Div().Class("field").Body(
 				app.Label().For("triage-when").Text("When did it fail?"),
 				app.Select().ID("triage-when").OnChange(p.onWhen).Body(whens...),
+				app.If(p.whenErr != "", func() app.UI { return app.P().ID("triage-when-error").Class("error").Role("alert").Text(p.whenErr) }),
 			),
 			app.Div().Class("triage-buttons").Body(
 				app.Button().ID("triage-clear").Class("secondary").Text("Clear").OnClick(p.onClear),

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"net/url"
+	"strings"
 	"testing"
 
 	"oomscope/estimator/triage"
@@ -40,5 +42,32 @@ func TestBigCommas(t *testing.T) {
 		if got := bigCommas(in); got != want {
 			t.Errorf("bigCommas(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestTriageStateAsCLI: the page reads when and the setup from its URL as
+// the CLI reads --when and --setup: the same values, and a when the CLI
+// refuses is reported, not silently dropped.
+func TestTriageStateAsCLI(t *testing.T) {
+	q := url.Values{"when": {"eval"}, "model": {"llama-3.1-8b"}, "batch": {"4"}, "seq": {"2048"}, "example": {"frag"}, "unit": {"gb"}}
+	when, whenErr, setup, setupErr := triageState(q)
+	wantWhen, _ := triage.ParseWhen("eval")
+	cli, err := triage.ParseSetup(url.Values{"model": {"llama-3.1-8b"}, "batch": {"4"}, "seq": {"2048"}}, true)
+	if err != nil || cli == nil {
+		t.Fatalf("ParseSetup: %v", err)
+	}
+	if when != wantWhen || whenErr != "" || setupErr != "" || setup.Query().Encode() != cli.Query().Encode() {
+		t.Errorf("page state %q %q %q %q, CLI %q %q", when, whenErr, setup.Query().Encode(), setupErr, wantWhen, cli.Query().Encode())
+	}
+
+	if _, err := triage.ParseWhen("tuesday"); err == nil {
+		t.Fatal("the CLI accepts when=tuesday")
+	}
+	when, whenErr, _, _ = triageState(url.Values{"when": {"tuesday"}})
+	if when != triage.WhenUnknown || !strings.Contains(whenErr, `"tuesday"`) {
+		t.Errorf("when=tuesday: page keeps %q with message %q; want it reported and ignored", when, whenErr)
+	}
+	if _, _, _, setupErr = triageState(url.Values{"model": {"llama-3.1-8b"}, "batch": {"zero"}}); setupErr == "" {
+		t.Error("batch=zero: the page reports nothing, the CLI refuses it")
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"strings"
 
-	"oomscope/estimator"
 	"oomscope/estimator/triage"
 	"oomscope/untrusted"
 )
@@ -25,7 +25,7 @@ func runTriage(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	whenFlag := fs.String("when", "", "when it failed: load (or step0), after-steps, long-inputs, eval")
-	setupFlag := fs.String("setup", "", "model and setup in /estimate query form, e.g. \"model=llama-3.1-8b&batch=4&seq=4096\": names the tensors whose size matches the failed request")
+	setupFlag := fs.String("setup", "", "model and setup in /estimate query form, e.g. \"model=llama-3.1-8b&batch=4&seq=4096\": names the tensors whose size matches the failed request (keys: model, batch, seq, dtype, attn)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: oomscope triage [--json] [--when WHEN] [--setup QUERY] [FILE|-]\n\n"+
 			"Reads an out-of-memory error (a whole traceback or log is fine) from FILE or stdin\n"+
@@ -53,12 +53,15 @@ func runTriage(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "oomscope triage: --setup: %v\n", err)
 			return exitBadInput
 		}
-		r, err := estimator.ParseQuery(q)
+		r, err := triage.ParseSetup(q, true)
+		if err == nil && r == nil {
+			err = errors.New("a setup needs a model, e.g. model=llama-3.1-8b")
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "oomscope triage: --setup: %v\n", err)
 			return exitBadInput
 		}
-		opt.Setup = &r
+		opt.Setup = r
 	}
 	in, name := stdin, "stdin"
 	if len(files) == 1 && files[0] != "-" {
