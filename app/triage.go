@@ -20,7 +20,6 @@ const (
 	triageExampleKey = "example"
 )
 
-
 // syncLimit is the paste size parsed on every keystroke; longer pastes wait
 // for a pause in typing.
 const syncLimit = 256 << 10

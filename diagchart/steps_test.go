@@ -2,16 +2,13 @@ package diagchart
 
 import (
 	"encoding/xml"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"oomscope/bytesize"
+	"oomscope/internal/goldenfile"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 // TestLayout checks the geometry against the numbers: bar heights are
 // proportional to the values, bars stay inside the viewBox, the end mark
@@ -86,17 +83,5 @@ func TestSVGGolden(t *testing.T) {
 			break
 		}
 	}
-	p := filepath.Join("testdata", "leak.svg")
-	if *update {
-		if err := os.WriteFile(p, []byte(svg), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(want) != svg {
-		t.Errorf("svg differs from %s:\n%s", p, svg)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "leak.svg"), []byte(svg))
 }

@@ -3,33 +3,18 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/ (review the diff)")
+	"oomscope/internal/goldenfile"
+)
 
 // golden compares got with testdata/<dir>/<name>, or rewrites it with
 // -update: go test ./cmd/oomscope -run Name -update.
 func golden(t *testing.T, dir, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", dir, name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/oomscope -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (rerun with -update to accept, then review the diff):\n%s", path, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", dir, name), got)
 }
 
 func TestRunDispatch(t *testing.T) {

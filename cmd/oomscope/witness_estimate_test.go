@@ -8,7 +8,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -100,15 +99,6 @@ func (a arch) loraParams(r int64, targets ...string) int64 {
 
 var allLinear = []string{"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
 
-func estimateGolden(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "estimate", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // TestEstimateGoldenWitness checks numbers of each JSON golden against hand
 // counts: parameters, the model-state buckets (docs/estimator.md#2-weights,
 // docs/estimator.md#5-gradients-optimizer-states-and-precision), their
@@ -147,7 +137,7 @@ func TestEstimateGoldenWitness(t *testing.T) {
 				Trainable int64            `json:"trainable_params"`
 				Buckets   map[string]int64 `json:"buckets"`
 			}
-			if err := json.Unmarshal([]byte(estimateGolden(t, golden)), &g); err != nil {
+			if err := json.Unmarshal([]byte(testdataText(t, "estimate", golden)), &g); err != nil {
 				t.Fatal(err)
 			}
 			if g.Params != w.params || g.Trainable != w.trainable {
@@ -172,7 +162,7 @@ func TestEstimateGoldenWitness(t *testing.T) {
 			Concurrency float64 `json:"max_concurrency"`
 		} `json:"serving"`
 	}
-	if err := json.Unmarshal([]byte(estimateGolden(t, "serve.json")), &s); err != nil {
+	if err := json.Unmarshal([]byte(testdataText(t, "estimate", "serve.json")), &s); err != nil {
 		t.Fatal(err)
 	}
 	sv := s.Serving
@@ -211,7 +201,7 @@ func TestEstimateTextGoldenWitness(t *testing.T) {
 		"serve-tp-sglang.txt": {qwen3_32b.params(), row("weights", 2*tp2)},
 		"tp-offload.txt":      {llama31_70b.params(), row("optimizer", 0)},
 	} {
-		text := estimateGolden(t, golden)
+		text := testdataText(t, "estimate", golden)
 		for _, w := range wants {
 			switch w := w.(type) {
 			case int64:
@@ -231,7 +221,7 @@ func TestEstimateTextGoldenWitness(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no catalog files: %v", err)
 	}
-	lines := strings.Split(strings.TrimSpace(estimateGolden(t, "list-models.txt")), "\n")
+	lines := strings.Split(strings.TrimSpace(testdataText(t, "estimate", "list-models.txt")), "\n")
 	if len(lines) != len(files)+1 {
 		t.Errorf("list-models.txt has %d rows, the catalog %d files", len(lines)-1, len(files))
 	}
@@ -243,7 +233,7 @@ func TestEstimateTextGoldenWitness(t *testing.T) {
 	}
 	// Capacities as PyTorch prints them in OOM messages ("GPU 0 has a total
 	// capacity of 14.75 GiB" on a Colab T4, and so on).
-	gpus := estimateGolden(t, "list-gpus.txt")
+	gpus := testdataText(t, "estimate", "list-gpus.txt")
 	for id, capacity := range map[string]string{"t4-16gb": "14.75 GiB", "rtx-3090-24gb": "23.70 GiB", "a100-80gb": "79.15 GiB", "rtx-4090-24gb": "23.99 GiB"} {
 		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(id) + ` .*` + regexp.QuoteMeta(capacity)).MatchString(gpus) {
 			t.Errorf("list-gpus.txt: %s is not listed at %s", id, capacity)

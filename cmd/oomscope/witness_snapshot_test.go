@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math/big"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -159,10 +160,10 @@ func gibText(b int64) string {
 	return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
 }
 
-// goldenText reads testdata/snapshot/name.
-func goldenText(t *testing.T, name string) string {
+// testdataText reads testdata/<dir>/<name>.
+func testdataText(t *testing.T, dir, name string) string {
 	t.Helper()
-	b, err := os.ReadFile("testdata/snapshot/" + name)
+	b, err := os.ReadFile(filepath.Join("testdata", dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func goldenDevice0(t *testing.T, name string) map[string]any {
 	var r struct {
 		Devices []map[string]any `json:"devices"`
 	}
-	if err := json.Unmarshal([]byte(goldenText(t, name)), &r); err != nil {
+	if err := json.Unmarshal([]byte(testdataText(t, "snapshot", name)), &r); err != nil {
 		t.Fatal(err)
 	}
 	if len(r.Devices) == 0 {
@@ -229,22 +230,22 @@ func TestSnapshotGoldenWitness(t *testing.T) {
 				fullstep, n.peak, n.finalAllocated, n.finalReserve)
 		}
 		checkJSONNumbers(t, "fullstep.json", goldenDevice0(t, "fullstep.json"), n)
-		checkTextHolds(t, "fullstep.txt", goldenText(t, "fullstep.txt"),
+		checkTextHolds(t, "fullstep.txt", testdataText(t, "snapshot", "fullstep.txt"),
 			fmt.Sprintf("Peak allocated    %s  (%d B)", gibText(n.peak), n.peak),
 			fmt.Sprintf("of %d", n.entries), gibText(n.initial))
-		checkTextHolds(t, "fullstep.md", goldenText(t, "fullstep.md"), "the peak of "+gibText(n.peak))
+		checkTextHolds(t, "fullstep.md", testdataText(t, "snapshot", "fullstep.md"), "the peak of "+gibText(n.peak))
 	}
 	if n, ok := ref[flexgen13]; ok {
 		checkJSONNumbers(t, "flexgen_1.3b.json", goldenDevice0(t, "flexgen_1.3b.json"), n)
 	}
 	if b, ok := ref[forward]; ok {
 		if a, ok := ref[segfree]; ok {
-			text := goldenText(t, "compare.txt")
+			text := testdataText(t, "snapshot", "compare.txt")
 			checkTextHolds(t, "compare.txt", text, fmt.Sprintf("peak allocated  %s  %s", gibText(b.peak), gibText(a.peak)))
 			var c struct {
 				Before, After json.RawMessage
 			}
-			if err := json.Unmarshal([]byte(goldenText(t, "compare.json")), &c); err != nil {
+			if err := json.Unmarshal([]byte(testdataText(t, "snapshot", "compare.json")), &c); err != nil {
 				t.Fatal(err)
 			}
 			for _, side := range []struct {
@@ -285,7 +286,7 @@ func TestSnapshotDiagnosisGoldenWitness(t *testing.T) {
 	}
 
 	n, truth = load("leak_loss_graph")
-	md := goldenText(t, "leak_loss_graph.md")
+	md := testdataText(t, "snapshot", "leak_loss_graph.md")
 	checkTextHolds(t, "leak_loss_graph.md", md, "the "+gibText(n.peak)+" peak")
 	if want := truth.Devices[0].Leak; want == nil {
 		t.Error("the leak_loss_graph scenario keeps nothing per step")
@@ -297,7 +298,7 @@ func TestSnapshotDiagnosisGoldenWitness(t *testing.T) {
 	if n.ooms == 0 {
 		t.Fatal("the oom_card scenario has no oom entry")
 	}
-	checkTextHolds(t, "oom_card.txt", goldenText(t, "oom_card.txt"),
+	checkTextHolds(t, "oom_card.txt", testdataText(t, "snapshot", "oom_card.txt"),
 		fmt.Sprintf("Peak allocated    %s  (%d B)", gibText(n.peak), n.peak),
 		fmt.Sprintf("of %d", n.entries), gibText(n.oomRequested))
 }

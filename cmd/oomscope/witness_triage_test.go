@@ -64,14 +64,10 @@ const size = `(\d+(?:\.\d+)?) (bytes|KiB|MiB|GiB)`
 // triageFindings reads the findings of a JSON golden as maps.
 func triageFindings(t *testing.T, golden string) []map[string]any {
 	t.Helper()
-	b, err := os.ReadFile("testdata/triage/" + golden)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var r struct {
 		Findings []map[string]any `json:"findings"`
 	}
-	if err := json.Unmarshal(b, &r); err != nil {
+	if err := json.Unmarshal([]byte(testdataText(t, "triage", golden)), &r); err != nil {
 		t.Fatal(err)
 	}
 	return r.Findings
@@ -113,7 +109,7 @@ func TestTriageGoldenWitness(t *testing.T) {
 	if fs[1]["kind"] != "nccl" || fs[1]["cause"] != "capacity" {
 		t.Errorf("training-log.json: second finding %v / %v, want nccl / capacity", fs[1]["kind"], fs[1]["cause"])
 	}
-	out := goldenTriageText(t, "training-log.out")
+	out := testdataText(t, "triage", "training-log.out")
 	for k, v := range train {
 		if !strings.Contains(out, fmt.Sprintf("= %d B", v)) {
 			t.Errorf("training-log.out lacks %s = %d B", k, v)
@@ -142,7 +138,7 @@ func TestTriageGoldenWitness(t *testing.T) {
 	if fx, _ := fs[0]["fixes"].([]any); len(fx) == 0 || fx[0].(map[string]any)["id"] != "inference-mode" {
 		t.Errorf("eval-1x-when-eval.json: first fix %v, want inference-mode (docs/triage.md#when-it-failed)", fx)
 	}
-	if out := goldenTriageText(t, "eval-1x-when-eval.out"); !strings.Contains(out, "Cause: capacity") ||
+	if out := testdataText(t, "triage", "eval-1x-when-eval.out"); !strings.Contains(out, "Cause: capacity") ||
 		!strings.Contains(out, fmt.Sprintf("= %d B", eval["reserved_total_bytes"])) {
 		t.Error("eval-1x-when-eval.out lacks the cause or the reserved total")
 	}
@@ -168,16 +164,7 @@ func TestTriageGoldenWitness(t *testing.T) {
 	if d := logits - req; logits%(2<<20) != 0 || d < -(1<<30)/200 || d > (1<<30)/200 {
 		t.Fatalf("the hand calculation does not match the message: %d B vs %d B printed", logits, req)
 	}
-	if out := goldenTriageText(t, "logits-setup.out"); !strings.Contains(out, fmt.Sprintf("logits in fp32 (or their softmax / gradient): %d B", logits)) {
+	if out := testdataText(t, "triage", "logits-setup.out"); !strings.Contains(out, fmt.Sprintf("logits in fp32 (or their softmax / gradient): %d B", logits)) {
 		t.Errorf("logits-setup.out does not match the %d B fp32 logits", logits)
 	}
-}
-
-func goldenTriageText(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile("testdata/triage/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -1,34 +1,19 @@
 package analysis
 
 import (
+	"path/filepath"
 	"strings"
+	"testing"
 
-	"flag"
+	"oomscope/internal/goldenfile"
 	"oomscope/snapshot/gen"
 	"oomscope/untrusted/hostile"
-	"os"
-	"path/filepath"
-	"testing"
 )
-
-var updateAnalysis = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // golden compares got with testdata/name, rewriting it with -update.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *updateAnalysis {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file; got:\n%s", name, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), []byte(got))
 }
 
 func TestMarkdownGolden(t *testing.T) {
