@@ -35,9 +35,24 @@ type window struct {
 // end of time.
 func annotationWindows(s *snapshot.Snapshot, dev int) []window {
 	var out []window
+	pairAnnotations(s.ExternalAnnotations, dev, func(name string, start, end int64) {
+		if p := annotationPhase(name); p != phaseUnknown {
+			out = append(out, window{p, start, end})
+		}
+	})
+	slices.SortStableFunc(out, func(x, y window) int { return compareInt64(x.start, y.start) })
+	return out
+}
+
+// pairAnnotations pairs the START and END record_function annotations of
+// device dev (every device when dev < 0) by name, the latest open START of
+// a name closing first, and calls add with each range in the order the
+// ENDs come; then each START without END, lasting to the end of time, by
+// name.
+func pairAnnotations(anns []snapshot.Annotation, dev int, add func(name string, start, end int64)) {
 	open := map[string][]int64{}
-	for _, an := range s.ExternalAnnotations {
-		if an.Device != dev {
+	for _, an := range anns {
+		if dev >= 0 && an.Device != dev {
 			continue
 		}
 		switch an.Stage {
@@ -48,22 +63,20 @@ func annotationWindows(s *snapshot.Snapshot, dev int) []window {
 			if len(st) == 0 {
 				continue
 			}
-			start := st[len(st)-1]
 			open[an.Name] = st[:len(st)-1]
-			if p := annotationPhase(an.Name); p != phaseUnknown {
-				out = append(out, window{p, start, an.TimeUS})
-			}
+			add(an.Name, st[len(st)-1], an.TimeUS)
 		}
 	}
-	for name, st := range open {
-		if p := annotationPhase(name); p != phaseUnknown {
-			for _, t := range st {
-				out = append(out, window{p, t, 1<<63 - 1})
-			}
+	names := make([]string, 0, len(open))
+	for name := range open {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		for _, t := range open[name] {
+			add(name, t, 1<<63-1)
 		}
 	}
-	slices.SortFunc(out, func(x, y window) int { return compareInt64(x.start, y.start) })
-	return out
 }
 
 func annotationPhase(name string) phase {

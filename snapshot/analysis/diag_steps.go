@@ -140,7 +140,6 @@ type mark struct {
 // step. A START without END lasts to the end of time.
 func marks(anns []snapshot.Annotation) []mark {
 	var out []mark
-	open := map[string][]int64{}
 	add := func(name string, start, end int64) {
 		n := strings.ToLower(name)
 		switch {
@@ -154,29 +153,7 @@ func marks(anns []snapshot.Annotation) []mark {
 			}
 		}
 	}
-	for _, an := range anns {
-		switch an.Stage {
-		case "START":
-			open[an.Name] = append(open[an.Name], an.TimeUS)
-		case "END":
-			st := open[an.Name]
-			if len(st) == 0 {
-				continue
-			}
-			open[an.Name] = st[:len(st)-1]
-			add(an.Name, st[len(st)-1], an.TimeUS)
-		}
-	}
-	names := make([]string, 0, len(open))
-	for name := range open {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		for _, t := range open[name] {
-			add(name, t, 1<<63-1)
-		}
-	}
+	pairAnnotations(anns, -1, add)
 	slices.SortStableFunc(out, func(x, y mark) int { return compareInt64(x.start, y.start) })
 	return out
 }
