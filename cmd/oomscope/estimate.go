@@ -68,7 +68,8 @@ func flagHelp(f estimator.Field, d estimator.Request) string {
 }
 
 // runEstimate prints the memory estimate of one training, inference or
-// serving setup. It exits 1 when the setup does not fit the GPU.
+// serving setup. It exits 1 when the setup does not fit the GPU and 2 on
+// bad usage or input.
 func runEstimate(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("estimate", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -134,14 +134,14 @@ func (in fixInput) peakFixes() []peakFix {
 	st := in.setup
 	if lk := in.leak; lk != nil {
 		id := "release-retained"
-		if lk.Kind == "graph" {
+		if lk.Kind == LeakGraph {
 			id = "item-for-logging"
 		}
 		site := lk.Sites[0].Site
 		fs = append(fs, peakFix{id, func(m *moment) int64 { return m.leaked }, func(at *moment, v int64) string {
 			return fmt.Sprintf("the leak at %s keeps %s per step; at the peak its kept blocks hold %s", site, gib(lk.BytesPerStep), gib(v))
 		}})
-		if lk.Kind == "graph" {
+		if lk.Kind == LeakGraph {
 			fs = append(fs, peakFix{"inference-mode", func(m *moment) int64 { return m.leaked }, func(at *moment, v int64) string {
 				return fmt.Sprintf("the passes that keep their graph (at %s) run no backward: under inference_mode they keep nothing; %s at the peak", site, gib(v))
 			}})

@@ -151,7 +151,7 @@ func TestLeakMatchesGenerator(t *testing.T) {
 				if len(lk.Sites) > 0 && len(lk.Sites[0].Stack) == 0 {
 					t.Errorf("device %d: leak site without a stack", dt.Device)
 				}
-				kind := map[string]string{gen.LeakHistory: "tensors", gen.LeakLossGraph: "graph"}[gen.Scenario(name).Loop.Leak]
+				kind := map[string]LeakKind{gen.LeakHistory: "tensors", gen.LeakLossGraph: "graph"}[gen.Scenario(name).Loop.Leak]
 				if lk.Kind != kind {
 					t.Errorf("device %d: leak kind %q, want %q", dt.Device, lk.Kind, kind)
 				}

@@ -27,12 +27,24 @@ type Leak struct {
 	// HeldBytes is what the leaking sites' kept blocks hold at the end of
 	// the trace.
 	HeldBytes int64 `json:"held_bytes"`
-	// Kind is "graph" when each step keeps many forward activations (a
-	// retained autograd graph) and "tensors" otherwise (stored outputs).
-	Kind string `json:"kind"`
+	// Kind is LeakGraph when each step keeps many forward activations (a
+	// retained autograd graph) and LeakTensors otherwise (stored outputs).
+	Kind LeakKind `json:"kind"`
 	// Why explains the verdict with its numbers.
 	Why Text `json:"why"`
 }
+
+// LeakKind says what a leak keeps (docs/snapshot.md#leaks).
+type LeakKind string
+
+// Leak kinds.
+const (
+	// LeakGraph: each step keeps many forward activations, a retained
+	// autograd graph (e.g. a loss summed for logging without .item()).
+	LeakGraph LeakKind = "graph"
+	// LeakTensors: each step keeps tensors it stored (outputs, caches).
+	LeakTensors LeakKind = "tensors"
+)
 
 // LeakSite is one site whose blocks are born in each step and never freed.
 type LeakSite struct {
@@ -163,9 +175,9 @@ func findLeak(src source, steps []Step, surv []survivor) leakResult {
 	slices.SortStableFunc(lk.Sites, func(x, y LeakSite) int { return compareInt64(y.BytesPerStep, x.BytesPerStep) })
 	// Each step keeping several blocks that outlived their forward pass
 	// (saved activations) is a retained graph; else stored tensors.
-	lk.Kind = "tensors"
+	lk.Kind = LeakTensors
 	if blocks >= 3 && 2*fwd >= lk.HeldBytes {
-		lk.Kind = "graph"
+		lk.Kind = LeakGraph
 	}
 	var diffs []int64
 	for k := 1; k < len(steps); k++ {
