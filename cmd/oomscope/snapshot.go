@@ -235,7 +235,7 @@ func expandDirs(args []string) (files []string, dirs bool, err error) {
 		}
 		for _, e := range ents {
 			n := e.Name()
-			if !e.IsDir() && (strings.HasSuffix(n, ".pickle") || strings.HasSuffix(n, ".pkl") || strings.HasSuffix(n, ".gz")) {
+			if !e.IsDir() && load.IsSnapshotName(n) {
 				files = append(files, filepath.Join(a, n))
 			}
 		}
@@ -268,12 +268,8 @@ func runRanks(files []string, asJSON bool, budget int64, stdout, stderr io.Write
 					rows[i] = load.Rank{File: files[i], Rank: load.RankOf(files[i]), Error: err.Error()}
 					continue
 				}
-				hs := make([]analysis.Headline, len(f.Analysis.Devices))
-				for k, d := range f.Analysis.Devices {
-					hs[k] = d.Headline()
-				}
 				closer.Close()
-				rows[i] = load.NewRank(files[i], hs)
+				rows[i] = load.FileRank(f)
 			}
 		}()
 	}

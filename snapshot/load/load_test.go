@@ -107,6 +107,8 @@ func TestResponsesRoundTrip(t *testing.T) {
 		{Type: ResponseSummary, ID: 5, Summary: hs},
 		{Type: ResponseProgress, ID: 6, Progress: &Progress{Stage: StageDecode, Done: 4 << 20, Total: 1 << 30}},
 		{Type: ResponseCompare, ID: 8, Comparison: Compare(f, other)},
+		{Type: ResponseRank, ID: 11, Rank: func() *Rank { r := FileRank(f); return &r }()},
+		{Type: ResponseRank, ID: 12, Rank: &Rank{File: "rank5.pickle", Rank: 5, Error: "rank5.pickle is not a readable memory snapshot"}},
 		ErrorResponse(9, &InternalError{Offset: 12, Stage: StageDecode, Value: "boom"}),
 		ErrorResponse(10, errors.New("x.pickle is not a readable memory snapshot")),
 	} {
@@ -137,6 +139,7 @@ func TestRequestsRoundTrip(t *testing.T) {
 		{Type: RequestCompare, ID: 2, Name: "b.pickle"},
 		{Type: RequestState, ID: 3, Device: 1, Index: -1},
 		{Type: RequestSeries, ID: 4, Device: 0, From: 10, To: 2000, Points: TimelinePoints},
+		{Type: RequestRank, ID: 5, Name: "dir/rank3.pickle"},
 	} {
 		got, err := DecodeRequest(EncodeRequest(r))
 		if err != nil || got != r {
@@ -305,5 +308,34 @@ func TestOverview(t *testing.T) {
 	}
 	if two := NewOverview([]Rank{NewRank("a", h(1, 1)), NewRank("b", h(100*gib, 1))}); two.Ranks[0].Outlier || two.Ranks[1].Outlier {
 		t.Error("outliers marked among two ranks")
+	}
+}
+
+// TestFileRank checks a loaded file's overview row against the analysis
+// and the report read here: the highest peaks of its devices, its size and
+// its out-of-memory events (the "everything" scenario has one).
+func TestFileRank(t *testing.T) {
+	f := loadGenerated(t, "everything")
+	r := FileRank(f)
+	var alloc, res int64
+	ooms := 0
+	for i, d := range f.Analysis.Devices {
+		h := d.Headline()
+		alloc, res = max(alloc, h.PeakAllocatedBytes), max(res, h.PeakReservedBytes)
+		ooms += len(f.Report.Devices[i].OOMEvents)
+	}
+	if r.File != "everything.pickle" || r.Bytes != f.Bytes || r.Bytes <= 0 || len(r.Devices) != 2 {
+		t.Errorf("row %+v", r)
+	}
+	if r.PeakAllocatedBytes != alloc || r.PeakReservedBytes != res || alloc <= 0 {
+		t.Errorf("peaks %d %d, want %d %d", r.PeakAllocatedBytes, r.PeakReservedBytes, alloc, res)
+	}
+	if r.OOMEvents != ooms || ooms == 0 {
+		t.Errorf("OOM events %d, want %d (> 0)", r.OOMEvents, ooms)
+	}
+	for name, want := range map[string]bool{"rank0.pickle": true, "a.pkl": true, "b.pickle.gz": true, "notes.txt": false, "x.pickle.txt": false} {
+		if IsSnapshotName(name) != want {
+			t.Errorf("IsSnapshotName(%q) = %v", name, !want)
+		}
 	}
 }

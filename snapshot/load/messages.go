@@ -15,8 +15,11 @@ import (
 // JSON plus binary buffers (timelines travel packed, analysis.PackSeries,
 // since parsing thousands of points from JSON is slow in the page's
 // WebAssembly), and the page decodes them with DecodeResponse. One worker
-// holds one analysed file at a time and answers queries about it, so the
-// page can run one worker per file (per rank) in parallel.
+// holds one analysed file at a time and answers queries about it. For the
+// overview of many ranks the page runs a small pool of workers and sends
+// each file as a rank request: the worker answers with the file's compact
+// Rank row (a few hundred bytes) and keeps nothing, so the memory of the
+// pool follows its size and the largest file, not the number of ranks.
 
 // Request types.
 const (
@@ -32,6 +35,10 @@ const (
 	// RequestSeries asks for the timeline of Device between entries From
 	// and To in Points points; answered by series.
 	RequestSeries = "series"
+	// RequestRank analyses the File sent with it as one rank of a job and
+	// keeps nothing of it (a kept analysis is dropped too); answered by
+	// progress then rank (a Rank row, made by FileRank).
+	RequestRank = "rank"
 )
 
 // Request is a message from the page to the worker.
@@ -61,6 +68,7 @@ const (
 	ResponseState    = "state"
 	ResponseSeries   = "series"
 	ResponseError    = "error"
+	ResponseRank     = "rank"
 )
 
 // Response is a message from the worker to the page.
@@ -81,6 +89,9 @@ type Response struct {
 	State *analysis.State `json:"state,omitempty"`
 	// Series is set on series messages.
 	Series *analysis.Series `json:"series,omitempty"`
+	// Rank is set on rank messages: the file's row of the overview of
+	// ranks (NewOverview marks the outliers once all rows are in).
+	Rank *Rank `json:"rank,omitempty"`
 	// Error says what went wrong, on error messages; Internal marks a bug
 	// of ours (say "please file an issue").
 	Error    string `json:"error,omitempty"`
@@ -218,7 +229,7 @@ func DecodeRequest(js string) (Request, error) {
 		return Request{}, fmt.Errorf("reading the page's request: %w", err)
 	}
 	switch r.Type {
-	case RequestAnalyze, RequestCompare, RequestState, RequestSeries:
+	case RequestAnalyze, RequestCompare, RequestState, RequestSeries, RequestRank:
 		return r, nil
 	}
 	return Request{}, fmt.Errorf("unknown request %q", r.Type)

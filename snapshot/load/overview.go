@@ -20,12 +20,16 @@ type Rank struct {
 	File string `json:"file"`
 	// Rank is the rank read from the file name (RankOf), -1 if none.
 	Rank int `json:"rank"`
+	// Bytes is the file's size (0 if not known).
+	Bytes int64 `json:"bytes,omitempty"`
 	// Devices are the headline numbers of each device with data.
 	Devices []analysis.Headline `json:"devices,omitempty"`
 	// PeakAllocatedBytes and PeakReservedBytes are the highest of its
 	// devices.
 	PeakAllocatedBytes int64 `json:"peak_allocated_bytes"`
 	PeakReservedBytes  int64 `json:"peak_reserved_bytes"`
+	// OOMEvents is the number of out-of-memory events of all its devices.
+	OOMEvents int `json:"oom_events"`
 	// Error says why the file could not be analysed ("" if it was).
 	Error string `json:"error,omitempty"`
 	// Outlier is set when the rank's peaks stand out (see OutlierRule);
@@ -42,6 +46,31 @@ func NewRank(file string, hs []analysis.Headline) Rank {
 		r.PeakReservedBytes = max(r.PeakReservedBytes, h.PeakReservedBytes)
 	}
 	return r
+}
+
+// FileRank is the overview row of a loaded file: NewRank of its devices'
+// headlines, with its size and its out-of-memory events. It keeps nothing
+// of the analysis, which the caller can drop.
+func FileRank(f *File) Rank {
+	hs := make([]analysis.Headline, len(f.Analysis.Devices))
+	for i, d := range f.Analysis.Devices {
+		hs[i] = d.Headline()
+	}
+	r := NewRank(f.Name, hs)
+	r.Bytes = max(f.Bytes, 0)
+	for _, d := range f.Report.Devices {
+		r.OOMEvents += len(d.OOMEvents)
+	}
+	return r
+}
+
+// MaxRanks is the most files the page analyses as the ranks of one job.
+const MaxRanks = 128
+
+// IsSnapshotName reports whether a file in a directory is taken as a
+// snapshot of a rank: its name ends in .pickle, .pkl or .gz.
+func IsSnapshotName(name string) bool {
+	return strings.HasSuffix(name, ".pickle") || strings.HasSuffix(name, ".pkl") || strings.HasSuffix(name, ".gz")
 }
 
 // Overview compares the ranks of a job.

@@ -100,6 +100,17 @@ func (w *worker) answer(req load.Request, file js.Value) (load.Response, error) 
 		w.file = f
 		publishMemory()
 		return load.Response{Type: load.ResponseResult, Result: load.NewResult(f)}, nil
+	case load.RequestRank:
+		// One rank of many: answer with its compact row and keep nothing,
+		// so that a pool of workers holds at most one analysis each.
+		w.file = nil
+		f, err := loadFile(req, file, 0)
+		if err != nil {
+			return load.Response{}, err
+		}
+		r := load.FileRank(f)
+		publishMemory() // collects: the next file reuses this memory
+		return load.Response{Type: load.ResponseRank, Rank: &r}, nil
 	case load.RequestCompare:
 		if w.file == nil {
 			return load.Response{}, errors.New("analyse a first snapshot before comparing")
@@ -126,7 +137,7 @@ func (w *worker) answer(req load.Request, file js.Value) (load.Response, error) 
 }
 
 // loadFile decodes and analyses the File of a request, posting progress
-// and the summary under its id.
+// and (but for a rank) the summary under its id.
 func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 	if !file.Truthy() {
 		return nil, errors.New("no file data received")
@@ -139,9 +150,11 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 		Progress: func(stage load.Stage, done, total int64) {
 			post(load.Response{Type: load.ResponseProgress, ID: req.ID, Progress: &load.Progress{Stage: stage, Done: done, Total: total}})
 		},
-		Summary: func(hs []analysis.Headline) {
+	}
+	if req.Type != load.RequestRank { // a rank's row carries its headlines
+		opt.Summary = func(hs []analysis.Headline) {
 			post(load.Response{Type: load.ResponseSummary, ID: req.ID, Summary: hs})
-		},
+		}
 	}
 	return load.Load(load.Input{Name: req.Name, R: r, Size: size, Source: blobReaderAt{file}}, opt)
 }
