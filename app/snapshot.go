@@ -71,6 +71,13 @@ type SnapshotPage struct {
 	// (snapshot_diagnosis.go); "" uses the one the setup matched.
 	setupModel string
 
+	// ranks is the overview of many files as the ranks of one job
+	// (snapshot_ranks.go); nil for one or two files.
+	ranks *snapRanks
+	// pendingCompare is the second of two files dropped together: it is
+	// compared with the first once that one is analysed.
+	pendingCompare app.Value
+
 	worker  app.Value
 	onMsg   app.Func
 	nextID  int
@@ -103,7 +110,10 @@ func (p *SnapshotPage) setUnit(ctx app.Context, u bytesize.Unit) {
 func (p *SnapshotPage) OnMount(ctx app.Context) { p.ensureWorker(ctx) }
 
 // OnDismount stops the worker: its memory holds the whole snapshot.
-func (p *SnapshotPage) OnDismount() { p.stopWorker() }
+func (p *SnapshotPage) OnDismount() {
+	p.stopWorker()
+	p.stopRanks()
+}
 
 // stopWorker ends the worker (a new one starts with the next file).
 func (p *SnapshotPage) stopWorker() {
@@ -157,21 +167,37 @@ func (p *SnapshotPage) onDrop(ctx app.Context, e app.Event) {
 	defer p.guard(ctx, "Reading the dropped file")
 	e.PreventDefault()
 	p.dragOver = false
-	files := e.Get("dataTransfer").Get("files")
-	if files.Length() == 0 {
-		p.fail(ctx, "Nothing was dropped: drop a snapshot.pickle file.")
+	files, folder := filesOf(e.Get("dataTransfer").Get("files"))
+	if len(files) == 1 && droppedFolder(e.Get("dataTransfer")) {
+		p.fail(ctx, "A folder was dropped: choose it with “Choose a folder” instead, or drop its files.")
 		return
 	}
-	p.read(ctx, files.Index(0))
+	p.openFiles(ctx, files, folder)
+}
+
+// droppedFolder reports whether the first item dropped is a folder (the
+// browser then lists it as a file of no type).
+func droppedFolder(dt app.Value) bool {
+	items := dt.Get("items")
+	if !items.Truthy() || items.Length() == 0 {
+		return false
+	}
+	it := items.Index(0)
+	if it.Get("webkitGetAsEntry").Type() != app.TypeFunction {
+		return false
+	}
+	ent := it.Call("webkitGetAsEntry")
+	return ent.Truthy() && ent.Get("isDirectory").Bool()
 }
 
 func (p *SnapshotPage) onPick(ctx app.Context, e app.Event) {
 	defer p.guard(ctx, "Reading the chosen file")
-	files := ctx.JSSrc().Get("files")
-	if files.Length() == 0 {
+	list := ctx.JSSrc().Get("files")
+	if list.Length() == 0 {
 		return
 	}
-	p.read(ctx, files.Index(0))
+	files, folder := filesOf(list)
+	p.openFiles(ctx, files, folder)
 	ctx.JSSrc().Set("value", "") // choosing the same file again fires change again
 }
 
@@ -344,6 +370,10 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		p.res, p.phase = r, snapDone
 		p.dev = max(0, r.Busiest())
 		p.selectDevice(ctx, p.dev)
+		if f := p.pendingCompare; f != nil {
+			p.pendingCompare = nil
+			p.compareWith(ctx, f)
+		}
 		// The summary comes first: on a phone, show it (it is below the
 		// drop zone).
 		revealOnNarrow(ctx, "snap-results")
@@ -517,6 +547,16 @@ func (p *SnapshotPage) Render() app.UI {
 		app.P().Class("notice snap-private").ID("snap-private").Text("Your file never leaves your browser: it is read and "+
 			"analysed on this page, in a Web Worker. Nothing is uploaded, and the page works offline."),
 		p.renderDrop(),
+		app.If(p.ranks != nil && p.ranks.open < 0, func() app.UI { return p.renderRanks() }),
+		app.If(p.ranks == nil || p.ranks.open >= 0, func() app.UI { return p.renderFile() }),
+	)
+}
+
+// renderFile is the analysis of one file (a rank's, with the way back to
+// the overview).
+func (p *SnapshotPage) renderFile() app.UI {
+	return app.Div().ID("snap-file-view").Body(
+		app.If(p.ranks != nil, func() app.UI { return p.renderRankBack() }),
 		p.renderStatus(),
 		app.If(p.res == nil && len(p.summary) > 0, func() app.UI { return p.renderSummary() }),
 		app.If(p.res != nil, func() app.UI { return p.renderResults() }),
@@ -533,9 +573,15 @@ func (p *SnapshotPage) renderDrop() app.UI {
 		Body(
 			app.P().Class("snap-drop-title").Text("Drop snapshot.pickle here"),
 			app.P().Body(
-				app.Label().For("snap-file").Class("button").Text("Choose a file"),
-				app.Input().Type("file").ID("snap-file").Class("snap-file").Accept(".pickle,.pkl,.gz,application/octet-stream").OnChange(p.onPick),
+				// Each input follows its label (the focus ring of main.css).
+				app.Label().For("snap-file").Class("button").Text("Choose files"),
+				app.Input().Type("file").ID("snap-file").Class("snap-file").Multiple(true).Accept(".pickle,.pkl,.gz,application/octet-stream").OnChange(p.onPick),
+				app.Text(" "),
+				app.Label().For("snap-folder").Class("button").Text("Choose a folder"),
+				app.Input().Type("file").ID("snap-folder").Class("snap-file").Attr("webkitdirectory", true).OnChange(p.onPick),
 			),
+			app.P().Class("muted snap-drop-more").Text(fmt.Sprintf("One file: its full analysis. Two: the second compared with the first. "+
+				"Three to %d, or a folder: the ranks of one job side by side, the outliers marked.", load.MaxRanks)),
 			app.Details().Class("snap-howto").Body(
 				app.Summary().Text("How do I record a snapshot?"),
 				app.Pre().Body(app.Code().Text("import torch\n"+

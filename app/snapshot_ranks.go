@@ -1,0 +1,575 @@
+package app
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"oomscope/bytesize"
+	"oomscope/snapshot/load"
+)
+
+// The overview of many ranks: a distributed job writes one snapshot per
+// rank, and dropping three files or more (or choosing a folder) analyses
+// them in a small pool of analysis workers. Each worker answers a file with
+// its compact row (load.RequestRank: headline numbers, a few hundred bytes)
+// and keeps nothing of it, so the page's memory follows the pool's size
+// and the largest file, not the number of ranks. The outliers are marked
+// by load.NewOverview, the rule the CLI prints too; a rank opens in the
+// full view by analysing its file again in the page's own worker.
+
+// rankState is where one rank's file is.
+type rankState int
+
+const (
+	rankQueued rankState = iota
+	rankRunning
+	rankDone
+	rankFailed
+)
+
+// rankRow is one file of the overview, in the overview's order.
+type rankRow struct {
+	file  app.Value // the File, to open the rank in the full view
+	name  string    // its name (a folder's files: the path inside it)
+	size  int64
+	read  int64 // bytes read so far
+	state rankState
+	// row is the worker's answer (or the error), marked by the overview.
+	row load.Rank
+}
+
+// rankWorker is one worker of the pool.
+type rankWorker struct {
+	w     app.Value
+	onMsg app.Func
+	row   int // index of the row it analyses, -1 when idle
+	req   int // id of that request
+}
+
+// snapRanks is the state of an overview of ranks.
+type snapRanks struct {
+	rows     []*rankRow
+	pool     []*rankWorker
+	next     int // next row to hand to a worker
+	finished int // rows done or failed
+	read     int64
+	total    int64
+	// median* and the outlier marks come from load.NewOverview over the
+	// finished rows (recomputed as rows finish).
+	medianAlloc, medianRes int64
+	// open is the row shown in the full view (-1: the overview is shown).
+	open int
+	// lastRender and renderDue throttle the page's updates while the
+	// workers report: one render per rankRenderEvery at most.
+	lastRender time.Time
+	renderDue  bool
+	started    string
+}
+
+// rankRenderEvery is the least time between two renders of the overview
+// while files are being analysed: each render diffs up to 128 rows, and
+// the workers' progress messages come far more often.
+const rankRenderEvery = 150 * time.Millisecond
+
+// maxRankWorkers caps the pool: each worker holds one analysis at a time,
+// a few times the size of its file.
+const maxRankWorkers = 4
+
+// rankPoolSize is the number of workers for n files:
+// min(maxRankWorkers, cores, n), at least one.
+func rankPoolSize(n int) int {
+	cores := 2
+	if hc := app.Window().Get("navigator").Get("hardwareConcurrency"); hc.Type() == app.TypeNumber {
+		cores = hc.Int()
+	}
+	return max(1, min(maxRankWorkers, cores, n))
+}
+
+// fileEntry is a dropped or chosen file with the name it is shown by.
+type fileEntry struct {
+	file app.Value
+	name string
+}
+
+// filesOf lists a FileList; from a folder (webkitdirectory) the files
+// that are not snapshots (load.IsSnapshotName) are left out, as the CLI
+// leaves them out of a directory.
+func filesOf(list app.Value) (files []fileEntry, folder bool) {
+	for i := 0; i < list.Length(); i++ {
+		f := list.Index(i)
+		name := f.Get("name").String()
+		if rel := jsString(f, "webkitRelativePath"); rel != "" {
+			folder = true
+			if !load.IsSnapshotName(name) {
+				continue
+			}
+			name = rel
+		}
+		files = append(files, fileEntry{file: f, name: name})
+	}
+	return files, folder
+}
+
+// openFiles starts on what was dropped or chosen: one file is analysed,
+// two are compared (the second with the first), three or more, or a
+// folder, are the ranks of one job.
+func (p *SnapshotPage) openFiles(ctx app.Context, files []fileEntry, folder bool) {
+	p.stopRanks()
+	p.pendingCompare = nil
+	switch {
+	case len(files) == 0 && folder:
+		p.fail(ctx, "The folder holds no snapshot: the page takes its .pickle, .pkl and .gz files.")
+	case len(files) == 0:
+		p.fail(ctx, "Nothing was dropped: drop a snapshot.pickle file.")
+	case len(files) > load.MaxRanks:
+		p.fail(ctx, fmt.Sprintf("%d files: the page analyses up to %d ranks at once. Run `oomscope snapshot DIR` on the "+
+			"command line for more, or choose fewer files.", len(files), load.MaxRanks))
+	case len(files) >= 3 || folder:
+		p.startRanks(ctx, files)
+	default:
+		p.read(ctx, files[0].file)
+		if len(files) == 2 {
+			p.pendingCompare = files[1].file
+		}
+	}
+}
+
+// startRanks sorts the files as the overview does and hands them to the
+// pool.
+func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
+	p.stopWorker()
+	p.reset()
+	p.phase = snapIdle
+	// load.NewOverview orders the rows (by rank, then name); rows of the
+	// same name stay in the order given, so each is matched to its file.
+	pending := make([]load.Rank, len(files))
+	for i, f := range files {
+		pending[i] = load.Rank{File: f.name, Rank: load.RankOf(f.name), Error: "pending"}
+	}
+	used := make([]bool, len(files))
+	r := &snapRanks{open: -1, started: now()}
+	for _, o := range load.NewOverview(pending).Ranks {
+		for i, f := range files {
+			if !used[i] && f.name == o.File {
+				used[i] = true
+				size := int64(f.file.Get("size").Float())
+				r.rows = append(r.rows, &rankRow{file: f.file, name: f.name, size: size, row: load.Rank{File: f.name, Rank: o.Rank, Bytes: size}})
+				r.total += size
+				break
+			}
+		}
+	}
+	p.ranks = r
+	for _, a := range []string{"data-ranks-ready", "data-ranks-done"} {
+		MarkBody(a, "")
+	}
+	for range rankPoolSize(len(r.rows)) {
+		r.pool = append(r.pool, p.newRankWorker(ctx))
+	}
+	for _, w := range r.pool {
+		p.feedRank(ctx, w)
+	}
+	p.rankChanged(ctx, true)
+}
+
+// newRankWorker starts one worker of the pool.
+func (p *SnapshotPage) newRankWorker(ctx app.Context) *rankWorker {
+	rw := &rankWorker{row: -1}
+	rw.w = app.Window().Get("Worker").New(Href("/web/snapworker.js"))
+	rw.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
+		if len(args) == 0 {
+			return nil
+		}
+		var m load.Response
+		if args[0].Get("type").String() == "error" && args[0].Get("data").Type() != app.TypeObject {
+			m = load.Response{Type: load.ResponseError, Error: "the analysis worker could not start: " + jsString(args[0], "message")}
+		} else {
+			// Rank messages are small (no timeline, no buffers): decoding
+			// them here takes well under a millisecond.
+			r, err := load.DecodeResponse(jsString(args[0].Get("data"), "json"), nil)
+			if err != nil {
+				r = load.Response{Type: load.ResponseError, ID: rw.req, Error: "its answer could not be read: " + err.Error()}
+			}
+			m = r
+		}
+		ctx.Dispatch(func(ctx app.Context) { p.onRankMsg(ctx, rw, m) })
+		return nil
+	})
+	rw.w.Call("addEventListener", "message", rw.onMsg)
+	rw.w.Call("addEventListener", "error", rw.onMsg)
+	return rw
+}
+
+// stop ends the worker.
+func (rw *rankWorker) stop() {
+	if rw.w != nil {
+		rw.w.Call("terminate")
+		rw.w.Call("removeEventListener", "message", rw.onMsg)
+		rw.w.Call("removeEventListener", "error", rw.onMsg)
+		rw.onMsg.Release()
+		rw.w = nil
+	}
+}
+
+// stopRanks ends the pool and forgets the overview.
+func (p *SnapshotPage) stopRanks() {
+	if p.ranks == nil {
+		return
+	}
+	for _, w := range p.ranks.pool {
+		w.stop()
+	}
+	p.ranks = nil
+	MarkBody("data-ranks-ready", "")
+	MarkBody("data-ranks-done", "")
+}
+
+// feedRank hands the next queued file to an idle worker; a worker with
+// nothing left to do is ended (its memory goes back to the browser).
+func (p *SnapshotPage) feedRank(ctx app.Context, rw *rankWorker) {
+	r := p.ranks
+	for r.next < len(r.rows) {
+		i := r.next
+		r.next++
+		row := r.rows[i]
+		if row.size == 0 {
+			p.rankFinished(ctx, i, load.Rank{Error: fmt.Sprintf("%s is empty (0 bytes)", row.name)})
+			continue
+		}
+		p.nextID++
+		rw.row, rw.req = i, p.nextID
+		row.state = rankRunning
+		msg := app.Window().Get("Object").New()
+		msg.Set("json", load.EncodeRequest(load.Request{Type: load.RequestRank, ID: rw.req, Name: row.name}))
+		msg.Set("file", row.file)
+		rw.w.Call("postMessage", msg)
+		return
+	}
+	rw.row = -1
+	rw.stop()
+}
+
+// onRankMsg applies a pool worker's message.
+func (p *SnapshotPage) onRankMsg(ctx app.Context, rw *rankWorker, m load.Response) {
+	r := p.ranks
+	if r == nil || rw.w == nil || rw.row < 0 {
+		ctx.PreventUpdate()
+		return
+	}
+	if m.ID == 0 && m.Type == load.ResponseError {
+		// The worker itself stopped (out of memory, say): its file fails,
+		// a fresh worker takes the rest.
+		i := rw.row
+		rw.row = -1
+		rw.stop()
+		p.rankFinished(ctx, i, load.Rank{Error: m.Error})
+		nw := p.newRankWorker(ctx)
+		for k, w := range r.pool {
+			if w == rw {
+				r.pool[k] = nw
+			}
+		}
+		p.feedRank(ctx, nw)
+		p.rankChanged(ctx, false)
+		return
+	}
+	if m.ID != rw.req {
+		ctx.PreventUpdate()
+		return
+	}
+	row := r.rows[rw.row]
+	switch m.Type {
+	case load.ResponseProgress:
+		if m.Progress != nil {
+			r.read += m.Progress.Done - row.read
+			row.read = m.Progress.Done
+		}
+		p.rankChanged(ctx, false)
+		return
+	case load.ResponseRank:
+		if m.Rank == nil {
+			m.Rank = &load.Rank{Error: "the worker's answer holds no rank"}
+		}
+		p.rankFinished(ctx, rw.row, *m.Rank)
+	case load.ResponseError:
+		msg := m.Error
+		if m.Internal {
+			msg = "internal error, please file an issue: " + msg
+		}
+		p.rankFinished(ctx, rw.row, load.Rank{Error: msg})
+	default:
+		ctx.PreventUpdate()
+		return
+	}
+	p.feedRank(ctx, rw)
+	p.rankChanged(ctx, r.finished == len(r.rows))
+}
+
+// rankFinished records the answer for row i and marks the outliers again
+// over the rows finished so far.
+func (p *SnapshotPage) rankFinished(ctx app.Context, i int, ans load.Rank) {
+	r := p.ranks
+	row := r.rows[i]
+	ans.File, ans.Rank, ans.Bytes = row.name, row.row.Rank, row.size
+	row.row = ans
+	row.state = rankDone
+	if ans.Error != "" {
+		row.state = rankFailed
+	}
+	r.read += row.size - row.read
+	row.read = row.size
+	r.finished++
+	// The finished rows, in the overview's order, come back from
+	// NewOverview in the same order (it sorts stably by the same keys).
+	var fin []load.Rank
+	var idx []int
+	for k, x := range r.rows {
+		if x.state == rankDone || x.state == rankFailed {
+			fin, idx = append(fin, x.row), append(idx, k)
+		}
+	}
+	o := load.NewOverview(fin)
+	for k, x := range o.Ranks {
+		r.rows[idx[k]].row = x
+	}
+	r.medianAlloc, r.medianRes = o.MedianAllocatedBytes, o.MedianReservedBytes
+}
+
+// rankChanged renders the overview now when final, else at most once per
+// rankRenderEvery: the pool's messages then never make the page busy.
+func (p *SnapshotPage) rankChanged(ctx app.Context, final bool) {
+	r := p.ranks
+	if final {
+		r.lastRender, r.renderDue = time.Now(), false
+		done := r.finished == len(r.rows)
+		n := strconv.Itoa(r.finished)
+		ctx.Defer(func(app.Context) {
+			MarkBody("data-ranks-done", n)
+			if done {
+				MarkBody("data-ranks-ready", now())
+			}
+		})
+		return
+	}
+	if time.Since(r.lastRender) >= rankRenderEvery {
+		r.lastRender = time.Now()
+		n := strconv.Itoa(r.finished)
+		ctx.Defer(func(app.Context) { MarkBody("data-ranks-done", n) })
+		return
+	}
+	ctx.PreventUpdate()
+	if !r.renderDue {
+		r.renderDue = true
+		ctx.After(rankRenderEvery, func(ctx app.Context) {
+			if p.ranks != r || !r.renderDue {
+				ctx.PreventUpdate()
+				return
+			}
+			r.renderDue, r.lastRender = false, time.Now()
+			n := strconv.Itoa(r.finished)
+			ctx.Defer(func(app.Context) { MarkBody("data-ranks-done", n) })
+		})
+	}
+}
+
+// openRank shows rank row i in the full single-file view: its file is
+// analysed again by the page's own worker.
+func (p *SnapshotPage) openRank(ctx app.Context, i int) {
+	defer p.guard(ctx, "Opening the rank")
+	r := p.ranks
+	if r == nil || i < 0 || i >= len(r.rows) {
+		return
+	}
+	r.open = i
+	p.read(ctx, r.rows[i].file)
+	ctx.Defer(func(app.Context) { scrollToAnswer("snap-rank-back") })
+}
+
+// backToRanks leaves the full view of a rank for the overview.
+func (p *SnapshotPage) backToRanks(ctx app.Context, e app.Event) {
+	if p.ranks == nil {
+		return
+	}
+	p.stopWorker() // its memory holds the rank's analysis
+	p.reset()
+	p.phase = snapIdle
+	p.ranks.open = -1
+	ctx.Defer(func(app.Context) { scrollToAnswer("snap-ranks") })
+}
+
+// rankLabel is how row k is named: its rank, else its place in the list.
+func rankLabel(row *rankRow, k int) string {
+	if row.row.Rank >= 0 {
+		return "rank " + strconv.Itoa(row.row.Rank)
+	}
+	return "file " + strconv.Itoa(k+1)
+}
+
+// renderRankBack is the way back from a rank's full view.
+func (p *SnapshotPage) renderRankBack() app.UI {
+	r := p.ranks
+	row := r.rows[r.open]
+	return app.Div().ID("snap-rank-back").Class("snap-rank-back").Body(
+		app.Button().ID("snap-ranks-back").Text(fmt.Sprintf("← Back to the overview of %d ranks", len(r.rows))).OnClick(p.backToRanks),
+		app.Span().Class("muted").Text(" showing "+rankLabel(row, r.open)+": "+shown(row.name)),
+	)
+}
+
+// renderRanks is the overview: progress, a bar chart and a table of the
+// peaks per rank, the outliers marked and the rule in words.
+func (p *SnapshotPage) renderRanks() app.UI {
+	r := p.ranks
+	n := len(r.rows)
+	frac := 1.0
+	if r.total > 0 {
+		frac = float64(r.read) / float64(r.total)
+	}
+	var outliers, failed int
+	for _, x := range r.rows {
+		if x.row.Outlier {
+			outliers++
+		}
+		if x.state == rankFailed {
+			failed++
+		}
+	}
+	status := fmt.Sprintf("%d of %d ranks analysed · %s of %s read", r.finished, n, bytesize.Format(r.read, p.unit), bytesize.Format(r.total, p.unit))
+	if r.finished < n {
+		status += fmt.Sprintf(" · %d workers", len(r.pool))
+	}
+	if failed > 0 {
+		status += fmt.Sprintf(" · %d could not be analysed", failed)
+	}
+	return app.Section().ID("snap-ranks").Class("snap-ranks").DataSet("total", n).DataSet("done", r.finished).Body(
+		app.H2().Text(fmt.Sprintf("%d snapshots as the ranks of one job", n)),
+		app.Div().ID("snap-ranks-progress").Class("snap-progress").Aria("live", "polite").Body(
+			app.P().ID("snap-ranks-status").Text(status),
+			app.If(r.finished < n, func() app.UI {
+				return app.Progress().Max(1).Attr("value", fmt.Sprintf("%.3f", frac)).Aria("label", "Ranks analysed")
+			}),
+		),
+		unitToggle(p.unit, p.setUnit),
+		p.renderRankBars(),
+		app.Div().Class("table-wrap").Attr("tabindex", 0).Aria("label", "Peaks per rank").Attr("role", "region").Body(
+			app.Table().ID("snap-ranks-table").Class("snap-ranks-table").Body(
+				app.Caption().Text("Peaks per rank: open a rank for its full analysis"),
+				app.THead().Body(app.Tr().Body(
+					app.Th().Text("rank"), app.Th().Class("num").Text("peak allocated"), app.Th().Class("num").Text("peak reserved"),
+					app.Th().Class("num snap-wide").Text("allocated at the end"), app.Th().Class("num snap-wide").Text("reserved at the end"),
+					app.Th().Class("num").Text("OOMs"), app.Th().Text("file"),
+				)),
+				app.TBody().Body(p.renderRankRows()...),
+			),
+		),
+		app.P().ID("snap-ranks-rule").Class("formula").Text(fmt.Sprintf("%d outlier(s) so far; median peak allocated %s, median peak reserved %s. Outliers: %s.",
+			outliers, bytesize.Format(r.medianAlloc, p.unit), bytesize.Format(r.medianRes, p.unit), load.OutlierRule)),
+	)
+}
+
+// renderRankRows is a row per rank, with its state, numbers or error.
+func (p *SnapshotPage) renderRankRows() []app.UI {
+	r := p.ranks
+	rows := make([]app.UI, 0, len(r.rows))
+	num := func(v int64) app.UI {
+		return app.Td().Class("num").Title("%s B", bytesize.Commas(v)).Text(bytesize.Format(v, p.unit))
+	}
+	for k, x := range r.rows {
+		k := k
+		state := map[rankState]string{rankQueued: "queued", rankRunning: "running", rankDone: "done", rankFailed: "failed"}[x.state]
+		cls := "snap-rank-" + state
+		if x.row.Outlier {
+			cls += " snap-rank-outlier"
+		}
+		label := rankLabel(x, k)
+		head := app.Th().Scope("row").Body(app.Text(label))
+		if x.state == rankDone {
+			head = app.Th().Scope("row").Body(app.Button().Class("snap-rank-open link-button").Title("Open %s in the full view", label).
+				Text(label).OnClick(func(ctx app.Context, e app.Event) { p.openRank(ctx, k) }))
+		}
+		file := app.Td().Class("snap-rank-file").Body(app.Text(shown(x.name)))
+		var cells []app.UI
+		switch x.state {
+		case rankDone:
+			var fa, fr int64
+			for _, h := range x.row.Devices {
+				fa += h.FinalAllocatedBytes
+				fr += h.FinalReservedBytes
+			}
+			cells = []app.UI{num(x.row.PeakAllocatedBytes), num(x.row.PeakReservedBytes), num(fa), num(fr),
+				app.Td().Class("num").Text(strconv.Itoa(x.row.OOMEvents))}
+			var note []app.UI
+			if x.row.Outlier {
+				for _, w := range x.row.Why {
+					note = append(note, app.Br(), app.Strong().Class("snap-rank-why").Text("outlier: "+w))
+				}
+			}
+			if len(x.row.Devices) > 1 {
+				note = append(note, app.Br(), app.Span().Class("muted").Text(fmt.Sprintf("%d devices: the highest peaks", len(x.row.Devices))))
+			}
+			file = app.Td().Class("snap-rank-file").Body(append([]app.UI{app.Text(shown(x.name))}, note...)...)
+		case rankFailed:
+			cells = []app.UI{app.Td().ColSpan(5).Class("error snap-rank-error").Text(shown(x.row.Error))}
+		default:
+			what := "waiting for a worker"
+			if x.state == rankRunning {
+				what = fmt.Sprintf("reading… %s of %s", bytesize.Format(x.read, p.unit), bytesize.Format(x.size, p.unit))
+			}
+			cells = []app.UI{app.Td().ColSpan(5).Class("muted").Text(what)}
+		}
+		tr := app.Tr().Class(cls).DataSet("index", k).DataSet("rank", x.row.Rank).DataSet("state", state).
+			DataSet("outlier", x.row.Outlier).DataSet("file", shown(x.name))
+		if x.state == rankDone {
+			tr = tr.DataSet("peak-allocated", x.row.PeakAllocatedBytes).DataSet("peak-reserved", x.row.PeakReservedBytes)
+		}
+		rows = append(rows, tr.Body(append(append([]app.UI{head}, cells...), file)...))
+	}
+	return rows
+}
+
+// renderRankBars draws the peak allocated and reserved of each analysed
+// rank as a pair of bars (the table has the numbers).
+func (p *SnapshotPage) renderRankBars() app.UI {
+	r := p.ranks
+	var top int64
+	for _, x := range r.rows {
+		if x.state == rankDone {
+			top = max(top, x.row.PeakAllocatedBytes, x.row.PeakReservedBytes)
+		}
+	}
+	pct := func(v int64) string {
+		if top <= 0 {
+			return "0%"
+		}
+		return fmt.Sprintf("%.1f%%", 100*float64(v)/float64(top))
+	}
+	cols := make([]app.UI, 0, len(r.rows))
+	for k, x := range r.rows {
+		cls := "snap-rb"
+		if x.row.Outlier {
+			cls += " snap-rb-outlier"
+		}
+		label := rankLabel(x, k)
+		if x.state != rankDone {
+			cols = append(cols, app.Div().Class(cls+" snap-rb-empty").Title("%s: %s", label,
+				map[bool]string{true: "could not be analysed", false: "not analysed yet"}[x.state == rankFailed]))
+			continue
+		}
+		cols = append(cols, app.Div().Class(cls).Title("%s: peak allocated %s, peak reserved %s", label,
+			bytesize.Format(x.row.PeakAllocatedBytes, p.unit), bytesize.Format(x.row.PeakReservedBytes, p.unit)).Body(
+			app.Div().Class("snap-rb-alloc").Style("height", pct(x.row.PeakAllocatedBytes)),
+			app.Div().Class("snap-rb-res").Style("height", pct(x.row.PeakReservedBytes)),
+		))
+	}
+	return app.Figure().ID("snap-ranks-chart").Class("snap-ranks-chart").Body(
+		app.Div().Class("snap-rb-plot").Attr("role", "img").Aria("label", fmt.Sprintf("Peak allocated and reserved of %d ranks, "+
+			"outliers in red; the table below has the numbers", len(r.rows))).Body(cols...),
+		app.FigCaption().Class("muted").Body(
+			app.Span().Class("snap-rb-key snap-rb-alloc"), app.Text(" peak allocated "),
+			app.Span().Class("snap-rb-key snap-rb-res"), app.Text(" peak reserved, per rank in order; "),
+			app.Span().Class("snap-rb-key snap-rb-key-outlier"), app.Text(" outlier (up to "+bytesize.Format(top, p.unit)+")"),
+		),
+	)
+}
