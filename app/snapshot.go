@@ -78,6 +78,10 @@ type SnapshotPage struct {
 	// compared with the first once that one is analysed.
 	pendingCompare app.Value
 
+	// mountCtx is the page's context (OnMount), for the workers' answers.
+	mountCtx app.Context
+	mounted  bool
+
 	worker  app.Value
 	onMsg   app.Func
 	nextID  int
@@ -107,10 +111,24 @@ func (p *SnapshotPage) setUnit(ctx app.Context, u bytesize.Unit) {
 
 // OnMount starts the analysis worker before a file comes: loading and
 // compiling its WebAssembly then does not count against the first file.
-func (p *SnapshotPage) OnMount(ctx app.Context) { p.ensureWorker(ctx) }
+func (p *SnapshotPage) OnMount(ctx app.Context) {
+	p.mountCtx, p.mounted = ctx, true
+	p.ensureWorker(ctx)
+}
+
+// lasting is the context the workers report through: the page's own, not
+// that of the element an event came from, which may be gone (a rank's
+// button) when the answer comes and would then drop it.
+func (p *SnapshotPage) lasting(ctx app.Context) app.Context {
+	if p.mounted {
+		return p.mountCtx
+	}
+	return ctx
+}
 
 // OnDismount stops the worker: its memory holds the whole snapshot.
 func (p *SnapshotPage) OnDismount() {
+	p.mounted = false
 	p.stopWorker()
 	p.stopRanks()
 }
@@ -305,6 +323,7 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 	if p.worker != nil {
 		return p.worker
 	}
+	ctx = p.lasting(ctx)
 	w := app.Window().Get("Worker").New(Href("/web/snapworker.js"))
 	p.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
 		defer func() {

@@ -177,6 +177,7 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 
 // newRankWorker starts one worker of the pool.
 func (p *SnapshotPage) newRankWorker(ctx app.Context) *rankWorker {
+	ctx = p.lasting(ctx)
 	rw := &rankWorker{row: -1}
 	rw.w = app.Window().Get("Worker").New(Href("/web/snapworker.js"))
 	rw.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
@@ -383,6 +384,7 @@ func (p *SnapshotPage) openRank(ctx app.Context, i int) {
 	if r == nil || i < 0 || i >= len(r.rows) {
 		return
 	}
+	ctx = p.lasting(ctx) // the button goes with the overview
 	r.open = i
 	p.read(ctx, r.rows[i].file)
 	ctx.Defer(func(app.Context) { scrollToAnswer("snap-rank-back") })
@@ -393,6 +395,7 @@ func (p *SnapshotPage) backToRanks(ctx app.Context, e app.Event) {
 	if p.ranks == nil {
 		return
 	}
+	ctx = p.lasting(ctx) // the button goes with the full view
 	p.stopWorker() // its memory holds the rank's analysis
 	p.reset()
 	p.phase = snapIdle
@@ -464,8 +467,9 @@ func (p *SnapshotPage) renderRanks() app.UI {
 				app.TBody().Body(p.renderRankRows()...),
 			),
 		),
-		app.P().ID("snap-ranks-rule").Class("formula").Text(fmt.Sprintf("%d outlier(s) so far; median peak allocated %s, median peak reserved %s. Outliers: %s.",
-			outliers, bytesize.Format(r.medianAlloc, p.unit), bytesize.Format(r.medianRes, p.unit), load.OutlierRule)),
+		app.P().ID("snap-ranks-rule").Class("formula").Text(fmt.Sprintf("%d outlier(s)%s; median peak allocated %s, median peak reserved %s. Outliers: %s.",
+			outliers, map[bool]string{true: " so far", false: ""}[r.finished < n], bytesize.Format(r.medianAlloc, p.unit),
+			bytesize.Format(r.medianRes, p.unit), load.OutlierRule)),
 	)
 }
 

@@ -306,6 +306,16 @@ func TestOverview(t *testing.T) {
 		!strings.Contains(why, "peak reserved 6.00 GiB above") {
 		t.Errorf("why %q", why)
 	}
+	// Marking the marked rows again gives the same marks, not more.
+	again := NewOverview(o.Ranks)
+	if !reflect.DeepEqual(again, o) {
+		t.Errorf("the overview of an overview differs:\n%+v\n%+v", again.Ranks[0], o.Ranks[0])
+	}
+	stale := o.Ranks[1]
+	stale.Outlier, stale.Why = true, []string{"old"}
+	if r := NewOverview([]Rank{stale, o.Ranks[2], o.Ranks[3]}).Ranks[0]; r.Outlier || r.Why != nil {
+		t.Errorf("a stale mark stays: %v %q", r.Outlier, r.Why)
+	}
 	if two := NewOverview([]Rank{NewRank("a", h(1, 1)), NewRank("b", h(100*gib, 1))}); two.Ranks[0].Outlier || two.Ranks[1].Outlier {
 		t.Error("outliers marked among two ranks")
 	}

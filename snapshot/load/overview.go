@@ -97,9 +97,14 @@ const (
 	outlierBytes = 256 << 20
 )
 
-// NewOverview sorts the ranks and marks the outliers.
+// NewOverview sorts the ranks and marks the outliers; marks the rows
+// already had are replaced (the page marks its rows again as more ranks
+// finish).
 func NewOverview(ranks []Rank) Overview {
 	o := Overview{Ranks: slices.Clone(ranks), Rule: OutlierRule}
+	for i := range o.Ranks {
+		o.Ranks[i].Outlier, o.Ranks[i].Why = false, nil
+	}
 	slices.SortStableFunc(o.Ranks, func(a, b Rank) int {
 		if (a.Rank < 0) != (b.Rank < 0) {
 			return cmp.Compare(b.Rank, a.Rank) // ranked files first

@@ -1,0 +1,246 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+
+	"oomscope/snapshot/gen"
+	"oomscope/snapshot/load"
+)
+
+// dropFiles drags several real files from disk onto the element matching
+// sel at once (trusted drag events), as a user dropping a selection would.
+func (tb *tab) dropFiles(sel string, paths []string) {
+	tb.t.Helper()
+	var abs []string
+	for _, p := range paths {
+		a, _ := filepath.Abs(p)
+		abs = append(abs, a)
+	}
+	box := evalJS[map[string]float64](tb, fmt.Sprintf(`(() => { const r = document.querySelector(%q).getBoundingClientRect(); return {x: r.x + r.width/2, y: r.y + r.height/2}; })()`, sel))
+	data := &input.DragData{Items: []*input.DragDataItem{}, Files: abs, DragOperationsMask: 1}
+	for _, typ := range []input.DispatchDragEventType{input.DispatchDragEventTypeDragEnter, input.DispatchDragEventTypeDragOver, input.DispatchDragEventTypeDrop} {
+		_, err := chromedp.Call(tb.ctx, input.DispatchDragEvent, input.DispatchDragEventParams{Type: typ, X: box["x"], Y: box["y"], Data: data})
+		if err != nil {
+			tb.t.Fatalf("drag %s: %v", typ, err)
+		}
+	}
+}
+
+// uploadFiles sets several files on an <input type=file multiple>.
+func (tb *tab) uploadFiles(sel string, paths []string) {
+	tb.t.Helper()
+	var abs []string
+	for _, p := range paths {
+		a, _ := filepath.Abs(p)
+		abs = append(abs, a)
+	}
+	tb.do(chromedp.SetUploadFiles(chromedp.CSS(sel), abs))
+}
+
+// rankRow is a row of the page's overview table, read from its data
+// attributes.
+type rankRow struct {
+	Rank    string `json:"rank"`
+	State   string `json:"state"`
+	Outlier string `json:"outlier"`
+	Alloc   string `json:"alloc"`
+	Res     string `json:"res"`
+	Text    string `json:"text"`
+}
+
+const rankRowsJS = `[...document.querySelectorAll("#snap-ranks-table tbody tr")].map(r => ({rank: r.dataset.rank, state: r.dataset.state,
+	outlier: r.dataset.outlier, alloc: r.dataset.peakAllocated || "", res: r.dataset.peakReserved || "", text: r.textContent}))`
+
+// TestSnapshotRanks writes eight generated ranks (rank 5 runs a model
+// twice as deep: an outlier by the generator's design) and a corrupt ninth,
+// drops them together and checks the overview: each rank's peaks equal
+// package load's own analysis of its file here (and the generator's
+// truth), the outlier marked is rank 5 alone as the rule says, the corrupt
+// file's row shows its error while the others succeed, a rank opens in the
+// full view with its peak and the way back leads to the same overview.
+func TestSnapshotRanks(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	var want []load.Rank
+	truth := map[int]int64{}
+	for rank := range 8 {
+		opt := gen.Options{Seed: uint64(rank + 1), Layers: 4, Hidden: 512, Steps: 1}
+		if rank == 5 {
+			opt.Layers = 8
+		}
+		data, tr, err := gen.Bytes(opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		truth[rank] = tr.Devices[0].PeakAllocated
+		p := filepath.Join(dir, fmt.Sprintf("snapshot_rank%d.pickle", rank))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+		f, closer, err := load.OpenFile(p, nil, load.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, load.FileRank(f))
+		closer.Close()
+	}
+	// Rank 8: the first half of rank 0's file.
+	good, err := os.ReadFile(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := filepath.Join(dir, "snapshot_rank8.pickle")
+	if err := os.WriteFile(corrupt, good[:len(good)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Give the files in reverse order: the overview sorts them by rank.
+	drop := []string{corrupt}
+	for i := len(paths) - 1; i >= 0; i-- {
+		drop = append(drop, paths[i])
+	}
+	o := load.NewOverview(want)
+	for _, r := range o.Ranks {
+		if r.Outlier != (r.Rank == 5) {
+			t.Fatalf("the generated ranks do not make rank 5 the only outlier: rank %d outlier %v %q", r.Rank, r.Outlier, r.Why)
+		}
+	}
+
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	tb.dropFiles("#snap-drop", drop)
+	poll[string](tb, `document.body.getAttribute("data-ranks-ready") || ""`, 120*time.Second)
+
+	rows := evalJS[[]rankRow](tb, rankRowsJS)
+	if len(rows) != 9 {
+		t.Fatalf("%d rows, want 9: %+v", len(rows), rows)
+	}
+	for i, r := range rows[:8] {
+		w := o.Ranks[i]
+		if r.Rank != strconv.Itoa(i) || r.State != "done" {
+			t.Errorf("row %d: rank %s state %s (%q)", i, r.Rank, r.State, r.Text)
+			continue
+		}
+		if r.Alloc != strconv.FormatInt(w.PeakAllocatedBytes, 10) || r.Res != strconv.FormatInt(w.PeakReservedBytes, 10) {
+			t.Errorf("rank %d: page peaks %s / %s, load says %d / %d", i, r.Alloc, r.Res, w.PeakAllocatedBytes, w.PeakReservedBytes)
+		}
+		if w.PeakAllocatedBytes != truth[i] {
+			t.Errorf("rank %d: load's peak %d differs from the generator's %d", i, w.PeakAllocatedBytes, truth[i])
+		}
+		if r.Outlier != strconv.FormatBool(i == 5) {
+			t.Errorf("rank %d: outlier %s", i, r.Outlier)
+		}
+	}
+	if bad := rows[8]; bad.Rank != "8" || bad.State != "failed" || !strings.Contains(bad.Text, "snapshot_rank8.pickle is not a readable memory snapshot") {
+		t.Errorf("corrupt rank: %+v", bad)
+	}
+	if txt := tb.text("#snap-ranks-status"); !strings.Contains(txt, "9 of 9 ranks analysed") || !strings.Contains(txt, "1 could not be analysed") {
+		t.Errorf("status %q", txt)
+	}
+	if txt := tb.text("#snap-ranks-rule"); !strings.Contains(txt, load.OutlierRule) || !strings.Contains(txt, "1 outlier") {
+		t.Errorf("rule %q", txt)
+	}
+	if n := evalJS[int](tb, `document.querySelectorAll("#snap-ranks-chart .snap-rb-outlier").length`); n != 1 {
+		t.Errorf("%d outlier bars, want 1", n)
+	}
+	if why := tb.text(`#snap-ranks-table tr[data-rank="5"]`); strings.Count(why, "outlier: "+o.Ranks[5].Why[0]) != 1 {
+		t.Errorf("rank 5 row %q does not say once %q", why, o.Ranks[5].Why[0])
+	}
+	tb.screenshot("snapshot-ranks")
+
+	// Open rank 5 in the full view, then back.
+	tb.click(`#snap-ranks-table tr[data-rank="5"] .snap-rank-open`)
+	if !waitSnapshot(tb, 60*time.Second) {
+		t.Fatalf("rank 5's full view: %s", tb.text("#snap-error"))
+	}
+	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(truth[5], 10) {
+		t.Errorf("full view of rank 5: peak %s, want %d", got, truth[5])
+	}
+	if name := tb.text("#snap-filename"); !strings.Contains(name, "snapshot_rank5.pickle") {
+		t.Errorf("full view shows %q", name)
+	}
+	if evalJS[bool](tb, `!!document.getElementById("snap-ranks-table")`) {
+		t.Error("the overview is still shown with the full view")
+	}
+	tb.click("#snap-ranks-back")
+	tb.waitText("#snap-ranks-status", "9 of 9 ranks analysed")
+	if again := evalJS[[]rankRow](tb, rankRowsJS); len(again) != 9 || again[5].Alloc != rows[5].Alloc || again[5].Outlier != "true" {
+		t.Errorf("back in the overview: %+v", again)
+	}
+	if evalJS[bool](tb, `!!document.getElementById("snap-results")`) {
+		t.Error("the full view is still shown with the overview")
+	}
+
+	// Three files picked with the input are ranks too; one file is the
+	// single-file view again.
+	tb.uploadFiles("#snap-file", paths[:3])
+	poll[string](tb, `(() => { const v = document.body.getAttribute("data-ranks-ready"); return v && document.querySelectorAll("#snap-ranks-table tbody tr").length === 3 ? v : ""; })()`, 60*time.Second)
+	if rows := evalJS[[]rankRow](tb, rankRowsJS); len(rows) != 3 || rows[2].Alloc != strconv.FormatInt(o.Ranks[2].PeakAllocatedBytes, 10) {
+		t.Errorf("three picked files: %+v", rows)
+	}
+	tb.uploadFile("#snap-file", paths[1])
+	if !waitSnapshot(tb, 60*time.Second) {
+		t.Fatalf("one file after the overview: %s", tb.text("#snap-error"))
+	}
+	if evalJS[bool](tb, `!!document.getElementById("snap-ranks") || !!document.getElementById("snap-ranks-back")`) {
+		t.Error("the overview stays after one file was chosen")
+	}
+	tb.requireWatched("worker")
+	assertLocalOnly(t, tb, s)
+	tb.assertClean()
+}
+
+// TestSnapshotTwoFilesCompare drops two files together: the first is
+// analysed and the second compared with it, as with the second drop zone.
+func TestSnapshotTwoFilesCompare(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i, layers := range []int{4, 6} {
+		data, _, err := gen.Bytes(gen.Options{Seed: uint64(i + 1), Layers: layers, Hidden: 512, Steps: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("%c.pickle", 'a'+i))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	before, c1, err := load.OpenFile(paths[0], nil, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	after, c2, err := load.OpenFile(paths[1], nil, load.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	want := load.Compare(before, after).Devices[0].PeakAllocated
+
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	tb.dropFiles("#snap-drop", paths)
+	v := poll[string](tb, `document.body.getAttribute("data-snapshot-compare") ? "done" : (document.body.getAttribute("data-snapshot-compare-error") || document.body.getAttribute("data-snapshot-error") ? "error" : "")`, 90*time.Second)
+	if v != "done" {
+		t.Fatalf("the comparison failed: %s %s", tb.text("#snap-compare-error"), tb.text("#snap-error"))
+	}
+	got := evalJS[map[string]string](tb, `({...document.querySelector('#snap-cmp-0 tr[data-key="peak_allocated"]').dataset})`)
+	if got["before"] != strconv.FormatInt(want.Before, 10) || got["after"] != strconv.FormatInt(want.After, 10) {
+		t.Errorf("peak allocated before/after = %v, want %d / %d", got, want.Before, want.After)
+	}
+	tb.assertClean()
+}
