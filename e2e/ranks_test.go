@@ -159,6 +159,12 @@ func TestSnapshotRanks(t *testing.T) {
 		t.Errorf("rank 5 row %q does not say once %q", why, o.Ranks[5].Why[0])
 	}
 	tb.screenshot("snapshot-ranks")
+	for _, theme := range []string{"dark", "light"} {
+		tb.setColorScheme(theme)
+		for _, v := range axeCheck(tb) {
+			t.Errorf("overview of ranks (%s): %s %s: %s\n\t%s", theme, v.Impact, v.ID, v.Help, strings.Join(v.Nodes, "\n\t"))
+		}
+	}
 
 	// Open rank 5 in the full view, then back.
 	tb.click(`#snap-ranks-table tr[data-rank="5"] .snap-rank-open`)
