@@ -62,6 +62,8 @@ type snapRanks struct {
 	medianAlloc, medianRes int64
 	// open is the row shown in the full view (-1: the overview is shown).
 	open int
+	// shown is the number of rows in the table so far (listMore).
+	shown int
 	// lastRender and renderDue throttle the page's updates while the
 	// workers report: one render per rankRenderEvery at most.
 	lastRender time.Time
@@ -72,20 +74,23 @@ type snapRanks struct {
 // rankRenderEvery is the least time between two renders of the overview
 // while files are being analysed: each render diffs up to 128 rows, and
 // the workers' progress messages come far more often.
-const rankRenderEvery = 150 * time.Millisecond
+const rankRenderEvery = 250 * time.Millisecond
 
 // maxRankWorkers caps the pool: each worker holds one analysis at a time,
 // a few times the size of its file.
 const maxRankWorkers = 4
 
 // rankPoolSize is the number of workers for n files:
-// min(maxRankWorkers, cores, n), at least one.
+// min(maxRankWorkers, cores - 1, n), at least one. One core is left to the
+// page: on a 2-core machine two workers finished 64 ranks no sooner than
+// one (make bench-browser, OOMSCOPE_BENCH_CORES) and made the page's
+// longest task 60-110 ms instead of 50-75 ms.
 func rankPoolSize(n int) int {
 	cores := 2
 	if hc := app.Window().Get("navigator").Get("hardwareConcurrency"); hc.Type() == app.TypeNumber {
 		cores = hc.Int()
 	}
-	return max(1, min(maxRankWorkers, cores, n))
+	return max(1, min(maxRankWorkers, cores-1, n))
 }
 
 // fileEntry is a dropped or chosen file with the name it is shown by.
@@ -166,13 +171,40 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 	for _, a := range []string{"data-ranks-ready", "data-ranks-done"} {
 		MarkBody(a, "")
 	}
-	for range rankPoolSize(len(r.rows)) {
-		r.pool = append(r.pool, p.newRankWorker(ctx))
-	}
-	for _, w := range r.pool {
-		p.feedRank(ctx, w)
-	}
+	r.shown = min(len(r.rows), rankRowsPerStep/2)
 	p.rankChanged(ctx, true)
+	ctx.Defer(func(ctx app.Context) { p.listMore(ctx, r) })
+	// The workers start in a task of their own, after the first drawing
+	// of the overview: the drop's task stays short.
+	ctx.After(time.Millisecond, func(ctx app.Context) {
+		if p.ranks != r {
+			ctx.PreventUpdate()
+			return
+		}
+		for range rankPoolSize(len(r.rows)) {
+			r.pool = append(r.pool, p.newRankWorker(ctx))
+		}
+		for _, w := range r.pool {
+			p.feedRank(ctx, w)
+		}
+		if r.finished == len(r.rows) { // only empty files
+			p.rankChanged(ctx, true)
+			return
+		}
+		ctx.PreventUpdate()
+		p.showRankProgress()
+		// While the workers compile: decode sample answers once, so that
+		// building the JSON decoder's tables for them is not part of the
+		// first answer's task.
+		ctx.After(time.Millisecond, func(ctx app.Context) {
+			ctx.PreventUpdate()
+			for _, js := range []string{`{"type":"progress","id":1,"progress":{"stage":"decode","done":1,"total":2}}`,
+				`{"type":"rank","id":1,"rank":{"file":"a","rank":0,"devices":[{"device":0}],"why":["x"]}}`,
+				`{"type":"error","id":1,"error":"x"}`} {
+				load.DecodeResponse(js, nil)
+			}
+		})
+	})
 }
 
 // newRankWorker starts one worker of the pool.
@@ -288,7 +320,9 @@ func (p *SnapshotPage) onRankMsg(ctx app.Context, rw *rankWorker, m load.Respons
 			r.read += m.Progress.Done - row.read
 			row.read = m.Progress.Done
 		}
-		p.rankChanged(ctx, false)
+		// Progress changes two nodes: set them, without a render.
+		ctx.PreventUpdate()
+		p.showRankProgress()
 		return
 	case load.ResponseRank:
 		if m.Rank == nil {
@@ -343,26 +377,12 @@ func (p *SnapshotPage) rankFinished(ctx app.Context, i int, ans load.Rank) {
 // rankRenderEvery: the pool's messages then never make the page busy.
 func (p *SnapshotPage) rankChanged(ctx app.Context, final bool) {
 	r := p.ranks
-	if final {
+	switch {
+	case final || time.Since(r.lastRender) >= rankRenderEvery:
 		r.lastRender, r.renderDue = time.Now(), false
-		done := r.finished == len(r.rows)
-		n := strconv.Itoa(r.finished)
-		ctx.Defer(func(app.Context) {
-			MarkBody("data-ranks-done", n)
-			if done {
-				MarkBody("data-ranks-ready", now())
-			}
-		})
-		return
-	}
-	if time.Since(r.lastRender) >= rankRenderEvery {
-		r.lastRender = time.Now()
-		n := strconv.Itoa(r.finished)
-		ctx.Defer(func(app.Context) { MarkBody("data-ranks-done", n) })
-		return
-	}
-	ctx.PreventUpdate()
-	if !r.renderDue {
+		p.markRanks(ctx)
+	case !r.renderDue:
+		ctx.PreventUpdate()
 		r.renderDue = true
 		ctx.After(rankRenderEvery, func(ctx app.Context) {
 			if p.ranks != r || !r.renderDue {
@@ -370,10 +390,44 @@ func (p *SnapshotPage) rankChanged(ctx app.Context, final bool) {
 				return
 			}
 			r.renderDue, r.lastRender = false, time.Now()
-			n := strconv.Itoa(r.finished)
-			ctx.Defer(func(app.Context) { MarkBody("data-ranks-done", n) })
+			p.markRanks(ctx)
 		})
+	default:
+		ctx.PreventUpdate()
 	}
+}
+
+// markRanks sets the overview's markers once the render is drawn: the
+// ranks finished, and the time when all are finished and listed.
+func (p *SnapshotPage) markRanks(ctx app.Context) {
+	r := p.ranks
+	n, ready := strconv.Itoa(r.finished), r.finished == len(r.rows) && r.shown == len(r.rows)
+	ctx.Defer(func(app.Context) {
+		MarkBody("data-ranks-done", n)
+		if ready {
+			MarkBody("data-ranks-ready", now())
+		}
+	})
+}
+
+// rankRowsPerStep is how many rows a render adds to the overview's table:
+// mounting 128 rows at once took over 100 ms of the page's time.
+const rankRowsPerStep = 16
+
+// listMore adds rankRowsPerStep rows to the table in a render of its own,
+// until every file has its row.
+func (p *SnapshotPage) listMore(ctx app.Context, r *snapRanks) {
+	ctx.After(time.Millisecond, func(ctx app.Context) {
+		if p.ranks != r || r.shown >= len(r.rows) {
+			ctx.PreventUpdate()
+			return
+		}
+		r.shown = min(len(r.rows), r.shown+rankRowsPerStep)
+		p.markRanks(ctx)
+		// The next rows after this render is drawn: go-app draws once per
+		// frame all that changed since the last.
+		ctx.Defer(func(ctx app.Context) { p.listMore(ctx, r) })
+	})
 }
 
 // openRank shows rank row i in the full single-file view: its file is
@@ -396,7 +450,7 @@ func (p *SnapshotPage) backToRanks(ctx app.Context, e app.Event) {
 		return
 	}
 	ctx = p.lasting(ctx) // the button goes with the full view
-	p.stopWorker() // its memory holds the rank's analysis
+	p.stopWorker()       // its memory holds the rank's analysis
 	p.reset()
 	p.phase = snapIdle
 	p.ranks.open = -1
@@ -409,6 +463,50 @@ func rankLabel(row *rankRow, k int) string {
 		return "rank " + strconv.Itoa(row.row.Rank)
 	}
 	return "file " + strconv.Itoa(k+1)
+}
+
+// rankStatus is the overview's progress line.
+func (p *SnapshotPage) rankStatus() string {
+	r := p.ranks
+	n, failed := len(r.rows), 0
+	for _, x := range r.rows {
+		if x.state == rankFailed {
+			failed++
+		}
+	}
+	s := fmt.Sprintf("%d of %d ranks analysed · %s of %s read", r.finished, n, bytesize.Format(r.read, p.unit), bytesize.Format(r.total, p.unit))
+	if r.finished < n {
+		s += fmt.Sprintf(" · %d workers", len(r.pool))
+	}
+	if failed > 0 {
+		s += fmt.Sprintf(" · %d could not be analysed", failed)
+	}
+	return s
+}
+
+// rankFraction is the share of the bytes read, for the progress bar.
+func (p *SnapshotPage) rankFraction() string {
+	r := p.ranks
+	if r.total <= 0 {
+		return "1"
+	}
+	return fmt.Sprintf("%.3f", float64(r.read)/float64(r.total))
+}
+
+// showRankProgress writes the progress line and bar straight into the
+// page (as the chart's overlay is): a render would diff every row for
+// two changed nodes. The next render writes the same nodes from the
+// state, which has only moved on since.
+func (p *SnapshotPage) showRankProgress() {
+	doc := app.Window().Get("document")
+	// The text node go-app made, not the element's textContent (which
+	// would replace the node go-app goes on updating).
+	if el := doc.Call("getElementById", "snap-ranks-status"); el.Truthy() && el.Get("firstChild").Truthy() {
+		el.Get("firstChild").Set("nodeValue", p.rankStatus())
+	}
+	if el := doc.Call("getElementById", "snap-ranks-bar"); el.Truthy() {
+		el.Call("setAttribute", "value", p.rankFraction())
+	}
 }
 
 // renderRankBack is the way back from a rank's full view.
@@ -426,32 +524,18 @@ func (p *SnapshotPage) renderRankBack() app.UI {
 func (p *SnapshotPage) renderRanks() app.UI {
 	r := p.ranks
 	n := len(r.rows)
-	frac := 1.0
-	if r.total > 0 {
-		frac = float64(r.read) / float64(r.total)
-	}
-	var outliers, failed int
+	outliers := 0
 	for _, x := range r.rows {
 		if x.row.Outlier {
 			outliers++
 		}
-		if x.state == rankFailed {
-			failed++
-		}
-	}
-	status := fmt.Sprintf("%d of %d ranks analysed · %s of %s read", r.finished, n, bytesize.Format(r.read, p.unit), bytesize.Format(r.total, p.unit))
-	if r.finished < n {
-		status += fmt.Sprintf(" · %d workers", len(r.pool))
-	}
-	if failed > 0 {
-		status += fmt.Sprintf(" · %d could not be analysed", failed)
 	}
 	return app.Section().ID("snap-ranks").Class("snap-ranks").DataSet("total", n).DataSet("done", r.finished).Body(
 		app.H2().Text(fmt.Sprintf("%d snapshots as the ranks of one job", n)),
 		app.Div().ID("snap-ranks-progress").Class("snap-progress").Aria("live", "polite").Body(
-			app.P().ID("snap-ranks-status").Text(status),
+			app.P().ID("snap-ranks-status").Text(p.rankStatus()),
 			app.If(r.finished < n, func() app.UI {
-				return app.Progress().Max(1).Attr("value", fmt.Sprintf("%.3f", frac)).Aria("label", "Ranks analysed")
+				return app.Progress().ID("snap-ranks-bar").Max(1).Attr("value", p.rankFraction()).Aria("label", "Ranks analysed")
 			}),
 		),
 		unitToggle(p.unit, p.setUnit),
@@ -474,63 +558,105 @@ func (p *SnapshotPage) renderRanks() app.UI {
 }
 
 // renderRankRows is a row per rank, with its state, numbers or error.
+// Each row is a component of plain fields: go-app draws again only the
+// rows whose fields changed, not all 128 at each update.
 func (p *SnapshotPage) renderRankRows() []app.UI {
 	r := p.ranks
-	rows := make([]app.UI, 0, len(r.rows))
-	num := func(v int64) app.UI {
-		return app.Td().Class("num").Title("%s B", bytesize.Commas(v)).Text(bytesize.Format(v, p.unit))
+	rows := make([]app.UI, 0, r.shown+1)
+	for k, x := range r.rows[:r.shown] {
+		v := &rankRowView{Page: p, Index: k, Label: rankLabel(x, k), Name: shown(x.name), Unit: p.unit,
+			State: map[rankState]string{rankQueued: "queued", rankRunning: "running", rankDone: "done", rankFailed: "failed"}[x.state],
+			Rank:  x.row.Rank, Outlier: x.row.Outlier, Why: x.row.Why, Error: shown(x.row.Error), Read: x.read, Size: x.size,
+			Alloc: x.row.PeakAllocatedBytes, Res: x.row.PeakReservedBytes, OOMs: x.row.OOMEvents, Devices: len(x.row.Devices)}
+		for _, h := range x.row.Devices {
+			v.FinalAlloc += h.FinalAllocatedBytes
+			v.FinalRes += h.FinalReservedBytes
+		}
+		rows = append(rows, v)
 	}
-	for k, x := range r.rows {
-		k := k
-		state := map[rankState]string{rankQueued: "queued", rankRunning: "running", rankDone: "done", rankFailed: "failed"}[x.state]
-		cls := "snap-rank-" + state
-		if x.row.Outlier {
-			cls += " snap-rank-outlier"
-		}
-		label := rankLabel(x, k)
-		head := app.Th().Scope("row").Body(app.Text(label))
-		if x.state == rankDone {
-			head = app.Th().Scope("row").Body(app.Button().Class("snap-rank-open link-button").Title("Open %s in the full view", label).
-				Text(label).OnClick(func(ctx app.Context, e app.Event) { p.openRank(ctx, k) }))
-		}
-		file := app.Td().Class("snap-rank-file").Body(app.Text(shown(x.name)))
-		var cells []app.UI
-		switch x.state {
-		case rankDone:
-			var fa, fr int64
-			for _, h := range x.row.Devices {
-				fa += h.FinalAllocatedBytes
-				fr += h.FinalReservedBytes
-			}
-			cells = []app.UI{num(x.row.PeakAllocatedBytes), num(x.row.PeakReservedBytes), num(fa), num(fr),
-				app.Td().Class("num").Text(strconv.Itoa(x.row.OOMEvents))}
-			var note []app.UI
-			if x.row.Outlier {
-				for _, w := range x.row.Why {
-					note = append(note, app.Br(), app.Strong().Class("snap-rank-why").Text("outlier: "+w))
-				}
-			}
-			if len(x.row.Devices) > 1 {
-				note = append(note, app.Br(), app.Span().Class("muted").Text(fmt.Sprintf("%d devices: the highest peaks", len(x.row.Devices))))
-			}
-			file = app.Td().Class("snap-rank-file").Body(append([]app.UI{app.Text(shown(x.name))}, note...)...)
-		case rankFailed:
-			cells = []app.UI{app.Td().ColSpan(5).Class("error snap-rank-error").Text(shown(x.row.Error))}
-		default:
-			what := "waiting for a worker"
-			if x.state == rankRunning {
-				what = fmt.Sprintf("reading… %s of %s", bytesize.Format(x.read, p.unit), bytesize.Format(x.size, p.unit))
-			}
-			cells = []app.UI{app.Td().ColSpan(5).Class("muted").Text(what)}
-		}
-		tr := app.Tr().Class(cls).DataSet("index", k).DataSet("rank", x.row.Rank).DataSet("state", state).
-			DataSet("outlier", x.row.Outlier).DataSet("file", shown(x.name))
-		if x.state == rankDone {
-			tr = tr.DataSet("peak-allocated", x.row.PeakAllocatedBytes).DataSet("peak-reserved", x.row.PeakReservedBytes)
-		}
-		rows = append(rows, tr.Body(append(append([]app.UI{head}, cells...), file)...))
+	if more := len(r.rows) - r.shown; more > 0 {
+		rows = append(rows, app.Tr().Class("snap-rank-more").Body(app.Td().ColSpan(7).Class("muted").Text(fmt.Sprintf("listing %d more files…", more))))
 	}
 	return rows
+}
+
+// rankRowView is a row of the overview's table.
+type rankRowView struct {
+	app.Compo
+	// Page opens the rank (the same pointer at each render: not a change).
+	Page                       *SnapshotPage
+	Index, Rank, OOMs, Devices int
+	Label, Name, State, Error  string
+	Outlier                    bool
+	Why                        []string
+	Alloc, Res, FinalAlloc     int64
+	FinalRes, Read, Size       int64
+	Unit                       bytesize.Unit
+}
+
+// Render draws the row.
+func (v *rankRowView) Render() app.UI {
+	num := func(b int64) app.UI {
+		return app.Td().Class("num").Title("%s B", bytesize.Commas(b)).Text(bytesize.Format(b, v.Unit))
+	}
+	cls := "snap-rank-" + v.State
+	if v.Outlier {
+		cls += " snap-rank-outlier"
+	}
+	head := app.Th().Scope("row").Body(app.Text(v.Label))
+	if v.State == "done" {
+		head = app.Th().Scope("row").Body(app.Button().Class("snap-rank-open").Title("Open %s in the full view", v.Label).
+			Text(v.Label).OnClick(func(ctx app.Context, e app.Event) { v.Page.openRank(ctx, v.Index) }))
+	}
+	file := []app.UI{app.Text(v.Name)}
+	var cells []app.UI
+	switch v.State {
+	case "done":
+		cells = []app.UI{num(v.Alloc), num(v.Res), num(v.FinalAlloc), num(v.FinalRes), app.Td().Class("num").Text(strconv.Itoa(v.OOMs))}
+		if v.Outlier {
+			for _, w := range v.Why {
+				file = append(file, app.Br(), app.Strong().Class("snap-rank-why").Text("outlier: "+w))
+			}
+		}
+		if v.Devices > 1 {
+			file = append(file, app.Br(), app.Span().Class("muted").Text(fmt.Sprintf("%d devices: the highest peaks", v.Devices)))
+		}
+	case "failed":
+		cells = []app.UI{app.Td().ColSpan(5).Class("error snap-rank-error").Text(v.Error)}
+	default:
+		what := "waiting for a worker"
+		if v.State == "running" {
+			what = fmt.Sprintf("reading… %s of %s", bytesize.Format(v.Read, v.Unit), bytesize.Format(v.Size, v.Unit))
+		}
+		cells = []app.UI{app.Td().ColSpan(5).Class("muted").Text(what)}
+	}
+	tr := app.Tr().Class(cls).DataSet("index", v.Index).DataSet("rank", v.Rank).DataSet("state", v.State).DataSet("outlier", v.Outlier)
+	if v.State == "done" {
+		tr = tr.DataSet("peak-allocated", v.Alloc).DataSet("peak-reserved", v.Res)
+	}
+	return tr.Body(append(append([]app.UI{head}, cells...), app.Td().Class("snap-rank-file").Body(file...))...)
+}
+
+// rankBarView is a rank's pair of bars in the overview's chart.
+type rankBarView struct {
+	app.Compo
+	Title, Alloc, Res string
+	Done, Outlier     bool
+}
+
+// Render draws the bars.
+func (v *rankBarView) Render() app.UI {
+	cls := "snap-rb"
+	if v.Outlier {
+		cls += " snap-rb-outlier"
+	}
+	if !v.Done {
+		return app.Div().Class(cls+" snap-rb-empty").Title("%s", v.Title)
+	}
+	return app.Div().Class(cls).Title("%s", v.Title).Body(
+		app.Div().Class("snap-rb-alloc").Style("height", v.Alloc),
+		app.Div().Class("snap-rb-res").Style("height", v.Res),
+	)
 }
 
 // renderRankBars draws the peak allocated and reserved of each analysed
@@ -549,23 +675,21 @@ func (p *SnapshotPage) renderRankBars() app.UI {
 		}
 		return fmt.Sprintf("%.1f%%", 100*float64(v)/float64(top))
 	}
-	cols := make([]app.UI, 0, len(r.rows))
-	for k, x := range r.rows {
-		cls := "snap-rb"
-		if x.row.Outlier {
-			cls += " snap-rb-outlier"
-		}
+	cols := make([]app.UI, 0, r.shown)
+	for k, x := range r.rows[:r.shown] {
 		label := rankLabel(x, k)
-		if x.state != rankDone {
-			cols = append(cols, app.Div().Class(cls+" snap-rb-empty").Title("%s: %s", label,
-				map[bool]string{true: "could not be analysed", false: "not analysed yet"}[x.state == rankFailed]))
-			continue
+		v := &rankBarView{Done: x.state == rankDone, Outlier: x.row.Outlier}
+		switch x.state {
+		case rankDone:
+			v.Title = fmt.Sprintf("%s: peak allocated %s, peak reserved %s", label,
+				bytesize.Format(x.row.PeakAllocatedBytes, p.unit), bytesize.Format(x.row.PeakReservedBytes, p.unit))
+			v.Alloc, v.Res = pct(x.row.PeakAllocatedBytes), pct(x.row.PeakReservedBytes)
+		case rankFailed:
+			v.Title = label + ": could not be analysed"
+		default:
+			v.Title = label + ": not analysed yet"
 		}
-		cols = append(cols, app.Div().Class(cls).Title("%s: peak allocated %s, peak reserved %s", label,
-			bytesize.Format(x.row.PeakAllocatedBytes, p.unit), bytesize.Format(x.row.PeakReservedBytes, p.unit)).Body(
-			app.Div().Class("snap-rb-alloc").Style("height", pct(x.row.PeakAllocatedBytes)),
-			app.Div().Class("snap-rb-res").Style("height", pct(x.row.PeakReservedBytes)),
-		))
+		cols = append(cols, v)
 	}
 	return app.Figure().ID("snap-ranks-chart").Class("snap-ranks-chart").Body(
 		app.Div().Class("snap-rb-plot").Attr("role", "img").Aria("label", fmt.Sprintf("Peak allocated and reserved of %d ranks, "+

@@ -1,0 +1,150 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"oomscope/snapshot/gen"
+)
+
+// BenchmarkBrowserSnapshotRanks drops OOMSCOPE_BENCH_RANKS generated ranks
+// (default 16) of about OOMSCOPE_BENCH_RANK_MB MiB each (default 10; rank
+// 0 runs a wider model, an outlier) on the snapshot page and prints: drop
+// → first rank in the overview, drop → all ranks in it, the pool's
+// workers, the highest sum of their WebAssembly memory seen while they
+// work (sampled), the longest main-thread task (PerformanceObserver
+// "longtask": tasks over 50 ms, 0 if none) and the longest gap between two
+// frames. OOMSCOPE_BENCH_CORES makes the page see that many cores
+// (navigator.hardwareConcurrency), which sizes its pool of workers. make
+// bench-browser runs it.
+func BenchmarkBrowserSnapshotRanks(b *testing.B) {
+	n, mb := 16, int64(10)
+	if v := os.Getenv("OOMSCOPE_BENCH_RANKS"); v != "" {
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 1 || k > 128 {
+			b.Fatalf("OOMSCOPE_BENCH_RANKS=%q: want 1 to 128", v)
+		}
+		n = k
+	}
+	if v := os.Getenv("OOMSCOPE_BENCH_RANK_MB"); v != "" {
+		k, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || k < 1 {
+			b.Fatalf("OOMSCOPE_BENCH_RANK_MB=%q: want a size in MiB", v)
+		}
+		mb = k
+	}
+	dir := os.Getenv("OOMSCOPE_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	var paths []string
+	var total int64
+	for rank := range n {
+		opt := gen.Options{Seed: uint64(rank + 1), Layers: 8, TargetBytes: mb << 20}
+		if rank == 0 {
+			opt.Hidden = 1024 // a model 16 times as big: hundreds of MiB more
+		}
+		data, _, err := gen.Bytes(opt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("bench_rank%d.pickle", rank))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, p)
+		total += int64(len(data))
+	}
+	cores := int64(0)
+	if v := os.Getenv("OOMSCOPE_BENCH_CORES"); v != "" {
+		k, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || k < 1 {
+			b.Fatalf("OOMSCOPE_BENCH_CORES=%q: want a number of cores", v)
+		}
+		cores = k
+	}
+	s := serveSite(b, distDir(b), "", "no-store")
+	for b.Loop() {
+		tb := newTab(b, s)
+		if cores > 0 { // the page sizes its pool by navigator.hardwareConcurrency
+			if _, err := chromedp.Call(tb.ctx, emulation.SetHardwareConcurrencyOverride, emulation.SetHardwareConcurrencyOverrideParams{HardwareConcurrency: cores}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		tb.open("/snapshot")
+		evalJS[bool](tb, `(() => {
+			window.__gap = {max: 0, last: performance.now(), on: true, long: 0};
+			window.__tasks = [];
+			new PerformanceObserver((l) => { for (const e of l.getEntries()) { window.__gap.long = Math.max(window.__gap.long, e.duration); window.__tasks.push([Math.round(e.startTime - window.__t0), Math.round(e.duration)]); } }).observe({type: "longtask"});
+			const f = () => { const now = performance.now(); if (window.__gap.on) window.__gap.max = Math.max(window.__gap.max, now - window.__gap.last); window.__gap.last = now; requestAnimationFrame(f); };
+			requestAnimationFrame(f);
+			window.__first = 0;
+			new MutationObserver(() => { if (!window.__first && document.body.getAttribute("data-ranks-done") > "0") window.__first = performance.now(); })
+				.observe(document.body, {attributes: true, attributeFilter: ["data-ranks-done"]});
+			window.__t0 = performance.now();
+			return true; })()`)
+		tb.dropFiles("#snap-drop", paths)
+		var peakMem float64
+		workers := 0
+		deadline := time.Now().Add(10 * time.Minute)
+		for evalJS[string](tb, `document.body.getAttribute("data-ranks-ready") || ""`) == "" {
+			if time.Now().After(deadline) {
+				b.Fatal("the overview did not finish in 10 minutes")
+			}
+			sum, k := workersMemory(tb)
+			peakMem, workers = max(peakMem, sum), max(workers, k)
+			time.Sleep(100 * time.Millisecond)
+		}
+		m := evalJS[map[string]float64](tb, `(() => { window.__gap.on = false;
+			return {ready: +document.body.getAttribute("data-ranks-ready") - window.__t0, first: window.__first ? window.__first - window.__t0 : -1,
+			long: window.__gap.long, gap: window.__gap.max,
+			failed: document.querySelectorAll('#snap-ranks-table tr[data-state="failed"]').length,
+			outliers: document.querySelectorAll('#snap-ranks-table tr[data-outlier="true"]').length}; })()`)
+		if m["failed"] != 0 {
+			b.Errorf("%.0f ranks failed", m["failed"])
+		}
+		if os.Getenv("OOMSCOPE_BENCH_TASKS") != "" {
+			b.Logf("long tasks [start ms, duration ms] %v; first rank at %.0f, all at %.0f", evalJS[[][]float64](tb, `window.__tasks`), m["first"], m["ready"])
+		}
+		b.ReportMetric(m["ready"], "ms/drop-to-overview")
+		b.ReportMetric(m["long"], "ms/longest-task")
+		fmt.Printf("\n%d ranks, %.1f MB in all: drop→first rank %.0f ms, drop→all ranks %.0f ms (%.1f MB/s), %d workers, "+
+			"their wasm memory at most %.0f MB together (sampled), longest main-thread task %.0f ms, longest frame gap %.0f ms, %.0f outlier(s)\n",
+			n, float64(total)/1e6, m["first"], m["ready"], float64(total)/1e3/m["ready"], workers, peakMem/1e6, m["long"], m["gap"], m["outliers"])
+		tb.assertClean()
+	}
+}
+
+// workersMemory sums the WebAssembly memory of the tab's workers now.
+func workersMemory(tb *tab) (sum float64, n int) {
+	targets, err := chromedp.Targets(tb.ctx)
+	if err != nil {
+		return 0, 0
+	}
+	c := chromedp.FromContext(tb.ctx)
+	for _, ti := range targets {
+		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID {
+			continue
+		}
+		tctx, stop := context.WithTimeout(tb.ctx, 2*time.Second)
+		wctx, cancel := chromedp.NewContext(tctx, chromedp.WithTargetID(ti.TargetID))
+		v, err := chromedp.Run(wctx, chromedp.Evaluate[float64](`(typeof go === "object" && go._inst) ? go._inst.exports.mem.buffer.byteLength : 0`))
+		cancel()
+		stop()
+		if err == nil {
+			sum += v
+			n++
+		}
+	}
+	return sum, n
+}
