@@ -185,27 +185,15 @@ func (p *SnapshotPage) onDrop(ctx app.Context, e app.Event) {
 	defer p.guard(ctx, "Reading the dropped file")
 	e.PreventDefault()
 	p.dragOver = false
-	files, folder := filesOf(e.Get("dataTransfer").Get("files"))
-	if len(files) == 1 && droppedFolder(e.Get("dataTransfer")) {
-		p.fail(ctx, "A folder was dropped: choose it with “Choose a folder” instead, or drop its files.")
+	dt := e.Get("dataTransfer")
+	if entries, ok := droppedFolders(dt); ok {
+		// The browser lists a dropped folder as one empty file: its
+		// files are read from its entry, asynchronously.
+		p.readFolders(ctx, entries)
 		return
 	}
+	files, folder := filesOf(dt.Get("files"))
 	p.openFiles(ctx, files, folder)
-}
-
-// droppedFolder reports whether the first item dropped is a folder (the
-// browser then lists it as a file of no type).
-func droppedFolder(dt app.Value) bool {
-	items := dt.Get("items")
-	if !items.Truthy() || items.Length() == 0 {
-		return false
-	}
-	it := items.Index(0)
-	if it.Get("webkitGetAsEntry").Type() != app.TypeFunction {
-		return false
-	}
-	ent := it.Call("webkitGetAsEntry")
-	return ent.Truthy() && ent.Get("isDirectory").Bool()
 }
 
 func (p *SnapshotPage) onPick(ctx app.Context, e app.Event) {

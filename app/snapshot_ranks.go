@@ -1,8 +1,10 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -99,16 +101,16 @@ type fileEntry struct {
 	name string
 }
 
-// filesOf lists a FileList; from a folder (webkitdirectory) the files
-// that are not snapshots (load.IsSnapshotName) are left out, as the CLI
-// leaves them out of a directory.
+// filesOf lists a FileList; from a folder (webkitdirectory, which lists
+// its subfolders too) only the folder's own snapshot files are taken
+// (load.IsSnapshotName), as the CLI reads a directory.
 func filesOf(list app.Value) (files []fileEntry, folder bool) {
 	for i := 0; i < list.Length(); i++ {
 		f := list.Index(i)
 		name := f.Get("name").String()
 		if rel := jsString(f, "webkitRelativePath"); rel != "" {
 			folder = true
-			if !load.IsSnapshotName(name) {
+			if !load.IsSnapshotName(name) || strings.Count(rel, "/") != 1 {
 				continue
 			}
 			name = rel
@@ -700,4 +702,113 @@ func (p *SnapshotPage) renderRankBars() app.UI {
 			app.Span().Class("snap-rb-key snap-rb-key-outlier"), app.Text(" outlier (up to "+bytesize.Format(top, p.unit)+")"),
 		),
 	)
+}
+
+// droppedFolders returns the entries of what was dropped when one of them
+// is a folder (FileSystemEntry; they must be taken during the drop event).
+func droppedFolders(dt app.Value) ([]app.Value, bool) {
+	items := dt.Get("items")
+	if !items.Truthy() || items.Length() == 0 || items.Index(0).Get("webkitGetAsEntry").Type() != app.TypeFunction {
+		return nil, false
+	}
+	var ents []app.Value
+	folder := false
+	for i := 0; i < items.Length(); i++ {
+		ent := items.Index(i).Call("webkitGetAsEntry")
+		if !ent.Truthy() {
+			continue
+		}
+		folder = folder || ent.Get("isDirectory").Bool()
+		ents = append(ents, ent)
+	}
+	return ents, folder
+}
+
+// readFolders lists the snapshot files of dropped folders (not of their
+// subfolders, as the CLI reads a directory) and of the files dropped with
+// them, then opens them as ranks.
+func (p *SnapshotPage) readFolders(ctx app.Context, ents []app.Value) {
+	ctx = p.lasting(ctx)
+	ctx.Async(func() {
+		var files []fileEntry
+		var err error
+		for _, ent := range ents {
+			if !ent.Get("isDirectory").Bool() {
+				files, err = appendEntryFile(files, ent)
+			} else {
+				var kids []app.Value
+				if kids, err = entryCall(ent.Call("createReader"), "readEntries"); err == nil {
+					for _, k := range kids {
+						if k.Get("isFile").Bool() && load.IsSnapshotName(k.Get("name").String()) {
+							if files, err = appendEntryFile(files, k); err != nil {
+								break
+							}
+						}
+					}
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		ctx.Dispatch(func(ctx app.Context) {
+			if err != nil {
+				p.fail(ctx, "Reading the dropped folder failed: "+err.Error())
+				return
+			}
+			p.openFiles(ctx, files, true)
+		})
+	})
+}
+
+// appendEntryFile appends the File of a file entry, named by its path in
+// the drop.
+func appendEntryFile(files []fileEntry, ent app.Value) ([]fileEntry, error) {
+	f, err := entryCall(ent, "file")
+	if err != nil {
+		return files, err
+	}
+	return append(files, fileEntry{file: f[0], name: strings.TrimPrefix(ent.Get("fullPath").String(), "/")}), nil
+}
+
+// entryCall calls a FileSystemEntry method that answers through callbacks
+// (file, readEntries) and waits for it: file gives one File, readEntries
+// is called until it gives no more entries.
+func entryCall(obj app.Value, method string) ([]app.Value, error) {
+	var out []app.Value
+	for {
+		type answer struct {
+			v   app.Value
+			err error
+		}
+		ch := make(chan answer, 1)
+		ok := app.FuncOf(func(this app.Value, args []app.Value) any {
+			ch <- answer{v: args[0]}
+			return nil
+		})
+		bad := app.FuncOf(func(this app.Value, args []app.Value) any {
+			msg := "the browser could not read it"
+			if len(args) > 0 && args[0].Truthy() {
+				msg += ": " + args[0].Call("toString").String()
+			}
+			ch <- answer{err: errors.New(msg)}
+			return nil
+		})
+		obj.Call(method, ok, bad)
+		a := <-ch
+		ok.Release()
+		bad.Release()
+		if a.err != nil {
+			return nil, a.err
+		}
+		if method == "file" {
+			return []app.Value{a.v}, nil
+		}
+		if a.v.Length() == 0 || len(out) > 4*load.MaxRanks {
+			return out, nil
+		}
+		for i := 0; i < a.v.Length(); i++ {
+			out = append(out, a.v.Index(i))
+		}
+	}
 }

@@ -250,3 +250,61 @@ func TestSnapshotTwoFilesCompare(t *testing.T) {
 	}
 	tb.assertClean()
 }
+
+// TestSnapshotRanksFolder drops a folder of three ranks, a text file and a
+// subfolder: its snapshot files are the ranks (as the CLI reads a
+// directory), with the peaks package load finds in them.
+func TestSnapshotRanksFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "job")
+	if err := os.MkdirAll(filepath.Join(dir, "old"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for rank := range 3 {
+		data, _, err := gen.Bytes(gen.Options{Seed: uint64(rank + 1), Layers: 2 + rank, Hidden: 256, Steps: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("rank_%d.pickle", rank))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, closer, err := load.OpenFile(p, nil, load.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, load.FileRank(f).PeakAllocatedBytes)
+		closer.Close()
+		if rank == 0 { // a copy in a subfolder is not read
+			if err := os.WriteFile(filepath.Join(dir, "old", "rank_9.pickle"), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a rank"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	tb.dropFiles("#snap-drop", []string{dir})
+	poll[string](tb, `document.body.getAttribute("data-ranks-ready") || document.body.getAttribute("data-snapshot-error") || ""`, 60*time.Second)
+	rows := evalJS[[]rankRow](tb, rankRowsJS)
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want the folder's 3 snapshots: %+v (error %q)", len(rows), rows, tb.text("#snap-error"))
+	}
+	for i, r := range rows {
+		if r.Rank != strconv.Itoa(i) || r.Alloc != strconv.FormatInt(want[i], 10) || !strings.Contains(r.Text, fmt.Sprintf("job/rank_%d.pickle", i)) {
+			t.Errorf("row %d = %+v, want rank %d with peak %d", i, r, i, want[i])
+		}
+	}
+
+	// The same folder chosen with "Choose a folder" (webkitdirectory).
+	evalJS[bool](tb, `(() => { document.body.removeAttribute("data-ranks-ready"); return true; })()`)
+	tb.uploadFiles("#snap-folder", []string{dir})
+	poll[string](tb, `document.body.getAttribute("data-ranks-ready") || document.body.getAttribute("data-snapshot-error") || ""`, 60*time.Second)
+	if picked := evalJS[[]rankRow](tb, rankRowsJS); len(picked) != 3 || picked[2].Alloc != strconv.FormatInt(want[2], 10) {
+		t.Errorf("the folder picked: %+v", picked)
+	}
+	tb.assertClean()
+}
