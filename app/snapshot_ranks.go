@@ -83,16 +83,16 @@ const rankRenderEvery = 250 * time.Millisecond
 const maxRankWorkers = 4
 
 // rankPoolSize is the number of workers for n files:
-// min(maxRankWorkers, cores - 1, n), at least one. One core is left to the
-// page: on a 2-core machine two workers finished 64 ranks no sooner than
-// one (make bench-browser, OOMSCOPE_BENCH_CORES) and made the page's
-// longest task 60-110 ms instead of 50-75 ms.
+// min(maxRankWorkers, cores, n), at least one. (Leaving a core to the page
+// was tried: on a 2-core machine one worker took 5.1-6.5 s for 16 ranks of
+// 10 MiB against 3.6-4.5 s for two, and the page's longest task was not
+// shorter; make bench-browser, OOMSCOPE_BENCH_CORES.)
 func rankPoolSize(n int) int {
 	cores := 2
 	if hc := app.Window().Get("navigator").Get("hardwareConcurrency"); hc.Type() == app.TypeNumber {
 		cores = hc.Int()
 	}
-	return max(1, min(maxRankWorkers, cores-1, n))
+	return max(1, min(maxRankWorkers, cores, n))
 }
 
 // fileEntry is a dropped or chosen file with the name it is shown by.
@@ -213,7 +213,7 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 func (p *SnapshotPage) newRankWorker(ctx app.Context) *rankWorker {
 	ctx = p.lasting(ctx)
 	rw := &rankWorker{row: -1}
-	rw.w = app.Window().Get("Worker").New(Href("/web/snapworker.js"))
+	rw.w = app.Window().Get("Worker").New(Asset("/web/snapworker.js"))
 	rw.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
 		if len(args) == 0 {
 			return nil
