@@ -93,7 +93,9 @@ bench:
 # the latter on both families at 10, 55, 200 MiB and 1 GiB plus the real
 # snapshots (OOMSCOPE_BENCH_MB, OOMSCOPE_BENCH_FAMILIES and
 # OOMSCOPE_BENCH_FILES change that); the 1 GiB files need 2 GB of disk
-# under OOMSCOPE_BENCH_DIR (default: a temp dir).
+# under OOMSCOPE_BENCH_DIR (default: a temp dir). It also drops 16 generated
+# ranks of 10 MiB at once for the overview of ranks (OOMSCOPE_BENCH_RANKS,
+# OOMSCOPE_BENCH_RANK_MB, OOMSCOPE_BENCH_CORES).
 bench-browser: chromium axe dist
 	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 60m -run '^$$' -bench 'Browser(Snapshot|Estimate)' -benchtime 1x ./e2e/
 
