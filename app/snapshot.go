@@ -81,6 +81,10 @@ type SnapshotPage struct {
 	// mountCtx is the page's context (OnMount), for the workers' answers.
 	mountCtx app.Context
 	mounted  bool
+	// ovCtx is the context of the overview of ranks while it is mounted
+	// (ovMounted), to draw it alone (redrawRanks).
+	ovCtx     app.Context
+	ovMounted bool
 
 	worker  app.Value
 	onMsg   app.Func
@@ -554,7 +558,7 @@ func (p *SnapshotPage) Render() app.UI {
 		app.P().Class("notice snap-private").ID("snap-private").Text("Your file never leaves your browser: it is read and "+
 			"analysed on this page, in a Web Worker. Nothing is uploaded, and the page works offline."),
 		p.renderDrop(),
-		app.If(p.ranks != nil && p.ranks.open < 0, func() app.UI { return p.renderRanks() }),
+		app.If(p.ranks != nil && p.ranks.open < 0, func() app.UI { return &rankOverview{Page: p, Unit: p.unit} }),
 		app.If(p.ranks == nil || p.ranks.open >= 0, func() app.UI { return p.renderFile() }),
 	)
 }

@@ -174,7 +174,7 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 		MarkBody(a, "")
 	}
 	r.shown = min(len(r.rows), rankRowsPerStep/2)
-	p.rankChanged(ctx, true)
+	p.markRanks(ctx) // this update draws the page with the overview
 	ctx.Defer(func(ctx app.Context) { p.listMore(ctx, r) })
 	// The workers start in a task of their own, after the first drawing
 	// of the overview: the drop's task stays short.
@@ -382,7 +382,7 @@ func (p *SnapshotPage) rankChanged(ctx app.Context, final bool) {
 	switch {
 	case final || time.Since(r.lastRender) >= rankRenderEvery:
 		r.lastRender, r.renderDue = time.Now(), false
-		p.markRanks(ctx)
+		p.redrawRanks(ctx)
 	case !r.renderDue:
 		ctx.PreventUpdate()
 		r.renderDue = true
@@ -392,11 +392,53 @@ func (p *SnapshotPage) rankChanged(ctx app.Context, final bool) {
 				return
 			}
 			r.renderDue, r.lastRender = false, time.Now()
-			p.markRanks(ctx)
+			p.redrawRanks(ctx)
 		})
 	default:
 		ctx.PreventUpdate()
 	}
+}
+
+// redrawRanks draws the overview again, alone, in place of the update
+// that ctx (the page's, or one of its elements') would make of the whole
+// page: the page's layout costs more to draw than the overview, and only
+// the overview changed. Then it sets the markers (markRanks).
+func (p *SnapshotPage) redrawRanks(ctx app.Context) {
+	ctx.PreventUpdate()
+	if !p.ovMounted {
+		p.markRanks(ctx)
+		return
+	}
+	// A dispatch from the overview flags it and the page; the page's
+	// flag is taken back (go-app counts them), so the overview alone is
+	// drawn, and an update the page needs for another reason still is.
+	p.ovCtx.Dispatch(func(c app.Context) {
+		p.mountCtx.PreventUpdate()
+		p.markRanks(c)
+	})
+}
+
+// rankOverview holds the overview of ranks (renderRanks) as a component
+// of its own, so that redrawRanks can draw it without the page. It is
+// drawn again with the page when Unit changes.
+type rankOverview struct {
+	app.Compo
+	Page *SnapshotPage
+	Unit bytesize.Unit
+}
+
+// OnMount lets the page draw the overview alone.
+func (o *rankOverview) OnMount(ctx app.Context) { o.Page.ovCtx, o.Page.ovMounted = ctx, true }
+
+// OnDismount stops that.
+func (o *rankOverview) OnDismount() { o.Page.ovMounted = false }
+
+// Render draws the overview.
+func (o *rankOverview) Render() app.UI {
+	if o.Page.ranks == nil {
+		return app.Div()
+	}
+	return o.Page.renderRanks()
 }
 
 // markRanks sets the overview's markers once the render is drawn: the
@@ -425,7 +467,7 @@ func (p *SnapshotPage) listMore(ctx app.Context, r *snapRanks) {
 			return
 		}
 		r.shown = min(len(r.rows), r.shown+rankRowsPerStep)
-		p.markRanks(ctx)
+		p.redrawRanks(ctx)
 		// The next rows after this render is drawn: go-app draws once per
 		// frame all that changed since the last.
 		ctx.Defer(func(ctx app.Context) { p.listMore(ctx, r) })

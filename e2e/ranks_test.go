@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 
+	"oomscope/bytesize"
 	"oomscope/snapshot/gen"
 	"oomscope/snapshot/load"
 )
@@ -188,6 +189,12 @@ func TestSnapshotRanks(t *testing.T) {
 	if evalJS[bool](tb, `!!document.getElementById("snap-results")`) {
 		t.Error("the full view is still shown with the overview")
 	}
+	// The unit switch redraws the overview in GB.
+	tb.click("#snap-ranks #unit-gb")
+	gb := bytesize.Format(o.Ranks[5].PeakAllocatedBytes, bytesize.Decimal)
+	tb.waitText(`#snap-ranks-table tr[data-rank="5"]`, gb)
+	tb.click("#snap-ranks #unit-gib")
+	tb.waitText(`#snap-ranks-table tr[data-rank="5"]`, bytesize.Format(o.Ranks[5].PeakAllocatedBytes, bytesize.Binary))
 
 	// Three files picked with the input are ranks too; one file is the
 	// single-file view again.
