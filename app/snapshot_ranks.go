@@ -36,8 +36,8 @@ const (
 type rankRow struct {
 	file  app.Value // the File, to open the rank in the full view
 	name  string    // its name (a folder's files: the path inside it)
-	size  int64
-	read  int64 // bytes read so far
+	size  int64     // -1 until asked of the File (sizeRanks)
+	read  int64     // bytes read so far
 	state rankState
 	// row is the worker's answer (or the error), marked by the overview.
 	row load.Rank
@@ -58,7 +58,8 @@ type snapRanks struct {
 	next     int // next row to hand to a worker
 	finished int // rows done or failed
 	read     int64
-	total    int64
+	total    int64 // of the files sized so far
+	unsized  int   // files whose size is not known yet
 	// median* and the outlier marks come from load.NewOverview over the
 	// finished rows (recomputed as rows finish).
 	medianAlloc, medianRes int64
@@ -156,25 +157,24 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 	for i, f := range files {
 		pending[i] = load.Rank{File: f.name, Rank: load.RankOf(f.name), Error: "pending"}
 	}
-	used := make([]bool, len(files))
+	byName := map[string][]int{}
+	for i, f := range files {
+		byName[f.name] = append(byName[f.name], i)
+	}
 	r := &snapRanks{open: -1, started: now()}
 	for _, o := range load.NewOverview(pending).Ranks {
-		for i, f := range files {
-			if !used[i] && f.name == o.File {
-				used[i] = true
-				size := int64(f.file.Get("size").Float())
-				r.rows = append(r.rows, &rankRow{file: f.file, name: f.name, size: size, row: load.Rank{File: f.name, Rank: o.Rank, Bytes: size}})
-				r.total += size
-				break
-			}
-		}
+		f := files[byName[o.File][0]]
+		byName[o.File] = byName[o.File][1:]
+		r.rows = append(r.rows, &rankRow{file: f.file, name: f.name, size: -1, row: load.Rank{File: f.name, Rank: o.Rank}})
 	}
+	r.unsized = len(r.rows)
 	p.ranks = r
 	for _, a := range []string{"data-ranks-ready", "data-ranks-done"} {
 		MarkBody(a, "")
 	}
-	r.shown = min(len(r.rows), rankRowsPerStep/2)
-	p.markRanks(ctx) // this update draws the page with the overview
+	// This update draws the page with the overview's frame only; the rows
+	// follow frame by frame (listMore).
+	p.markRanks(ctx)
 	ctx.Defer(func(ctx app.Context) { p.listMore(ctx, r) })
 	// The workers start in a task of their own, after the first drawing
 	// of the overview: the drop's task stays short.
@@ -183,6 +183,7 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 			ctx.PreventUpdate()
 			return
 		}
+		p.sizeRanks(ctx, r)
 		for range rankPoolSize(len(r.rows)) {
 			r.pool = append(r.pool, p.newRankWorker(ctx))
 		}
@@ -206,6 +207,44 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 				load.DecodeResponse(js, nil)
 			}
 		})
+	})
+}
+
+// sizeOf asks the File of a row for its size once. The browser may look
+// the file up on disk for it (about a millisecond for a dropped file), so
+// the sizes are asked a few at a time (sizeRanks), not all in the drop's
+// task.
+func (r *snapRanks) sizeOf(row *rankRow) {
+	if row.size >= 0 {
+		return
+	}
+	row.size = max(0, int64(row.file.Get("size").Float()))
+	row.row.Bytes = row.size
+	r.total += row.size
+	r.unsized--
+}
+
+// rankSizesPerTask is how many files sizeRanks asks for their size in one
+// task.
+const rankSizesPerTask = 4
+
+// sizeRanks asks the files for their sizes, rankSizesPerTask per task,
+// for the progress line's total.
+func (p *SnapshotPage) sizeRanks(ctx app.Context, r *snapRanks) {
+	ctx.After(time.Millisecond, func(ctx app.Context) {
+		ctx.PreventUpdate()
+		if p.ranks != r || r.unsized == 0 {
+			return
+		}
+		n := 0
+		for _, row := range r.rows {
+			if row.size < 0 && n < rankSizesPerTask {
+				r.sizeOf(row)
+				n++
+			}
+		}
+		p.showRankProgress()
+		p.sizeRanks(ctx, r)
 	})
 }
 
@@ -270,6 +309,7 @@ func (p *SnapshotPage) feedRank(ctx app.Context, rw *rankWorker) {
 		i := r.next
 		r.next++
 		row := r.rows[i]
+		r.sizeOf(row)
 		if row.size == 0 {
 			p.rankFinished(ctx, i, load.Rank{Error: fmt.Sprintf("%s is empty (0 bytes)", row.name)})
 			continue
@@ -456,7 +496,7 @@ func (p *SnapshotPage) markRanks(ctx app.Context) {
 
 // rankRowsPerStep is how many rows a render adds to the overview's table:
 // mounting 128 rows at once took over 100 ms of the page's time.
-const rankRowsPerStep = 16
+const rankRowsPerStep = 8
 
 // listMore adds rankRowsPerStep rows to the table in a render of its own,
 // until every file has its row.
@@ -518,7 +558,11 @@ func (p *SnapshotPage) rankStatus() string {
 			failed++
 		}
 	}
-	s := fmt.Sprintf("%d of %d ranks analysed · %s of %s read", r.finished, n, bytesize.Format(r.read, p.unit), bytesize.Format(r.total, p.unit))
+	of := bytesize.Format(r.total, p.unit)
+	if r.unsized > 0 {
+		of = "at least " + of
+	}
+	s := fmt.Sprintf("%d of %d ranks analysed · %s of %s read", r.finished, n, bytesize.Format(r.read, p.unit), of)
 	if r.finished < n {
 		s += fmt.Sprintf(" · %d workers", len(r.pool))
 	}
@@ -531,8 +575,8 @@ func (p *SnapshotPage) rankStatus() string {
 // rankFraction is the share of the bytes read, for the progress bar.
 func (p *SnapshotPage) rankFraction() string {
 	r := p.ranks
-	if r.total <= 0 {
-		return "1"
+	if r.total <= 0 || r.unsized > 0 {
+		return "0"
 	}
 	return fmt.Sprintf("%.3f", float64(r.read)/float64(r.total))
 }

@@ -24,7 +24,8 @@ import (
 // workers, the highest sum of their WebAssembly memory seen while they
 // work (sampled), the longest main-thread task (PerformanceObserver
 // "longtask": tasks over 50 ms, 0 if none) and the longest gap between two
-// frames. OOMSCOPE_BENCH_CORES makes the page see that many cores
+// frames. OOMSCOPE_BENCH_PICK=1 sets the files on the file input instead
+// of dropping them; OOMSCOPE_BENCH_CORES makes the page see that many cores
 // (navigator.hardwareConcurrency), which sizes its pool of workers. make
 // bench-browser runs it.
 func BenchmarkBrowserSnapshotRanks(b *testing.B) {
@@ -93,7 +94,11 @@ func BenchmarkBrowserSnapshotRanks(b *testing.B) {
 				.observe(document.body, {attributes: true, attributeFilter: ["data-ranks-done"]});
 			window.__t0 = performance.now();
 			return true; })()`)
-		tb.dropFiles("#snap-drop", paths)
+		if os.Getenv("OOMSCOPE_BENCH_PICK") != "" {
+			tb.uploadFiles("#snap-file", paths)
+		} else {
+			tb.dropFiles("#snap-drop", paths)
+		}
 		var peakMem float64
 		workers := 0
 		deadline := time.Now().Add(10 * time.Minute)
