@@ -36,7 +36,7 @@ const (
 type rankRow struct {
 	file  app.Value // the File, to open the rank in the full view
 	name  string    // its name (a folder's files: the path inside it)
-	size  int64     // -1 until asked of the File (sizeRanks)
+	size  int64     // known once its worker reports it (0 before)
 	read  int64     // bytes read so far
 	state rankState
 	// row is the worker's answer (or the error), marked by the overview.
@@ -58,8 +58,6 @@ type snapRanks struct {
 	next     int // next row to hand to a worker
 	finished int // rows done or failed
 	read     int64
-	total    int64 // of the files sized so far
-	unsized  int   // files whose size is not known yet
 	// median* and the outlier marks come from load.NewOverview over the
 	// finished rows (recomputed as rows finish).
 	medianAlloc, medianRes int64
@@ -165,9 +163,8 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 	for _, o := range load.NewOverview(pending).Ranks {
 		f := files[byName[o.File][0]]
 		byName[o.File] = byName[o.File][1:]
-		r.rows = append(r.rows, &rankRow{file: f.file, name: f.name, size: -1, row: load.Rank{File: f.name, Rank: o.Rank}})
+		r.rows = append(r.rows, &rankRow{file: f.file, name: f.name, row: load.Rank{File: f.name, Rank: o.Rank}})
 	}
-	r.unsized = len(r.rows)
 	p.ranks = r
 	for _, a := range []string{"data-ranks-ready", "data-ranks-done"} {
 		MarkBody(a, "")
@@ -183,7 +180,6 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 			ctx.PreventUpdate()
 			return
 		}
-		p.sizeRanks(ctx, r)
 		for range rankPoolSize(len(r.rows)) {
 			r.pool = append(r.pool, p.newRankWorker(ctx))
 		}
@@ -207,44 +203,6 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 				load.DecodeResponse(js, nil)
 			}
 		})
-	})
-}
-
-// sizeOf asks the File of a row for its size once. The browser may look
-// the file up on disk for it (about a millisecond for a dropped file), so
-// the sizes are asked a few at a time (sizeRanks), not all in the drop's
-// task.
-func (r *snapRanks) sizeOf(row *rankRow) {
-	if row.size >= 0 {
-		return
-	}
-	row.size = max(0, int64(row.file.Get("size").Float()))
-	row.row.Bytes = row.size
-	r.total += row.size
-	r.unsized--
-}
-
-// rankSizesPerTask is how many files sizeRanks asks for their size in one
-// task.
-const rankSizesPerTask = 4
-
-// sizeRanks asks the files for their sizes, rankSizesPerTask per task,
-// for the progress line's total.
-func (p *SnapshotPage) sizeRanks(ctx app.Context, r *snapRanks) {
-	ctx.After(time.Millisecond, func(ctx app.Context) {
-		ctx.PreventUpdate()
-		if p.ranks != r || r.unsized == 0 {
-			return
-		}
-		n := 0
-		for _, row := range r.rows {
-			if row.size < 0 && n < rankSizesPerTask {
-				r.sizeOf(row)
-				n++
-			}
-		}
-		p.showRankProgress()
-		p.sizeRanks(ctx, r)
 	})
 }
 
@@ -305,15 +263,13 @@ func (p *SnapshotPage) stopRanks() {
 // nothing left to do is ended (its memory goes back to the browser).
 func (p *SnapshotPage) feedRank(ctx app.Context, rw *rankWorker) {
 	r := p.ranks
-	for r.next < len(r.rows) {
+	// The worker asks the File for its size (and an empty file is its
+	// row's error): for a dropped file the browser looks the size up on
+	// disk, which took milliseconds per file on the page's thread.
+	if r.next < len(r.rows) {
 		i := r.next
 		r.next++
 		row := r.rows[i]
-		r.sizeOf(row)
-		if row.size == 0 {
-			p.rankFinished(ctx, i, load.Rank{Error: fmt.Sprintf("%s is empty (0 bytes)", row.name)})
-			continue
-		}
 		p.nextID++
 		rw.row, rw.req = i, p.nextID
 		row.state = rankRunning
@@ -359,6 +315,9 @@ func (p *SnapshotPage) onRankMsg(ctx app.Context, rw *rankWorker, m load.Respons
 	switch m.Type {
 	case load.ResponseProgress:
 		if m.Progress != nil {
+			if row.size == 0 && m.Progress.Total > 0 {
+				row.size = m.Progress.Total
+			}
 			r.read += m.Progress.Done - row.read
 			row.read = m.Progress.Done
 		}
@@ -390,6 +349,9 @@ func (p *SnapshotPage) onRankMsg(ctx app.Context, rw *rankWorker, m load.Respons
 func (p *SnapshotPage) rankFinished(ctx app.Context, i int, ans load.Rank) {
 	r := p.ranks
 	row := r.rows[i]
+	if row.size == 0 { // no progress came before
+		row.size = ans.Bytes
+	}
 	ans.File, ans.Rank, ans.Bytes = row.name, row.row.Rank, row.size
 	row.row = ans
 	row.state = rankDone
@@ -495,8 +457,9 @@ func (p *SnapshotPage) markRanks(ctx app.Context) {
 }
 
 // rankRowsPerStep is how many rows a render adds to the overview's table:
-// mounting 128 rows at once took over 100 ms of the page's time.
-const rankRowsPerStep = 8
+// mounting 128 rows at once took over 100 ms of the page's time, 8 at a
+// time still 30-60 ms on a busy 2-core machine.
+const rankRowsPerStep = 4
 
 // listMore adds rankRowsPerStep rows to the table in a render of its own,
 // until every file has its row.
@@ -558,11 +521,7 @@ func (p *SnapshotPage) rankStatus() string {
 			failed++
 		}
 	}
-	of := bytesize.Format(r.total, p.unit)
-	if r.unsized > 0 {
-		of = "at least " + of
-	}
-	s := fmt.Sprintf("%d of %d ranks analysed · %s of %s read", r.finished, n, bytesize.Format(r.read, p.unit), of)
+	s := fmt.Sprintf("%d of %d ranks analysed · %s read", r.finished, n, bytesize.Format(r.read, p.unit))
 	if r.finished < n {
 		s += fmt.Sprintf(" · %d workers", len(r.pool))
 	}
@@ -572,13 +531,18 @@ func (p *SnapshotPage) rankStatus() string {
 	return s
 }
 
-// rankFraction is the share of the bytes read, for the progress bar.
+// rankFraction is the share of the ranks analysed, counting the bytes read
+// of the files in the workers, for the progress bar.
 func (p *SnapshotPage) rankFraction() string {
 	r := p.ranks
-	if r.total <= 0 || r.unsized > 0 {
-		return "0"
+	done := float64(r.finished)
+	for _, rw := range r.pool {
+		if rw.row >= 0 && r.rows[rw.row].size > 0 {
+			row := r.rows[rw.row]
+			done += float64(row.read) / float64(row.size)
+		}
 	}
-	return fmt.Sprintf("%.3f", float64(r.read)/float64(r.total))
+	return fmt.Sprintf("%.3f", done/float64(max(1, len(r.rows))))
 }
 
 // showRankProgress writes the progress line and bar straight into the
@@ -652,7 +616,7 @@ func (p *SnapshotPage) renderRankRows() []app.UI {
 	r := p.ranks
 	rows := make([]app.UI, 0, r.shown+1)
 	for k, x := range r.rows[:r.shown] {
-		v := &rankRowView{Page: p, Index: k, Label: rankLabel(x, k), Name: shown(x.name), Unit: p.unit,
+		v := rankRowData{Index: k, Label: rankLabel(x, k), Name: shown(x.name), Unit: p.unit,
 			State: map[rankState]string{rankQueued: "queued", rankRunning: "running", rankDone: "done", rankFailed: "failed"}[x.state],
 			Rank:  x.row.Rank, Outlier: x.row.Outlier, Why: x.row.Why, Error: shown(x.row.Error), Read: x.read, Size: x.size,
 			Alloc: x.row.PeakAllocatedBytes, Res: x.row.PeakReservedBytes, OOMs: x.row.OOMEvents, Devices: len(x.row.Devices)}
@@ -660,7 +624,7 @@ func (p *SnapshotPage) renderRankRows() []app.UI {
 			v.FinalAlloc += h.FinalAllocatedBytes
 			v.FinalRes += h.FinalReservedBytes
 		}
-		rows = append(rows, v)
+		rows = append(rows, &rankRowView{Page: p, Row: v})
 	}
 	if more := len(r.rows) - r.shown; more > 0 {
 		rows = append(rows, app.Tr().Class("snap-rank-more").Body(app.Td().ColSpan(7).Class("muted").Text(fmt.Sprintf("listing %d more files…", more))))
@@ -668,11 +632,18 @@ func (p *SnapshotPage) renderRankRows() []app.UI {
 	return rows
 }
 
-// rankRowView is a row of the overview's table.
+// rankRowView is a row of the overview's table. Its data is one field:
+// go-app compares a component's fields one by one through reflection at
+// each update of the overview, for every row.
 type rankRowView struct {
 	app.Compo
 	// Page opens the rank (the same pointer at each render: not a change).
-	Page                       *SnapshotPage
+	Page *SnapshotPage
+	Row  rankRowData
+}
+
+// rankRowData is what a row shows.
+type rankRowData struct {
 	Index, Rank, OOMs, Devices int
 	Label, Name, State, Error  string
 	Outlier                    bool
@@ -683,7 +654,8 @@ type rankRowView struct {
 }
 
 // Render draws the row.
-func (v *rankRowView) Render() app.UI {
+func (rv *rankRowView) Render() app.UI {
+	v := &rv.Row
 	num := func(b int64) app.UI {
 		return app.Td().Class("num").Title("%s B", bytesize.Commas(b)).Text(bytesize.Format(b, v.Unit))
 	}
@@ -694,7 +666,7 @@ func (v *rankRowView) Render() app.UI {
 	head := app.Th().Scope("row").Body(app.Text(v.Label))
 	if v.State == "done" {
 		head = app.Th().Scope("row").Body(app.Button().Class("snap-rank-open").Title("Open %s in the full view", v.Label).
-			Text(v.Label).OnClick(func(ctx app.Context, e app.Event) { v.Page.openRank(ctx, v.Index) }))
+			Text(v.Label).OnClick(func(ctx app.Context, e app.Event) { rv.Page.openRank(ctx, v.Index) }))
 	}
 	file := []app.UI{app.Text(v.Name)}
 	var cells []app.UI
