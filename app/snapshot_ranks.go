@@ -656,8 +656,8 @@ type rankRowData struct {
 // Render draws the row.
 func (rv *rankRowView) Render() app.UI {
 	v := &rv.Row
-	num := func(b int64) app.UI {
-		return app.Td().Class("num").Title("%s B", bytesize.Commas(b)).Text(bytesize.Format(b, v.Unit))
+	num := func(b int64, cls string) app.UI {
+		return app.Td().Class(cls).Title("%s B", bytesize.Commas(b)).Text(bytesize.Format(b, v.Unit))
 	}
 	cls := "snap-rank-" + v.State
 	if v.Outlier {
@@ -672,7 +672,8 @@ func (rv *rankRowView) Render() app.UI {
 	var cells []app.UI
 	switch v.State {
 	case "done":
-		cells = []app.UI{num(v.Alloc), num(v.Res), num(v.FinalAlloc), num(v.FinalRes), app.Td().Class("num").Text(strconv.Itoa(v.OOMs))}
+		cells = []app.UI{num(v.Alloc, "num"), num(v.Res, "num"), num(v.FinalAlloc, "num snap-wide"), num(v.FinalRes, "num snap-wide"),
+			app.Td().Class("num").Text(strconv.Itoa(v.OOMs))}
 		if v.Outlier {
 			for _, w := range v.Why {
 				file = append(file, app.Br(), app.Strong().Class("snap-rank-why").Text("outlier: "+w))

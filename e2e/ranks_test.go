@@ -160,6 +160,12 @@ func TestSnapshotRanks(t *testing.T) {
 		t.Errorf("rank 5 row %q does not say once %q", why, o.Ranks[5].Why[0])
 	}
 	tb.screenshot("snapshot-ranks")
+	tb.setViewport(375, 800)
+	if over := evalJS[bool](tb, `document.documentElement.scrollWidth > document.documentElement.clientWidth + 1`); over {
+		t.Error("the overview of ranks is wider than a phone's screen")
+	}
+	tb.screenshot("snapshot-ranks-phone")
+	tb.setViewport(1200, 900)
 	for _, theme := range []string{"dark", "light"} {
 		tb.setColorScheme(theme)
 		for _, v := range axeCheck(tb) {
