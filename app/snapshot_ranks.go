@@ -57,7 +57,7 @@ type snapRanks struct {
 	pool     []*rankWorker
 	next     int // next row to hand to a worker
 	finished int // rows done or failed
-	read     int64
+	read     int64 // bytes read of all files
 	// median* and the outlier marks come from load.NewOverview over the
 	// finished rows (recomputed as rows finish).
 	medianAlloc, medianRes int64
@@ -69,7 +69,6 @@ type snapRanks struct {
 	// workers report: one render per rankRenderEvery at most.
 	lastRender time.Time
 	renderDue  bool
-	started    string
 }
 
 // rankRenderEvery is the least time between two renders of the overview
@@ -159,7 +158,7 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 	for i, f := range files {
 		byName[f.name] = append(byName[f.name], i)
 	}
-	r := &snapRanks{open: -1, started: now()}
+	r := &snapRanks{open: -1}
 	for _, o := range load.NewOverview(pending).Ranks {
 		f := files[byName[o.File][0]]
 		byName[o.File] = byName[o.File][1:]
