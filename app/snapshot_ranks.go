@@ -55,8 +55,8 @@ type rankWorker struct {
 type snapRanks struct {
 	rows     []*rankRow
 	pool     []*rankWorker
-	next     int // next row to hand to a worker
-	finished int // rows done or failed
+	next     int   // next row to hand to a worker
+	finished int   // rows done or failed
 	read     int64 // bytes read of all files
 	// median* and the outlier marks come from load.NewOverview over the
 	// finished rows (recomputed as rows finish).
