@@ -9,6 +9,7 @@ import (
 	"oomscope/bytesize"
 	"oomscope/snapshot/analysis"
 	"oomscope/snapshot/load"
+	"oomscope/untrusted"
 )
 
 // snapCompare is the state of the comparison with a second file.
@@ -125,7 +126,7 @@ func (p *SnapshotPage) onCompareMsg(ctx app.Context, m workerMsg) bool {
 func (p *SnapshotPage) markdownReport() string {
 	md := analysis.Markdown(p.res.Report)
 	if c := p.cmp.res; c != nil {
-		md += fmt.Sprintf("\n# Comparison: %s (before) → %s (after)\n\n", p.fileName, p.cmp.name) +
+		md += fmt.Sprintf("\nComparison of %s (before) with %s (after).\n\n", untrusted.CodeSpan(p.fileName), untrusted.CodeSpan(p.cmp.name)) +
 			analysis.MarkdownComparison(c.Comparison)
 	}
 	return md

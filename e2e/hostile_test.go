@@ -98,6 +98,21 @@ func TestSnapshotHostileNames(t *testing.T) {
 	if strings.ContainsAny(md, "\x1b\x07\u202e") {
 		t.Errorf("the Markdown copy keeps control characters")
 	}
+	// The same file as the comparison's second: the Markdown copy names both
+	// files, and still adds nothing but the comparison's own heading.
+	tb.scrollTo("#snap-compare-drop")
+	tb.dropFile("#snap-compare-drop", path)
+	if v := poll[string](tb, `document.body.getAttribute("data-snapshot-compare") ? "done" : (document.body.getAttribute("data-snapshot-compare-error") ? "error" : "")`, 90*time.Second); v != "done" {
+		t.Fatalf("the comparison failed: %s", tb.text("#snap-compare-error"))
+	}
+	tb.click("#snap-copy")
+	md = poll[string](tb, `(() => { const e = document.getElementById("snap-markdown"); return e && e.value.includes("Comparison") ? e.value : ""; })()`, 10*time.Second)
+	for _, p := range hostile.MarkdownProblems(md, map[string]int{"h2": 2}) {
+		t.Errorf("Markdown copy with the comparison: %s", p)
+	}
+	if strings.ContainsAny(md, "\x1b\x07\u202e") {
+		t.Errorf("the Markdown copy with the comparison keeps control characters")
+	}
 	tb.screenshot("snapshot-hostile")
 	tb.requireWatched("worker")
 	tb.assertClean()
