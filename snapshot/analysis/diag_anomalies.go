@@ -222,11 +222,49 @@ func (c *anomalyCollector) flame() *ByteTime {
 		id snapshot.StackID
 		w  float64
 	}
-	var top []sw
+	// heavier orders stacks heaviest first, then by ID: a total order,
+	// so the flameStacks heaviest are the same whichever way they are
+	// picked. They are picked with a min-heap of the heaviest so far (the
+	// lightest kept at its root), not by sorting every stack: a file of
+	// distinct stacks has millions.
+	heavier := func(x, y sw) bool { return x.w > y.w || x.w == y.w && x.id < y.id }
+	top := make([]sw, 0, flameStacks)
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(top) {
+				return
+			}
+			if r := l + 1; r < len(top) && heavier(top[l], top[r]) {
+				l = r
+			}
+			if !heavier(top[i], top[l]) {
+				return
+			}
+			top[i], top[l] = top[l], top[i]
+			i = l
+		}
+	}
 	for i, w := range c.weight {
-		if w > 0 {
-			bt.Total += w
-			top = append(top, sw{snapshot.StackID(i - 1), w})
+		if w <= 0 {
+			continue
+		}
+		bt.Total += w
+		x := sw{snapshot.StackID(i - 1), w}
+		switch {
+		case len(top) < flameStacks:
+			top = append(top, x)
+			for j := len(top) - 1; j > 0; {
+				p := (j - 1) / 2
+				if !heavier(top[p], top[j]) {
+					break
+				}
+				top[p], top[j] = top[j], top[p]
+				j = p
+			}
+		case heavier(x, top[0]):
+			top[0] = x
+			down(0)
 		}
 	}
 	if bt.Total == 0 {
@@ -234,16 +272,13 @@ func (c *anomalyCollector) flame() *ByteTime {
 	}
 	slices.SortFunc(top, func(x, y sw) int {
 		switch {
-		case x.w > y.w:
+		case heavier(x, y):
 			return -1
-		case x.w < y.w:
+		case heavier(y, x):
 			return 1
 		}
-		return int(x.id - y.id)
+		return 0
 	})
-	if len(top) > flameStacks {
-		top = top[:flameStacks]
-	}
 	// shown caches, per frame, whether displayed stacks keep it.
 	shown := make([]int8, c.src.numFrames())
 	keep := func(fid snapshot.FrameID) bool {

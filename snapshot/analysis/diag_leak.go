@@ -112,9 +112,17 @@ func findLeak(src source, steps []Step, surv []survivor) leakResult {
 		}
 		return k
 	}
+	// Per site, the bytes and blocks born in each eligible step, kept
+	// sparse (a run of cells, merged while consecutive survivors share a
+	// step): a dense array per site would take sites × steps, gigabytes
+	// for a long trace of distinct stacks.
+	type cell struct {
+		e      int32
+		bytes  int64
+		blocks int
+	}
 	type acc struct {
-		bytes        []int64
-		blocks       []int
+		cells        []cell
 		held, fwd    int64
 		largest      int64
 		exampleStack snapshot.StackID
@@ -124,7 +132,7 @@ func findLeak(src source, steps []Step, surv []survivor) leakResult {
 	for _, s := range surv {
 		a, ok := sites[s.site]
 		if !ok {
-			a = &acc{bytes: make([]int64, len(eligible)), blocks: make([]int, len(eligible)), exampleStack: snapshot.NoStack}
+			a = &acc{exampleStack: snapshot.NoStack}
 			sites[s.site] = a
 			order = append(order, s.site)
 		}
@@ -136,13 +144,18 @@ func findLeak(src source, steps []Step, surv []survivor) leakResult {
 		if !ok {
 			continue
 		}
-		a.bytes[e] += s.size
-		a.blocks[e]++
+		if n := len(a.cells); n > 0 && a.cells[n-1].e == int32(e) {
+			a.cells[n-1].bytes += s.size
+			a.cells[n-1].blocks++
+		} else {
+			a.cells = append(a.cells, cell{e: int32(e), bytes: s.size, blocks: 1})
+		}
 		if s.size > a.largest {
 			a.largest, a.exampleStack = s.size, s.stack
 		}
 	}
 	need := max(2, (6*len(eligible)+9)/10)
+	bytesOf, blocksOf, counted := make([]int64, len(eligible)), make([]int, len(eligible)), make([]bool, len(eligible))
 	res := leakResult{sites: map[int32]bool{}}
 	lk := &Leak{Steps: len(eligible), Sites: []LeakSite{}}
 	every := true
@@ -150,19 +163,36 @@ func findLeak(src source, steps []Step, surv []survivor) leakResult {
 	blocks := 0
 	for _, si := range order {
 		a := sites[si]
+		// Spread the cells over the dense per-step arrays, count the
+		// steps with bytes, and clear what was touched afterwards.
+		for _, c := range a.cells {
+			bytesOf[c.e] += c.bytes
+			blocksOf[c.e] += c.blocks
+		}
 		seen := 0
-		for _, b := range a.bytes {
-			if b > 0 {
-				seen++
+		for _, c := range a.cells {
+			if !counted[c.e] {
+				counted[c.e] = true
+				if bytesOf[c.e] > 0 {
+					seen++
+				}
 			}
+		}
+		var perStep int64
+		var perStepBlocks int
+		if seen >= need {
+			perStep, perStepBlocks = median(bytesOf), int(median(intsToInt64(blocksOf)))
+		}
+		for _, c := range a.cells {
+			bytesOf[c.e], blocksOf[c.e], counted[c.e] = 0, 0, false
 		}
 		if seen < need {
 			continue
 		}
 		every = every && seen == len(eligible)
 		res.sites[si] = true
-		ls := LeakSite{Site: src.site(si).Label, SiteIndex: si, BytesPerStep: median(a.bytes),
-			Blocks: int(median(intsToInt64(a.blocks))), Steps: seen, Stack: src.displayStack(a.exampleStack)}
+		ls := LeakSite{Site: src.site(si).Label, SiteIndex: si, BytesPerStep: perStep,
+			Blocks: perStepBlocks, Steps: seen, Stack: src.displayStack(a.exampleStack)}
 		lk.Sites = append(lk.Sites, ls)
 		lk.BytesPerStep += ls.BytesPerStep
 		lk.HeldBytes += a.held
