@@ -17,7 +17,8 @@ const (
 	// the analysis (about one allocation record per two entries).
 	entryCost = entryBytes + 32
 	// DefaultBaseMemory and DefaultMemoryPerByte make the default limit:
-	// base + perByte × input bytes (the compressed bytes for gzip input).
+	// DefaultBaseMemory + DefaultMemoryPerByte × input bytes (the
+	// compressed bytes for gzip input).
 	DefaultBaseMemory    = 100 << 20
 	DefaultMemoryPerByte = 3
 	// genItemBytes is what an item of a generic list or dict costs (a
@@ -27,8 +28,8 @@ const (
 	valueBytes   = 64
 )
 
-// budget is what is left of the memory limit. A nil limit function means
-// the default, which grows with the input read so far when its size is
+// budget is what is spent of the memory limit. A zero limit means the
+// default, which grows with the input read so far when its size is
 // unknown.
 type budget struct {
 	spent int64

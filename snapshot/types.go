@@ -54,8 +54,8 @@ const (
 )
 
 // Stack is one frame list, innermost (most recent call) first. The first
-// frames of C++ stacks are the unwinder itself; see the notes §3.9 for the
-// frames viewers hide.
+// frames of C++ stacks are the unwinder itself; docs/snapshot.md#stacks-shown
+// lists the frames viewers hide.
 type Stack []FrameID
 
 // Frame is one stack frame dict {'name', 'filename', 'line'}. C++ frames that
@@ -199,7 +199,7 @@ type HistoryEntry struct {
 // Action is a trace entry's `action`. Unknown actions are kept verbatim.
 type Action string
 
-// Actions written by torch (notes §1.5).
+// Actions written by torch (docs/snapshot.md#trace-entries-and-actions).
 const (
 	// ActionAlloc: a block was handed to the caller; Size is the requested size.
 	ActionAlloc Action = "alloc"
