@@ -37,6 +37,10 @@ type Options struct {
 	// HoldFrames is the number of frame IDs of held stacks after which new
 	// stacks become lazy (0: max(1 Mi, input size / 256)).
 	HoldFrames int
+	// noStackCache turns the stack cache off (tests compare both paths).
+	noStackCache bool
+	// stackCacheHits, when not nil, receives the stack cache's hits.
+	stackCacheHits *int
 }
 
 // Decode reads a pickled snapshot from r as it decodes it, keeping only a
@@ -141,11 +145,15 @@ func (v *vm) configure(opt *Options, done func() int64, total int64) {
 	v.in.rawDone, v.in.rawTotal = done, total
 	v.budget = budget{limit: opt.MaxMemory, raw: func() (int64, int64) { return done(), total }}
 	v.summarize = opt.Summarize
+	v.noStackCache = opt.noStackCache
 }
 
 // decode runs the VM to the end and builds the snapshot.
 func (v *vm) decode(opt *Options) (*Snapshot, error) {
 	top, err := v.run()
+	if opt.stackCacheHits != nil {
+		*opt.stackCacheHits = v.cacheHits
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (v *vm) appendItems(l val, items []val) error {
 		g.items = append(g.items, items...)
 		return nil
 	case oFramesB:
-		b := &v.builders[o.idx]
+		b := v.builder(o.idx)
 		for i, it := range items {
 			if it.k != kObj {
 				v.materialize(o)
@@ -128,10 +128,10 @@ func (v *vm) newBuilder(start int64) int32 {
 	if n := len(v.freeB); n > 0 {
 		i := v.freeB[n-1]
 		v.freeB = v.freeB[:n-1]
-		v.builders[i] = builder{ids: v.builders[i].ids[:0], start: start}
+		v.builders[i] = builder{ids: v.builders[i].ids[:0], start: start, known: NoStack}
 		return i
 	}
-	v.builders = append(v.builders, builder{ids: make([]FrameID, 0, 32), start: start})
+	v.builders = append(v.builders, builder{ids: make([]FrameID, 0, 32), start: start, known: NoStack})
 	return int32(len(v.builders) - 1)
 }
 
@@ -155,7 +155,7 @@ func (v *vm) materialize(o *obj) {
 	}
 	switch o.kind {
 	case oFramesB:
-		for _, f := range v.builders[o.idx].ids {
+		for _, f := range v.builder(o.idx).ids {
 			add(oFrame, int32(f))
 		}
 		v.freeB = append(v.freeB, o.idx)
@@ -430,14 +430,24 @@ func (v *vm) stackOf(where, key string, x val) (StackID, error) {
 			return EmptyStack, nil
 		case oFramesB:
 			b := &v.builders[o.idx]
-			start := b.start
-			if b.inline || v.memoRewritten {
-				start = -1
+			id := b.known
+			if id == NoStack {
+				start := b.start
+				if b.inline || v.memoRewritten {
+					start = -1
+				}
+				var err error
+				if id, err = v.intern(b.ids, start, b.end); err != nil {
+					return NoStack, err
+				}
+				if b.key != "" && !v.snap.Stacks.Lazy(id) && len(v.stackCache) < stackCacheMax && !v.memoRewritten {
+					if v.stackCache == nil {
+						v.stackCache = map[string]StackID{}
+					}
+					v.stackCache[b.key] = id
+				}
 			}
-			id, err := v.intern(b.ids, start, b.end)
-			if err != nil {
-				return NoStack, err
-			}
+			b.key = ""
 			v.freeB = append(v.freeB, o.idx)
 			o.kind, o.idx = oStack, int32(id)
 			v.release(x, val{k: kStackRef, n: int64(id)})

@@ -131,7 +131,19 @@ type builder struct {
 	// inline is set when a frame was defined inside the list (not a memo
 	// reference): reading the list again alone would not find it.
 	inline bool
+	// known is the stack of a list whose encoding the stack cache knew
+	// (ids is then empty), else NoStack; key is the encoding of a list
+	// to add to the cache once it is interned, else "" (see frameRun).
+	known StackID
+	key   string
 }
+
+// Limits of the stack cache (vm.stackCache): the encodings it holds and,
+// once full, the hit rate under which it is no longer consulted.
+const (
+	stackCacheMax  = 1 << 14
+	stackCacheMiss = 4 // consulted while hits ≥ lookups / stackCacheMiss
+)
 
 // vm decodes a pickle. With typed set, dicts are typed by their keys as
 // they are filled (trace entries, frames, blocks, segments, history) and
@@ -179,10 +191,20 @@ type vm struct {
 	freeB      []int32
 	// scratch collects frame IDs for frameRun.
 	scratch []FrameID
+	// stackCache maps the encoding of a frame list made only of memo
+	// references (the bytes between its MARK and APPENDS) to its held
+	// stack: programs allocate from the same few stacks over and over,
+	// and a list seen before is then found without a memo lookup per
+	// frame. It is valid while no memo slot is stored twice
+	// (memoRewritten): a memo id then always names the same frame.
+	stackCache            map[string]StackID
+	cacheLooks, cacheHits int
+	noStackCache          bool
 
 	proto int
-	// lazy, when not nil, summarizes a stack that will not be held; it is
-	// set once the held stacks pass lazyAfter frame IDs.
+	// summarize, when not nil, summarizes every stack; with lazyOK, a new
+	// stack is not held once the held ones pass lazyAfter frame IDs, and
+	// its summary is all that is kept of it besides its byte range.
 	summarize Summarizer
 	lazyOK    bool
 	lazyAfter int
@@ -757,6 +779,11 @@ func (v *vm) frameRun(d []byte, pos, limit int, stack []val) (int, bool) {
 	if k := v.objs[l.n].kind; k != oFramesB && k != oListFresh {
 		return 0, false
 	}
+	if v.objs[l.n].kind == oListFresh {
+		if end, ok := v.cachedRun(d, pos, limit, l); ok {
+			return end, true
+		}
+	}
 	ids := v.scratch[:0]
 	memo := &v.memo
 	p := pos + 1
@@ -776,12 +803,16 @@ func (v *vm) frameRun(d []byte, pos, limit int, stack []val) (int, bool) {
 		case opAppends:
 			o := &v.objs[l.n]
 			if len(ids) > 0 {
-				if o.kind == oListFresh {
+				fresh := o.kind == oListFresh
+				if fresh {
 					o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx, v.in.base+int64(pos)))
 				}
-				b := &v.builders[o.idx]
+				b := v.builder(o.idx)
 				b.ids = append(b.ids, ids...)
 				b.end = v.in.base + int64(p) + 1
+				if fresh && v.cacheable() {
+					b.key = string(d[pos+1 : p])
+				}
 			}
 			v.scratch = ids
 			return p + 1, true
@@ -798,6 +829,65 @@ func (v *vm) frameRun(d []byte, pos, limit int, stack []val) (int, bool) {
 		ids = append(ids, FrameID(v.objs[x.n].idx))
 	}
 	return 0, false
+}
+
+// cachedRun is frameRun for a fresh list whose encoding, MARK, memo
+// references and APPENDS, the stack cache knows: the list becomes a
+// builder of that stack without a memo lookup.
+func (v *vm) cachedRun(d []byte, pos, limit int, l val) (int, bool) {
+	if v.stackCache == nil || v.memoRewritten {
+		return 0, false
+	}
+	if len(v.stackCache) >= stackCacheMax && v.cacheLooks > stackCacheMax &&
+		v.cacheHits < v.cacheLooks/stackCacheMiss {
+		return 0, false // stacks rarely repeat: stop looking
+	}
+	p := pos + 1
+	for p < limit && d[p] != opAppends {
+		switch d[p] {
+		case opBinGet:
+			p += 2
+		case opLongBinGet:
+			p += 5
+		default:
+			return 0, false
+		}
+	}
+	if p >= limit || p == pos+1 {
+		return 0, false
+	}
+	v.cacheLooks++
+	id, ok := v.stackCache[string(d[pos+1:p])]
+	if !ok {
+		return 0, false
+	}
+	v.cacheHits++
+	o := &v.objs[l.n]
+	o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx, v.in.base+int64(pos)))
+	b := &v.builders[o.idx]
+	b.known, b.end = id, v.in.base+int64(p)+1
+	return p + 1, true
+}
+
+// cacheable reports whether a new stack may go into the stack cache: it
+// holds only held stacks, and only while it has room.
+func (v *vm) cacheable() bool {
+	if v.memoRewritten || v.partial || v.noStackCache || len(v.stackCache) >= stackCacheMax {
+		return false
+	}
+	return !v.lazyOK || v.snap.Stacks.held() < v.lazyAfter
+}
+
+// builder returns builder i to add frames to: a list the stack cache knew
+// gets its frames back first, and is no longer a cache candidate.
+func (v *vm) builder(i int32) *builder {
+	b := &v.builders[i]
+	if b.known != NoStack {
+		b.ids = append(b.ids[:0], v.snap.Stacks.MustFrames(b.known)...)
+		b.known = NoStack
+	}
+	b.key = ""
+	return b
 }
 
 // stop ends the run at STOP with the value on the stack.
