@@ -180,7 +180,7 @@ func (v *vm) decode(opt *Options) (*Snapshot, error) {
 func (v *vm) source(opt *Options) *stackSource {
 	src := &stackSource{r: opt.Source, memo: map[int64]FrameID{}, frames: v.snap.Frames, summarize: v.summarize}
 	for id := range v.memo.len() {
-		if x := unpack(v.memo.at(id)); x.k == kObj && v.objs[x.n].kind == oFrame {
+		if x := v.memoAt(id); x.k == kObj && v.objs[x.n].kind == oFrame {
 			src.memo[int64(id)] = FrameID(v.objs[x.n].idx)
 		}
 	}

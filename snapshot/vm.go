@@ -50,18 +50,26 @@ type val struct {
 	k vkind
 }
 
-// The memo holds values packed in 8 bytes (kind in the low 4 bits, the
-// value above); the rare value that does not fit goes to memoWide. Python
-// memoizes every container and string, so big files have millions of
-// entries, most never referenced again.
-func pack(x val) (uint64, bool) {
-	if x.n < -1<<59 || x.n >= 1<<59 {
+// The memo holds values packed in 4 bytes (kind in the low 4 bits, the
+// value, 0 to 2^28-1, above); the rare value that does not fit goes to
+// memoWide. Python memoizes every container and string, so big files have
+// millions of entries, most never referenced again, and every memoized
+// value is an index (of a string, an object, a row, a stack), which fits.
+func pack(x val) (uint32, bool) {
+	if x.n < 0 || x.n >= 1<<28 {
 		return 0, false
 	}
-	return uint64(x.n)<<4 | uint64(x.k), true
+	return uint32(x.n)<<4 | uint32(x.k), true
 }
 
-func unpack(u uint64) val { return val{n: int64(u) >> 4, k: vkind(u & 15)} }
+func unpack(u uint32) val { return val{n: int64(u >> 4), k: vkind(u & 15)} }
+
+// memoSlotBytes is what one dense memo slot costs, for the budget;
+// memoWideBytes what one value kept in memoWide or memoFar costs.
+const (
+	memoSlotBytes = 4
+	memoWideBytes = 64
+)
 
 // okind is the kind of a container object.
 type okind uint8
@@ -101,17 +109,17 @@ type obj struct {
 // shared marks memo: any copy of a reference to the object may exist.
 const shared = -2
 
-// memoTable is the memo: values packed in 8 bytes (pack), in pages so
+// memoTable is the memo: values packed in 4 bytes (pack), in pages so
 // that it never needs twice its size while growing.
 type memoTable struct {
-	c column[uint64]
+	c column[uint32]
 	n int
 }
 
 func (m *memoTable) len() int             { return m.n }
-func (m *memoTable) at(id int) uint64     { return m.c.at(id) }
-func (m *memoTable) set(id int, u uint64) { m.c.set(id, u) }
-func (m *memoTable) push(u uint64)        { m.c.push(u); m.n++ }
+func (m *memoTable) at(id int) uint32     { return m.c.at(id) }
+func (m *memoTable) set(id int, u uint32) { m.c.set(id, u) }
+func (m *memoTable) push(u uint32)        { m.c.push(u); m.n++ }
 
 // gen is a generic container: list or tuple items, or dict keys and values
 // interleaved.
@@ -359,8 +367,7 @@ func (v *vm) release(x, as val) {
 		return
 	}
 	if o.memo >= 0 {
-		u, _ := pack(as)
-		v.memo.set(int(o.memo), u)
+		v.memo.set(int(o.memo), v.packWide(int64(o.memo), as))
 	}
 	o.memo = shared // a stale reference can no longer be recycled twice
 	v.freeObjs = append(v.freeObjs, int32(x.n))
@@ -462,11 +469,10 @@ func (v *vm) memoPut(id int64, x val) error {
 	}
 	u, ok := pack(x)
 	if !ok {
-		if v.memoWide == nil {
-			v.memoWide = map[int64]val{}
+		if err := v.budget.charge(memoWideBytes, v); err != nil {
+			return err
 		}
-		v.memoWide[id] = x
-		u = uint64(kWide)
+		u = v.packWide(id, x)
 	}
 	if x.k == kObj {
 		o := &v.objs[x.n]
@@ -487,7 +493,7 @@ func (v *vm) memoPut(id int64, x val) error {
 	if id <= int64(v.memo.len())+1024 || id <= v.in.abs() {
 		for int64(v.memo.len()) <= id {
 			if v.memo.len()&1023 == 0 {
-				if err := v.budget.charge(1024*8, v); err != nil {
+				if err := v.budget.charge(1024*memoSlotBytes, v); err != nil {
 					return err
 				}
 			}
@@ -499,7 +505,7 @@ func (v *vm) memoPut(id int64, x val) error {
 	if v.memoFar == nil {
 		v.memoFar = map[int64]val{}
 	}
-	if err := v.budget.charge(64, v); err != nil {
+	if err := v.budget.charge(memoWideBytes, v); err != nil {
 		return err
 	}
 	_, had := v.memoFar[id]
@@ -508,14 +514,33 @@ func (v *vm) memoPut(id int64, x val) error {
 	return nil
 }
 
+// packWide packs x for memo slot id, keeping it in memoWide when it does
+// not pack.
+func (v *vm) packWide(id int64, x val) uint32 {
+	if u, ok := pack(x); ok {
+		return u
+	}
+	if v.memoWide == nil {
+		v.memoWide = map[int64]val{}
+	}
+	v.memoWide[id] = x
+	return uint32(kWide)
+}
+
+// memoAt returns the value in dense memo slot id (kUnset if none).
+func (v *vm) memoAt(id int) val {
+	x := unpack(v.memo.at(id))
+	if x.k == kWide {
+		x = v.memoWide[int64(id)]
+	}
+	return x
+}
+
 // memoGet returns memo entry id.
 func (v *vm) memoGet(id int64) (val, error) {
 	var x val
 	if id >= 0 && id < int64(v.memo.len()) {
-		x = unpack(v.memo.at(int(id)))
-		if x.k == kWide {
-			x = v.memoWide[id]
-		}
+		x = v.memoAt(int(id))
 	}
 	if x.k == kUnset && id >= 0 {
 		// Far ids, and ids below a later dense store (a lazy stack's
