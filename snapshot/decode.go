@@ -41,6 +41,8 @@ type Options struct {
 	noStackCache bool
 	// stackCacheHits, when not nil, receives the stack cache's hits.
 	stackCacheHits *int
+	// recentBits sizes the table of recent lazy stacks (0: the default).
+	recentBits int
 }
 
 // Decode reads a pickled snapshot from r as it decodes it, keeping only a
@@ -146,6 +148,7 @@ func (v *vm) configure(opt *Options, done func() int64, total int64) {
 	v.budget = budget{limit: opt.MaxMemory, raw: func() (int64, int64) { return done(), total }}
 	v.summarize = opt.Summarize
 	v.noStackCache = opt.noStackCache
+	v.snap.Stacks.recentBits = opt.recentBits
 }
 
 // decode runs the VM to the end and builds the snapshot.
@@ -160,6 +163,9 @@ func (v *vm) decode(opt *Options) (*Snapshot, error) {
 	s, err := v.finish(top)
 	if err != nil {
 		return nil, err
+	}
+	if rep, from := s.Stacks.dedupeLazy(); rep != nil {
+		s.remapStacks(v.rows, rep, from)
 	}
 	if v.summarize != nil {
 		s.Stacks.summarized = true
@@ -213,6 +219,38 @@ func (src *stackSource) decodeStack(b []byte, off int64) (Stack, error) {
 		return v.builders[v.objs[top.n].idx].ids, nil
 	}
 	return nil, &DecodeError{Offset: off, Kind: ErrCorrupt, Msg: "the bytes there are not a frame list"}
+}
+
+// remapStacks replaces every stack ID from `from` on, in the trace
+// entries (store e) and the segments, blocks and block histories, by
+// rep[id-from] (see Stacks.dedupeLazy).
+func (s *Snapshot) remapStacks(e *entryStore, rep []StackID, from StackID) {
+	f := func(id StackID) StackID {
+		if id >= from {
+			return rep[id-from]
+		}
+		return id
+	}
+	for _, p := range e.stack.pages {
+		for i, id := range p {
+			if id >= from {
+				p[i] = rep[id-from]
+			}
+		}
+	}
+	for _, segs := range [][]Segment{s.Segments, s.HostSegments} {
+		for i := range segs {
+			sg := &segs[i]
+			sg.Frames = f(sg.Frames)
+			for j := range sg.Blocks {
+				b := &sg.Blocks[j]
+				b.Frames = f(b.Frames)
+				for k := range b.History {
+					b.History[k].Frames = f(b.History[k].Frames)
+				}
+			}
+		}
+	}
 }
 
 // countReader counts the bytes read through it.

@@ -21,3 +21,12 @@ func CountStackCacheHits(opt *Options, hits *int) *Options {
 	o.stackCacheHits = hits
 	return &o
 }
+
+// WithRecentLazyStacks returns a copy of opt whose table of recent lazy
+// stacks has 2^bits slots, so that repeated lazy stacks are merged after
+// reading (Stacks.dedupeLazy) rather than as they are met.
+func WithRecentLazyStacks(opt *Options, bits int) *Options {
+	o := *opt
+	o.recentBits = bits
+	return &o
+}

@@ -2,6 +2,7 @@ package snapshot_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -104,4 +105,113 @@ func TestLazyStackFileChanged(t *testing.T) {
 // readShared reads a real snapshot from ../shared/snapshots.
 func readShared(name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join("..", "..", "shared", "snapshots", name))
+}
+
+// TestLazyStacksMergedAfterReading decodes files with lazy stacks that
+// repeat (the real family, a training run, a file of stacks that each
+// come back many times) with a table of recent lazy stacks of 2 slots, so
+// that most repeats become new stacks merged once the file is read: the
+// snapshot must equal the one decoded with every stack held, and every
+// entry must have the stack ID it has when repeats are merged as met.
+func TestLazyStacksMergedAfterReading(t *testing.T) {
+	inputs := map[string][]byte{}
+	for _, fam := range []gen.Family{gen.RealStacks, gen.DistinctStacks} {
+		var buf bytes.Buffer
+		if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: fam, Iterations: 2000}); err != nil {
+			t.Fatal(err)
+		}
+		inputs[string(fam)] = buf.Bytes()
+	}
+	opt := gen.Scenario("training")
+	data, _, err := gen.Bytes(opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs["training"] = data
+	inputs["repeats"] = repeatedStacks(t)
+	for _, rf := range []string{"pt26_cs336_ctx128_fullstep.pickle", "pt26_cs336_ctx128_forward.pickle"} {
+		if data, err := readShared(rf); err == nil {
+			inputs[rf] = data
+		}
+	}
+	for name, data := range inputs {
+		t.Run(name, func(t *testing.T) {
+			held, err := snapshot.DecodeBytes(data, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lazyOpt := &snapshot.Options{Summarize: analysis.Summarizer(), Source: bytes.NewReader(data), HoldFrames: 64}
+			asMet, err := snapshot.Decode(bytes.NewReader(data), int64(len(data)), lazyOpt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := snapshot.Decode(bytes.NewReader(data), int64(len(data)), snapshot.WithRecentLazyStacks(lazyOpt, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.Stacks.LazyCount() == 0 {
+				t.Fatalf("no lazy stack out of %d", after.Stacks.Len())
+			}
+			if !snapshot.Equal(held, after) {
+				t.Fatalf("merging after reading differs from holding every stack: %s", snapshot.Diff(held, after))
+			}
+			if after.Stacks.Len() != asMet.Stacks.Len() || after.Stacks.Len() != held.Stacks.Len() {
+				t.Fatalf("%d stacks merged after reading, %d merged as met, %d held", after.Stacks.Len(), asMet.Stacks.Len(), held.Stacks.Len())
+			}
+			for d, tr := range asMet.DeviceTraces {
+				for i := range tr.Len() {
+					if got, want := after.DeviceTraces[d].Frames(i), tr.Frames(i); got != want {
+						t.Fatalf("device %d entry %d: stack %d merged after reading, %d as met", d, i, got, want)
+					}
+					if got, want := after.DeviceTraces[d].Frames(i), held.DeviceTraces[d].Frames(i); got != want {
+						t.Fatalf("device %d entry %d: stack %d merged after reading, %d held", d, i, got, want)
+					}
+				}
+			}
+			for id := range after.Stacks.Len() {
+				st, err := after.Stacks.Frames(snapshot.StackID(id))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := after.Stacks.Summary(snapshot.StackID(id)), lazyOpt.Summarize(after.Frames, st); got != want {
+					t.Fatalf("stack %d: summary %x, its frames give %x", id, got, want)
+				}
+			}
+			t.Logf("%d stacks, %d lazy", after.Stacks.Len(), after.Stacks.LazyCount())
+		})
+	}
+}
+
+// repeatedStacks pickles, as torch does (a fresh list per entry), 40
+// stacks of 30 frames, each used by 50 entries in turn, then a segment
+// whose blocks carry some of them.
+func repeatedStacks(t *testing.T) []byte {
+	s := &snapshot.Snapshot{}
+	for i := range 200 {
+		s.Frames = append(s.Frames, snapshot.Frame{Name: fmt.Sprintf("f%d", i), Filename: "x.py", Line: int64(i)})
+	}
+	var ids []snapshot.StackID
+	for k := range 40 {
+		st := make(snapshot.Stack, 30)
+		for i := range st {
+			st[i] = snapshot.FrameID((k*7 + i*3) % 200)
+		}
+		ids = append(ids, s.Stacks.Add(st))
+	}
+	var tr snapshot.Trace
+	for i := range 2000 {
+		tr.Append(snapshot.TraceEntry{Action: snapshot.ActionAlloc, Addr: uint64(512 * (i + 1)), Size: 512, Frames: ids[(i*13)%len(ids)]})
+	}
+	s.DeviceTraces = []snapshot.Trace{tr}
+	seg := snapshot.Segment{Address: 1 << 20, TotalSize: 4 << 20, Frames: ids[3]}
+	for i := range 4 {
+		seg.Blocks = append(seg.Blocks, snapshot.Block{Size: 1 << 20, RequestedSize: 1 << 20, State: snapshot.StateActiveAllocated,
+			Frames: ids[(i*11)%len(ids)]})
+	}
+	s.Segments = []snapshot.Segment{seg}
+	var buf bytes.Buffer
+	if err := snapshot.Encode(&buf, s, snapshot.EncodeOptions{Protocol: 4, FreshStackLists: true}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -45,7 +45,25 @@ type Stacks struct {
 	index  []uint64
 	hashes column[uint64]
 	seed   maphash.Seed
+	// indexed is the number of stacks in index: the held ones. Lazy
+	// stacks are not indexed (a file of distinct stacks would make the
+	// index a table of one cache miss per stack): recent finds one that
+	// repeats soon, and dedupeLazy merges the others once the file is
+	// read.
+	indexed int
+	// recent maps the top recentBits bits of a lazy stack's hash to the
+	// hash's low 32 bits << 32 | its ID + 1 (small enough to stay in
+	// cache).
+	recent []uint64
+	// lazyFrom is the ID of the first lazy stack (0: none).
+	lazyFrom StackID
+	// recentBits sizes recent (0: defaultRecentBits; tests make it
+	// small to exercise dedupeLazy).
+	recentBits int
 }
+
+// defaultRecentBits sizes Stacks.recent (512 KiB).
+const defaultRecentBits = 16
 
 // A stack's place (Stacks.at) is, for a held stack, its page << 32 | its
 // offset in the page; for a lazy one, the byte offset of its encoding in
@@ -214,9 +232,8 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 		if t.hashes.at(int(id)) != h || t.Depth(id) != len(st) {
 			continue
 		}
-		// A held stack must match frame by frame; a lazy one is taken on
-		// its 64-bit hash and length.
-		if t.Lazy(id) || slices.Equal(t.MustFrames(id), st) {
+		// The index holds held stacks: they match frame by frame.
+		if slices.Equal(t.MustFrames(id), st) {
 			return id, false
 		}
 	}
@@ -226,7 +243,26 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 	id := StackID(t.count)
 	r := stackRec{n: uint32(len(st))}
 	if lazy != nil {
+		// A lazy stack is taken on its 64-bit hash and length.
+		if t.recent == nil {
+			if t.recentBits <= 0 {
+				t.recentBits = defaultRecentBits
+			}
+			t.recent = make([]uint64, 1<<t.recentBits)
+		}
+		j := h >> (64 - t.recentBits)
+		if e := t.recent[j]; e != 0 && e>>32 == h&(1<<32-1) {
+			if old := StackID(uint32(e) - 1); t.hashes.at(int(old)) == h && t.Depth(old) == len(st) {
+				return old, false
+			}
+		}
 		r.lazy, r.at, r.sum = true, uint64(off)<<24|uint64(size), lazy(st)
+		t.push(r, h)
+		t.recent[j] = h<<32 | uint64(uint32(id)+1)
+		if t.lazyFrom == 0 {
+			t.lazyFrom = id
+		}
+		return id, true
 	} else {
 		np := len(t.pages)
 		if np == 0 || cap(t.pages[np-1])-len(t.pages[np-1]) < len(st) {
@@ -239,16 +275,17 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 	}
 	t.push(r, h)
 	t.index[i] = slot(h, id)
-	if 4*t.count > 3*len(t.index) {
+	t.indexed++
+	if 4*t.indexed > 3*len(t.index) {
 		t.rebuildIndex()
 	}
 	return id, true
 }
 
-// rebuildIndex sizes the index for the table and fills it.
+// rebuildIndex sizes the index for the held stacks and fills it.
 func (t *Stacks) rebuildIndex() {
 	n := 64
-	for 3*n < 4*t.count+4 {
+	for 3*n < 4*t.indexed+4 {
 		n *= 2
 	}
 	if t.hashes.pages == nil {
@@ -262,6 +299,9 @@ func (t *Stacks) rebuildIndex() {
 	}
 	t.index = make([]uint64, n)
 	for id := 1; id < t.count; id++ {
+		if t.Lazy(StackID(id)) {
+			continue
+		}
 		h := t.hashes.at(id)
 		i := int(h) & (n - 1)
 		for t.index[i] != 0 {
@@ -273,7 +313,115 @@ func (t *Stacks) rebuildIndex() {
 
 // done drops what only building the table needs.
 func (t *Stacks) done() {
-	t.index, t.hashes = nil, column[uint64]{}
+	t.index, t.hashes, t.recent = nil, column[uint64]{}, nil
+}
+
+// dedupeLazy merges the stacks added since the first lazy one that are
+// the same stack (lazy ones by 64-bit hash and length, as intern takes
+// them; two held ones frame by frame), keeping the first, and renumbers
+// the rest in order. It returns the new ID of every ID from `from` on
+// (nil when nothing changed); the index is dropped.
+func (t *Stacks) dedupeLazy() (rep []StackID, from StackID) {
+	if t.lazyFrom == 0 {
+		return nil, 0
+	}
+	from = t.lazyFrom
+	return t.dedupeFrom(int(from)), from
+}
+
+// dedupeFrom is dedupeLazy for the stacks from ID from on. They are
+// bucketed by the top bits of their hash (a counting pass and a scatter
+// pass, sequential but for 4096 write streams), and each bucket is
+// searched with a small table that stays in cache: no probe of a table
+// the size of the file per stack.
+func (t *Stacks) dedupeFrom(from int) []StackID {
+	const bucketBits = 12
+	m := t.count - from
+	start := make([]int32, 1<<bucketBits+1)
+	for id := from; id < t.count; id++ {
+		start[t.hashes.at(id)>>(64-bucketBits)+1]++
+	}
+	for b := 1; b < len(start); b++ {
+		start[b] += start[b-1]
+	}
+	hs, ids := make([]uint64, m), make([]int32, m) // by bucket, in ID order within one
+	fill := slices.Clone(start[:1<<bucketBits])
+	for id := from; id < t.count; id++ {
+		h := t.hashes.at(id)
+		b := h >> (64 - bucketBits)
+		hs[fill[b]], ids[fill[b]] = h, int32(id)
+		fill[b]++
+	}
+	// rep[id-from] is the stack a stack merges into (made at the first
+	// merge; until then every stack is its own).
+	var rep []StackID
+	var slots []int32
+	for b := 0; b+1 < len(start); b++ {
+		lo, hi := int(start[b]), int(start[b+1])
+		if hi-lo < 2 {
+			continue
+		}
+		size := 4
+		for size < 2*(hi-lo) {
+			size *= 2
+		}
+		if cap(slots) < size {
+			slots = make([]int32, size)
+		}
+		slots = slots[:size]
+		clear(slots)
+		mask := size - 1
+		for k := lo; k < hi; k++ {
+			h, x := hs[k], StackID(ids[k])
+			j := int(h) & mask
+			merged := false
+			for ; slots[j] != 0; j = (j + 1) & mask {
+				y := int(slots[j]) - 1
+				if hs[y] != h {
+					continue
+				}
+				yid := StackID(ids[y])
+				if t.Depth(x) == t.Depth(yid) && (t.Lazy(x) || t.Lazy(yid) || slices.Equal(t.MustFrames(x), t.MustFrames(yid))) {
+					if rep == nil {
+						rep = make([]StackID, m)
+						for i := range rep {
+							rep[i] = StackID(from + i)
+						}
+					}
+					rep[int(x)-from] = yid
+					merged = true
+					break
+				}
+			}
+			if !merged {
+				slots[j] = int32(k + 1)
+			}
+		}
+	}
+	if rep == nil {
+		return nil
+	}
+	// Renumber the kept stacks in order, compacting the table.
+	next := from
+	for id := from; id < t.count; id++ {
+		if r := rep[id-from]; r != StackID(id) {
+			rep[id-from] = rep[int(r)-from] // r < id: already renumbered
+			continue
+		}
+		rep[id-from] = StackID(next)
+		t.at.set(next, t.at.at(id))
+		t.n.set(next, t.n.at(id))
+		t.sums.set(next, t.sums.at(id))
+		t.hashes.set(next, t.hashes.at(id))
+		next++
+	}
+	t.count = next
+	t.at.truncate(next)
+	t.n.truncate(next)
+	t.sums.truncate(next)
+	t.hashes.truncate(next)
+	t.index, t.recent = nil, nil
+	return rep
 }
 
 // stackRecBytes is what one stack costs besides its frames: its record,

@@ -303,6 +303,17 @@ func (c *column[T]) push(v T) {
 	c.pages[n-1] = append(c.pages[n-1], v)
 }
 
+// truncate keeps the first n values.
+func (c *column[T]) truncate(n int) {
+	if n == 0 {
+		c.pages = nil
+		return
+	}
+	np := (n + pageSize - 1) >> pageBits
+	c.pages = c.pages[:np]
+	c.pages[np-1] = c.pages[np-1][:n-(np-1)<<pageBits]
+}
+
 // sparse holds a value for a few rows, in row order.
 type sparse[T any] struct {
 	rows []int32
