@@ -30,3 +30,6 @@ func WithRecentLazyStacks(opt *Options, bits int) *Options {
 	o.recentBits = bits
 	return &o
 }
+
+// IndexAppends is indexAppends, for its test.
+var IndexAppends = indexAppends

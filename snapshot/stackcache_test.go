@@ -116,3 +116,32 @@ func extendedStacks(t *testing.T) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestIndexAppends compares the eight-bytes-at-a-time search for the
+// APPENDS byte with bytes.IndexByte on every length up to 40 and every
+// position of one or two 'e' bytes among bytes that differ from it by one
+// bit (the carries of the word trick).
+func TestIndexAppends(t *testing.T) {
+	near := []byte{'e' ^ 1, 'e' ^ 0x80, 'e' - 1, 'e' + 1, 0, 0xff}
+	for n := range 41 {
+		for _, fill := range near {
+			b := bytes.Repeat([]byte{fill}, n)
+			check := func() {
+				if got, want := snapshot.IndexAppends(b), bytes.IndexByte(b, 'e'); got != want {
+					t.Fatalf("%x: %d, want %d", b, got, want)
+				}
+			}
+			check()
+			for i := range n {
+				b[i] = 'e'
+				check()
+				for j := i + 1; j < n; j++ {
+					b[j] = 'e'
+					check()
+					b[j] = fill
+				}
+				b[i] = fill
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/big"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -867,31 +868,80 @@ func (v *vm) cachedRun(d []byte, pos, limit int, l val) (int, bool) {
 		v.cacheHits < v.cacheLooks/stackCacheMiss {
 		return 0, false // stacks rarely repeat: stop looking
 	}
-	p := pos + 1
-	for p < limit && d[p] != opAppends {
-		switch d[p] {
-		case opBinGet:
-			p += 2
-		case opLongBinGet:
-			p += 5
-		default:
+	// The list's items are parsed only if need be: first, each APPENDS
+	// byte ('e') after the MARK, which may also be a byte of a memo id,
+	// ends a candidate. A candidate equal to a cached key is the list: the
+	// key is whole opcodes from the MARK on, so the 'e' after it is the
+	// APPENDS. After maxCandidates, the opcodes are parsed to the APPENDS.
+	rest := d[pos+1 : limit]
+	v.cacheLooks++
+	p, id, ok, from := -1, NoStack, false, 0
+	for range maxCandidates {
+		j := indexAppends(rest[from:])
+		if j <= 0 {
+			break
+		}
+		p = from + j
+		if id, ok = v.stackCache[string(rest[:p])]; ok {
+			break
+		}
+		from = p + 1
+	}
+	if !ok && p >= 0 {
+		q := 0
+		for q < len(rest) && rest[q] != opAppends {
+			switch rest[q] {
+			case opBinGet:
+				q += 2
+			case opLongBinGet:
+				q += 5
+			default:
+				return 0, false
+			}
+		}
+		if q >= len(rest) || q <= p {
+			return 0, false // no APPENDS, or a candidate tried already
+		}
+		p = q
+		if id, ok = v.stackCache[string(rest[:p])]; !ok {
 			return 0, false
 		}
 	}
-	if p >= limit || p == pos+1 {
-		return 0, false
-	}
-	v.cacheLooks++
-	id, ok := v.stackCache[string(d[pos+1:p])]
 	if !ok {
 		return 0, false
 	}
+	p += pos + 1 // the APPENDS
 	v.cacheHits++
 	o := &v.objs[l.n]
 	o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx, v.in.base+int64(pos)))
 	b := &v.builders[o.idx]
 	b.known, b.end = id, v.in.base+int64(p)+1
 	return p + 1, true
+}
+
+// maxCandidates bounds the 'e' bytes cachedRun tries as the end of a list
+// before it parses the list's opcodes.
+const maxCandidates = 2
+
+// indexAppends returns the index of the first APPENDS byte ('e') in b, or
+// -1: eight bytes at a time (bytes.IndexByte is a byte loop in
+// WebAssembly).
+func indexAppends(b []byte) int {
+	const ones, highs, es = 0x0101010101010101, 0x8080808080808080, 0x0101010101010101 * opAppends
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:]) ^ es
+		// The lowest set bit marks the first zero byte of x exactly.
+		if t := (x - ones) &^ x & highs; t != 0 {
+			return i + bits.TrailingZeros64(t)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] == opAppends {
+			return i
+		}
+	}
+	return -1
 }
 
 // cacheable reports whether a new stack may go into the stack cache: it
