@@ -440,11 +440,12 @@ func (v *vm) stackOf(where, key string, x val) (StackID, error) {
 				if id, err = v.intern(b.ids, start, b.end); err != nil {
 					return NoStack, err
 				}
-				if b.key != "" && !v.snap.Stacks.Lazy(id) && len(v.stackCache) < stackCacheMax && !v.memoRewritten {
+				if b.key != "" && !v.snap.Stacks.Lazy(id) && !v.cacheFull() && !v.memoRewritten {
 					if v.stackCache == nil {
 						v.stackCache = map[string]StackID{}
 					}
 					v.stackCache[b.key] = id
+					v.cacheKeyBytes += len(b.key)
 				}
 			}
 			b.key = ""

@@ -147,11 +147,13 @@ type builder struct {
 	key   string
 }
 
-// Limits of the stack cache (vm.stackCache): the encodings it holds and,
-// once full, the hit rate under which it is no longer consulted.
+// Limits of the stack cache (vm.stackCache): the encodings it holds and
+// their bytes, and, once full, the hit rate under which it is no longer
+// consulted.
 const (
 	stackCacheMax  = 1 << 14
-	stackCacheMiss = 4 // consulted while hits ≥ lookups / stackCacheMiss
+	stackCacheKeys = 8 << 20 // bytes of keys
+	stackCacheMiss = 4       // consulted while hits ≥ lookups / stackCacheMiss
 )
 
 // vm decodes a pickle. With typed set, dicts are typed by their keys as
@@ -208,6 +210,7 @@ type vm struct {
 	// (memoRewritten): a memo id then always names the same frame.
 	stackCache            map[string]StackID
 	cacheLooks, cacheHits int
+	cacheKeyBytes         int
 	noStackCache          bool
 
 	proto int
@@ -864,8 +867,7 @@ func (v *vm) cachedRun(d []byte, pos, limit int, l val) (int, bool) {
 	if v.stackCache == nil || v.memoRewritten {
 		return 0, false
 	}
-	if len(v.stackCache) >= stackCacheMax && v.cacheLooks > stackCacheMax &&
-		v.cacheHits < v.cacheLooks/stackCacheMiss {
+	if v.cacheFull() && v.cacheLooks > stackCacheMax && v.cacheHits < v.cacheLooks/stackCacheMiss {
 		return 0, false // stacks rarely repeat: stop looking
 	}
 	// The list's items are parsed only if need be: first, each APPENDS
@@ -944,10 +946,15 @@ func indexAppends(b []byte) int {
 	return -1
 }
 
+// cacheFull reports whether the stack cache takes no more entries.
+func (v *vm) cacheFull() bool {
+	return len(v.stackCache) >= stackCacheMax || v.cacheKeyBytes >= stackCacheKeys
+}
+
 // cacheable reports whether a new stack may go into the stack cache: it
 // holds only held stacks, and only while it has room.
 func (v *vm) cacheable() bool {
-	if v.memoRewritten || v.partial || v.noStackCache || len(v.stackCache) >= stackCacheMax {
+	if v.memoRewritten || v.partial || v.noStackCache || v.cacheFull() {
 		return false
 	}
 	return !v.lazyOK || v.snap.Stacks.held() < v.lazyAfter
