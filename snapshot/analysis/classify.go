@@ -289,9 +289,16 @@ func (d *Device) traceRule(al *Allocation, p phase) Rule {
 // runAt returns the index of the phase run holding trace index i, -1 if
 // none has started yet.
 func (d *Device) runAt(i int32) int {
+	// Most calls come in trace order: try the run found last first.
+	if k := d.runHint; k < len(d.runs) && d.runs[k].start <= i && (k+1 == len(d.runs) || i < d.runs[k+1].start) {
+		return k
+	}
 	k, ok := slices.BinarySearchFunc(d.runs, i, func(r phaseRun, s int32) int { return compareInt64(int64(r.start), int64(s)) })
 	if !ok {
 		k--
+	}
+	if k >= 0 {
+		d.runHint = k
 	}
 	return k
 }

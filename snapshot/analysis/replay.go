@@ -41,6 +41,7 @@ type Device struct {
 	ooms      []int32 // indices of oom entries
 	buckets   buckets
 	runs      []phaseRun
+	runHint   int // the run runAt found last
 	windows   []window
 	// windowEnds[j] is the largest end among windows[0..j].
 	windowEnds []int64
