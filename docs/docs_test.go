@@ -101,11 +101,6 @@ var (
 	selfLinkRe = regexp.MustCompile(`\]\(#([A-Za-z0-9_-]+)\)`)
 )
 
-// outsidePending lists files whose citations of outside notes another
-// branch rewrites (the snapshot decoder's files); remove an entry once it
-// is merged.
-var outsidePending = map[string]bool{"snapshot/types.go": true}
-
 // comments returns the text of a source file's comments: every comment of
 // a Go file, the // lines of a JavaScript file.
 func comments(t *testing.T, path string) []string {
@@ -194,7 +189,7 @@ func TestCitations(t *testing.T) {
 					t.Errorf("%s cites docs/%s%s: no such section", rel, m[1], m[2])
 				}
 			}
-			if m := outsideRe.FindString(c); m != "" && !outsidePending[rel] {
+			if m := outsideRe.FindString(c); m != "" {
 				t.Errorf("%s cites a document outside the repository (%q): cite docs/<file>.md#<section>", rel, m)
 			}
 		}
