@@ -7,6 +7,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // The model catalog is data: one JSON record per model in models/, holding
@@ -66,26 +67,30 @@ func loadCatalog() ([]Model, []modelRecord, error) {
 	return ms, recs, nil
 }
 
-// catalogModels is the model catalog sorted by ID.
-var catalogModels = func() []Model {
+// catalogModels returns the model catalog sorted by ID. It is parsed on
+// first use, not at package initialisation: programs that import the
+// package without reading the catalog (the snapshot worker) do not pay for
+// it at start.
+var catalogModels = sync.OnceValue(func() []Model {
 	ms, _, err := loadCatalog()
 	if err != nil {
 		panic("estimator: the embedded model catalog is broken: " + err.Error())
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].ID < ms[j].ID })
 	return ms
-}()
+})
 
 // Models returns the model catalog sorted by ID. The slice is a copy.
 func Models() []Model {
-	ms := make([]Model, len(catalogModels))
-	copy(ms, catalogModels)
+	cat := catalogModels()
+	ms := make([]Model, len(cat))
+	copy(ms, cat)
 	return ms
 }
 
 // LookupModel finds a catalog model by ID (case-insensitive).
 func LookupModel(id string) (Model, bool) {
-	for _, m := range catalogModels {
+	for _, m := range catalogModels() {
 		if strings.EqualFold(m.ID, id) {
 			return m, true
 		}

@@ -1,7 +1,6 @@
 package triage
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -11,24 +10,24 @@ import (
 // sentence wording (2.1+), plus fragments of the parenthesised fields.
 
 var (
-	allocHead    = regexp.MustCompile(`(CUDA|HIP|XPU|NPU|MLU|MUSA|GCU|DCU|CNRT|HPU|MTIA|PrivateUse1)\s+out\s+of\s+memory\b|(Current\s+platform\s+can\s+NOT\s+allocate\s+memory\s+block)`)
+	allocHead    = lazy(`(CUDA|HIP|XPU|NPU|MLU|MUSA|GCU|DCU|CNRT|HPU|MTIA|PrivateUse1)\s+out\s+of\s+memory\b|(Current\s+platform\s+can\s+NOT\s+allocate\s+memory\s+block)`)
 	triedHead    = rx(`Tried\s+to\s+allocate\s+(?:SIZE|more\s+than\s+1\s*EB)`)
 	fragmentHead = rx(`SIZE\s+(?:total\s+capacity|already\s+allocated|current\s+active|allowed|reserved\s+in\s+total\s+by\s+PyTorch|cached)\s*[;)]`)
 	reTried      = rx(`Tried\s+to\s+allocate\s+SIZE`)
-	reTried1EB   = regexp.MustCompile(`Tried\s+to\s+allocate\s+more\s+than\s+1\s*EB(?:\s+memory)?\.?`)
-	reIPEX4GB    = regexp.MustCompile(`Current\s+platform\s+can\s+NOT\s+allocate\s+memory\s+block\s+with\s+size\s+larger\s+than\s+4\s*GB!?`)
+	reTried1EB   = lazy(`Tried\s+to\s+allocate\s+more\s+than\s+1\s*EB(?:\s+memory)?\.?`)
+	reIPEX4GB    = lazy(`Current\s+platform\s+can\s+NOT\s+allocate\s+memory\s+block\s+with\s+size\s+larger\s+than\s+4\s*GB!?`)
 	// The device index may be missing: 2.3.x printed c10::DeviceIndex (int8)
 	// as a character, so device 2 came out as byte 0x02 ("GPU  has").
 	reGPU2x       = rx(`GPU[\s\x00-\x1f]*(\d+)?[\s\x00-\x1f]*has\s+a\s+total\s+capac(i?)ty\s+of\s+SIZE`)
-	reGPUOnly2x   = regexp.MustCompile(`^\.?\s*GPU\s*(\d+)\b`)
-	reTrunc23     = regexp.MustCompile(`^\.\s*GPU(?:\s*$|[^ \w]|\s*\n)`)
+	reGPUOnly2x   = lazy(`^\.?\s*GPU\s*(\d+)\b`)
+	reTrunc23     = lazy(`^\.\s*GPU(?:\s*$|[^ \w]|\s*\n)`)
 	reOfWhich     = rx(`of\s+which\s+SIZE\s+is\s+free`)
 	reProcess     = rx(`Process\s+(\d+)\s+has\s+SIZE\s+memory\s+in\s+use`)
 	reSelf        = rx(`this\s+process\s+has\s+SIZE\s+memory\s+in\s+use`)
 	reAllocated2x = rx(`Of\s+the\s+allocated\s+memory\s+SIZE\s+is\s+allocated\s+by\s+PyTorch`)
 	rePrivate     = rx(`with\s+SIZE\s+allocated\s+in\s+private\s+pools`)
 	reUnalloc2x   = rx(`SIZE\s+is\s+reserved\s+by\s+PyTorch\s+but\s+unallocated`)
-	reGPU1x       = regexp.MustCompile(`\(\s*(?:GPU|NPU|XPU|MLU|device)\s*(\d+)\s*;`)
+	reGPU1x       = lazy(`\(\s*(?:GPU|NPU|XPU|MLU|device)\s*(\d+)\s*;`)
 	reTotal1x     = rx(`SIZE\s+total\s+capacity\b`)
 	reAlready1x   = rx(`SIZE\s+already\s+allocated\b`)
 	reActive1x    = rx(`SIZE\s+current\s+active\b`)
@@ -36,14 +35,14 @@ var (
 	reAllowed     = rx(`SIZE\s+allowed\s*;`)
 	reReserved1x  = rx(`SIZE\s+reserved\s+in\s+total\s+by\s+PyTorch\)?`)
 	reCached1x    = rx(`SIZE\s+cached\s*\)?`)
-	reHint        = regexp.MustCompile(`^\.?\s*If\s+reserved\s+(?:but\s+unallocated\s+)?memory\s+is\s+(?:large|(?:>>|&gt;&gt;)\s*allocated\s+memory)\s+try\s+setting\s+(\S+?)\s+to\s+avoid\s+fragmentation\.?(?:\s+See\s+documentation\s+for\s+Memory\s+Management(?:\s+and\s+PYTORCH_\w+|\s*\(\s*https?://[^\s)]*\)?)?)?`)
-	reOldHint     = regexp.MustCompile(`(?:>>|&gt;&gt;)\s*allocated\s+memory`)
-	reConfVar     = regexp.MustCompile(`\b(PYTORCH_(?:[A-Z]+_)?ALLOC_CONF)\b`)
-	reEmptyCache  = regexp.MustCompile(`^\.?\s*Please\s+use\s+` + "`" + `?empty_cache` + "`" + `?\s+to\s+release\s+all\s+unoccupied\s+cached\s+memory\.?`)
-	reSecondTried = regexp.MustCompile(`Tried\s+to\s+allocate`)
-	reFullStop    = regexp.MustCompile(`^\.`)
-	reBlankLine   = regexp.MustCompile(`\n[ \t\r]*\n`)
-	reHeadOnlyEnd = regexp.MustCompile(`^(?:\.|[ \t]*(?:\r?\n|$))`)
+	reHint        = lazy(`^\.?\s*If\s+reserved\s+(?:but\s+unallocated\s+)?memory\s+is\s+(?:large|(?:>>|&gt;&gt;)\s*allocated\s+memory)\s+try\s+setting\s+(\S+?)\s+to\s+avoid\s+fragmentation\.?(?:\s+See\s+documentation\s+for\s+Memory\s+Management(?:\s+and\s+PYTORCH_\w+|\s*\(\s*https?://[^\s)]*\)?)?)?`)
+	reOldHint     = lazy(`(?:>>|&gt;&gt;)\s*allocated\s+memory`)
+	reConfVar     = lazy(`\b(PYTORCH_(?:[A-Z]+_)?ALLOC_CONF)\b`)
+	reEmptyCache  = lazy(`^\.?\s*Please\s+use\s+` + "`" + `?empty_cache` + "`" + `?\s+to\s+release\s+all\s+unoccupied\s+cached\s+memory\.?`)
+	reSecondTried = lazy(`Tried\s+to\s+allocate`)
+	reFullStop    = lazy(`^\.`)
+	reBlankLine   = lazy(`\n[ \t\r]*\n`)
+	reHeadOnlyEnd = lazy(`^(?:\.|[ \t]*(?:\r?\n|$))`)
 )
 
 var backendNames = map[string]Backend{"CUDA": BackendCUDA, "HIP": BackendHIP, "XPU": BackendXPU, "NPU": BackendNPU}
@@ -67,30 +66,30 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 	}
 	// A second "Tried to allocate" starts another (truncated) message, and
 	// one far past the head belongs to some other text.
-	if first := m.find(reSecondTried); first != nil {
+	if first := m.find(reSecondTried()); first != nil {
 		if first[0]-h.end > 200 {
 			m.hi = first[0]
-		} else if next := m.findFrom(reSecondTried, first[1]); next != nil {
+		} else if next := m.findFrom(reSecondTried(), first[1]); next != nil {
 			m.hi = next[0]
 		}
 	}
 	m.end = h.end
 	// A message has no blank line; one ends it.
-	if i := reBlankLine.FindStringIndex(p.text[h.end:m.hi]); i != nil {
+	if i := reBlankLine().FindStringIndex(p.text[h.end:m.hi]); i != nil {
 		m.hi = h.end + i[0]
 	}
 
 	var variants []string
 	var one1EB, is1x, is2x, truncated bool
-	ipex := m.find(reIPEX4GB) != nil
-	if sub := m.find(reTried); sub != nil {
+	ipex := m.find(reIPEX4GB()) != nil
+	if sub := m.find(reTried()); sub != nil {
 		f.TriedBytes = m.size("tried_bytes", "Tried to allocate", sub, 1)
 		rest := p.text[sub[1]:m.hi]
-		if reTrunc23.MatchString(rest) && !reGPU2x.MatchString(rest) {
+		if reTrunc23().MatchString(rest) && !reGPU2x().MatchString(rest) {
 			truncated = true
 			m.end = max(m.end, sub[1]+strings.Index(rest, "GPU")+3)
 		}
-		if g := reGPUOnly2x.FindStringSubmatchIndex(rest); g != nil && !reGPU2x.MatchString(rest) {
+		if g := reGPUOnly2x().FindStringSubmatchIndex(rest); g != nil && !reGPU2x().MatchString(rest) {
 			for i := range g {
 				if g[i] >= 0 {
 					g[i] += sub[1]
@@ -100,12 +99,12 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 			f.GPUIndex = m.index(g, 1)
 			is2x = true
 		}
-	} else if m.find(reTried1EB) != nil {
+	} else if m.find(reTried1EB()) != nil {
 		one1EB = true
 	}
 
 	// 2.x sentence wording.
-	if sub := m.find(reGPU2x); sub != nil {
+	if sub := m.find(reGPU2x()); sub != nil {
 		is2x = true
 		f.GPUIndex = m.index(sub, 1)
 		if f.GPUIndex == nil {
@@ -119,14 +118,14 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 	// The device sentences (free, processes, allowed) come before "Of the
 	// allocated memory"; past it they belong to some other text.
 	hi := m.hi
-	if sub := reAllocated2x.FindStringIndex(p.text[m.lo:m.hi]); sub != nil {
+	if sub := reAllocated2x().FindStringIndex(p.text[m.lo:m.hi]); sub != nil {
 		m.hi = m.lo + sub[0]
 	}
-	if sub := m.find(reOfWhich); sub != nil {
+	if sub := m.find(reOfWhich()); sub != nil {
 		is2x = true
 		f.FreeBytes = m.size("free_bytes", "Free on the device", sub, 1)
 	}
-	for _, sub := range m.findAll(reProcess) {
+	for _, sub := range m.findAll(reProcess()) {
 		pid := m.integer("other_processes.pid", "Process id", sub, 1)
 		b := m.size("other_processes.bytes", "Held by process "+m.group(sub, 1), sub, 2)
 		if pid != nil && b != nil {
@@ -134,36 +133,36 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 		}
 		is2x = true
 	}
-	if sub := m.find(reSelf); sub != nil {
+	if sub := m.find(reSelf()); sub != nil {
 		is2x = true
 		f.ProcessInUseBytes = m.size("process_in_use_bytes", "This process in use (incl. non-PyTorch)", sub, 1)
 	}
 	var allowed2x []int
 	if is2x {
-		allowed2x = m.find(reAllowed)
+		allowed2x = m.find(reAllowed())
 	}
 	m.hi = hi
-	if sub := m.find(reAllocated2x); sub != nil {
+	if sub := m.find(reAllocated2x()); sub != nil {
 		is2x = true
 		f.AllocatedBytes = m.size("allocated_bytes", "Allocated by PyTorch", sub, 1)
 	}
-	if sub := m.find(rePrivate); sub != nil {
+	if sub := m.find(rePrivate()); sub != nil {
 		is2x = true
 		f.PrivatePoolsBytes = m.size("private_pools_bytes", "In private pools (CUDA Graphs)", sub, 1)
 		variants = append(variants, "private pools (2.4+)")
 	}
-	if sub := m.find(reUnalloc2x); sub != nil {
+	if sub := m.find(reUnalloc2x()); sub != nil {
 		is2x = true
 		f.ReservedUnallocatedBytes = m.size("reserved_unallocated_bytes", "Reserved by PyTorch but unallocated", sub, 1)
 		if m.end == sub[1] {
-			m.extend(reFullStop) // the sentence's period belongs to the message
+			m.extend(reFullStop()) // the sentence's period belongs to the message
 		}
 	}
 
 	// 1.x parenthesised wording: the fields lie inside "(GPU N; … )".
 	if !is2x {
 		hi := m.hi
-		if sub := m.find(reGPU1x); sub != nil {
+		if sub := m.find(reGPU1x()); sub != nil {
 			is1x = true
 			f.GPUIndex = m.index(sub, 1)
 			if c := strings.IndexByte(p.text[sub[1]:m.hi], ')'); c >= 0 {
@@ -176,11 +175,11 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 		f.AllowedBytes = m.size("allowed_bytes", "Allowed (memory fraction)", allowed2x, 1)
 	}
 
-	m.extend(reHint)
-	if v := reConfVar.FindStringSubmatch(p.text[m.lo:m.end]); v != nil {
+	m.extend(reHint())
+	if v := reConfVar().FindStringSubmatch(p.text[m.lo:m.end]); v != nil {
 		f.AllocConfVar = v[1]
 	}
-	m.extend(reEmptyCache)
+	m.extend(reEmptyCache())
 	hintText := p.text[m.lo:m.end]
 
 	switch {
@@ -190,7 +189,7 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 	case strings.Contains(hintText, "expandable_segments"):
 		variants = append(variants, "expandable_segments hint (2.2+)")
 		f.PyTorchVersion = "2.2-2.8"
-	case reOldHint.MatchString(hintText):
+	case reOldHint().MatchString(hintText):
 		variants = append(variants, "max_split_size_mb hint (1.10-2.0)")
 		f.PyTorchVersion = "1.10-2.0"
 	case strings.Contains(hintText, "max_split_size_mb"):
@@ -232,7 +231,7 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 	if h.f.name != "alloc" && f.TriedBytes == nil && !one1EB {
 		return Finding{}, false
 	}
-	if len(f.Fields) == 0 && !one1EB && !ipex && !reHeadOnlyEnd.MatchString(p.text[h.end:m.hi]) {
+	if len(f.Fields) == 0 && !one1EB && !ipex && !reHeadOnlyEnd().MatchString(p.text[h.end:m.hi]) {
 		// "CUDA out of memory errors" in prose, not a message.
 		return Finding{}, false
 	}
@@ -244,33 +243,33 @@ func parseAlloc(p *parser, h head) (Finding, bool) {
 // "X cached)") and reports whether any was found.
 func readParenFields(m *msg, f *Finding, variants *[]string) bool {
 	found := false
-	if sub := m.find(reTotal1x); sub != nil {
+	if sub := m.find(reTotal1x()); sub != nil {
 		f.TotalBytes = m.size("total_bytes", "Total capacity", sub, 1)
 		found = true
 	}
-	if sub := m.find(reAlready1x); sub != nil {
+	if sub := m.find(reAlready1x()); sub != nil {
 		f.AlreadyAllocatedBytes = m.size("already_allocated_bytes", "Already allocated", sub, 1)
 		found = true
 	}
-	if sub := m.find(reActive1x); sub != nil {
+	if sub := m.find(reActive1x()); sub != nil {
 		f.CurrentActiveBytes = m.size("current_active_bytes", "Current active", sub, 1)
 		found = true
 	}
-	if sub := m.find(reFree1x); sub != nil {
+	if sub := m.find(reFree1x()); sub != nil {
 		f.FreeBytes = m.size("free_bytes", "Free on the device", sub, 1)
 		found = true
 	}
-	if sub := m.find(reAllowed); sub != nil {
+	if sub := m.find(reAllowed()); sub != nil {
 		f.AllowedBytes = m.size("allowed_bytes", "Allowed (memory fraction)", sub, 1)
 		*variants = append(*variants, "allowed (1.8+, memory fraction set)")
 		found = true
 	}
-	if sub := m.find(reReserved1x); sub != nil {
+	if sub := m.find(reReserved1x()); sub != nil {
 		f.ReservedTotalBytes = m.size("reserved_total_bytes", "Reserved in total by PyTorch", sub, 1)
 		*variants = append(*variants, "reserved in total by PyTorch (1.4-2.0)")
 		f.PyTorchVersion = "1.4-2.0"
 		found = true
-	} else if sub := m.find(reCached1x); sub != nil {
+	} else if sub := m.find(reCached1x()); sub != nil {
 		f.ReservedUnallocatedBytes = m.size("reserved_unallocated_bytes", "Cached (reserved but unallocated)", sub, 1)
 		*variants = append(*variants, "cached (1.0-1.3)")
 		f.PyTorchVersion = "1.0-1.3"
@@ -291,7 +290,7 @@ func parseFragment(p *parser, h head) (Finding, bool) {
 	}
 	// The fields run to the closing parenthesis, which a wrapped line may
 	// put on a later line; without one, to the end of the line.
-	if i := reBlankLine.FindStringIndex(p.text[h.start:m.hi]); i != nil {
+	if i := reBlankLine().FindStringIndex(p.text[h.start:m.hi]); i != nil {
 		m.hi = h.start + i[0]
 	}
 	if c := strings.IndexByte(p.text[h.start:m.hi], ')'); c >= 0 {
@@ -301,7 +300,7 @@ func parseFragment(p *parser, h head) (Finding, bool) {
 	}
 	m.lo = lo
 	var variants []string
-	if sub := m.find(reGPU1x); sub != nil {
+	if sub := m.find(reGPU1x()); sub != nil {
 		f.GPUIndex = m.index(sub, 1)
 	}
 	if !readParenFields(m, &f, &variants) {

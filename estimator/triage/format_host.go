@@ -1,15 +1,13 @@
 package triage
 
-import "regexp"
-
 // Host (CPU) allocator messages.
 
 var (
-	cpuHead       = regexp.MustCompile(`DefaultCPUAllocator\s*:\s*(can't\s+allocate\s+memory|not\s+enough\s+memory)\s*:\s*you\s+tried\s+to\s+allocate\s+(\d+)\s*bytes\.?`)
-	reCPUErrno    = regexp.MustCompile(`^\s*Error\s+code\s+(\d+)(?:\s*\(([^)\n]{0,80})\))?`)
-	cpuMemalign   = regexp.MustCompile(`posix_memalign\s*\([^)\n]{0,80}\)\s*==\s*0\s*\.\s*(\d+)\s+vs\s+0`)
-	cpuTHHead     = regexp.MustCompile(`not\s+enough\s+memory\s*:\s*you\s+tried\s+to\s+allocate\s+(\d+)\s*GB\.?(?:\s*Buy\s+new\s+RAM!?)?`)
-	reTorchDollar = regexp.MustCompile(`\$?\s*Torch\s*:\s*$`)
+	cpuHead       = lazy(`DefaultCPUAllocator\s*:\s*(can't\s+allocate\s+memory|not\s+enough\s+memory)\s*:\s*you\s+tried\s+to\s+allocate\s+(\d+)\s*bytes\.?`)
+	reCPUErrno    = lazy(`^\s*Error\s+code\s+(\d+)(?:\s*\(([^)\n]{0,80})\))?`)
+	cpuMemalign   = lazy(`posix_memalign\s*\([^)\n]{0,80}\)\s*==\s*0\s*\.\s*(\d+)\s+vs\s+0`)
+	cpuTHHead     = lazy(`not\s+enough\s+memory\s*:\s*you\s+tried\s+to\s+allocate\s+(\d+)\s*GB\.?(?:\s*Buy\s+new\s+RAM!?)?`)
+	reTorchDollar = lazy(`\$?\s*Torch\s*:\s*$`)
 )
 
 // parseCPU reads "DefaultCPUAllocator: can't allocate memory: you tried to
@@ -23,7 +21,7 @@ func parseCPU(p *parser, h head) (Finding, bool) {
 	} else {
 		f.Variant = "can't allocate memory (posix_memalign)"
 	}
-	if sub := m.findFrom(reCPUErrno, m.end); sub != nil && sub[0] == h.end {
+	if sub := m.findFrom(reCPUErrno(), m.end); sub != nil && sub[0] == h.end {
 		if code := m.integer("error_code", "Error code", sub, 1); code != nil && *code < 1<<20 {
 			c := int(*code)
 			f.ErrorCode = &c
@@ -48,7 +46,7 @@ func parseCPULegacy(p *parser, h head) (Finding, bool) {
 		f.Variant = "TH (<=0.4)"
 		f.PyTorchVersion = "<=0.4"
 		if lo := max(p.consumed, h.start-20); lo < h.start {
-			if d := reTorchDollar.FindStringIndex(p.text[lo:h.start]); d != nil {
+			if d := reTorchDollar().FindStringIndex(p.text[lo:h.start]); d != nil {
 				f.Start = lo + d[0]
 			}
 		}

@@ -1,7 +1,6 @@
 package triage
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -9,20 +8,20 @@ import (
 // error, the THC-era error, and cuBLAS/cuDNN/NCCL allocation failures.
 
 var (
-	plainHead   = regexp.MustCompile(`(CUDA|HIP)\s+(driver\s+)?error\s*:\s*out\s+of\s+memory`)
-	rePlainTail = regexp.MustCompile("^[ \\t]*\\r?\\n?[ \\t]*(?:CUDA\\s+kernel\\s+errors\\s+might\\s+be\\s+asynchronously\\s+reported[^\\n]*|For\\s+debugging\\s+consider\\s+passing\\s+[A-Z_]+_LAUNCH_BLOCKING=1\\.?|Compile\\s+with\\s+`TORCH_USE_[A-Z_]+_DSA`[^\\n]*|Search\\s+for\\s+`\\w+'[^\\n]*|For\\s+more\\s+detailed\\s+error\\s+information[^\\n]*)")
-	legacyHead  = regexp.MustCompile(`cuda\s+runtime\s+err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s+of\s+memory(?:\s+at\s+[^\s]+)?|THCudaCheck\s+FAIL\s+file=\S+\s+line=\d+\s+error=2\s*:\s*out\s+of\s+memory`)
-	reLegacyRT  = regexp.MustCompile(`cuda\s+runtime\s+err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s+of\s+memory(?:\s+at\s+[^\s]+)?`)
+	plainHead   = lazy(`(CUDA|HIP)\s+(driver\s+)?error\s*:\s*out\s+of\s+memory`)
+	rePlainTail = lazy("^[ \\t]*\\r?\\n?[ \\t]*(?:CUDA\\s+kernel\\s+errors\\s+might\\s+be\\s+asynchronously\\s+reported[^\\n]*|For\\s+debugging\\s+consider\\s+passing\\s+[A-Z_]+_LAUNCH_BLOCKING=1\\.?|Compile\\s+with\\s+`TORCH_USE_[A-Z_]+_DSA`[^\\n]*|Search\\s+for\\s+`\\w+'[^\\n]*|For\\s+more\\s+detailed\\s+error\\s+information[^\\n]*)")
+	legacyHead  = lazy(`cuda\s+runtime\s+err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s+of\s+memory(?:\s+at\s+[^\s]+)?|THCudaCheck\s+FAIL\s+file=\S+\s+line=\d+\s+error=2\s*:\s*out\s+of\s+memory`)
+	reLegacyRT  = lazy(`cuda\s+runtime\s+err(?:or)?\s*\(\s*2\s*\)\s*:\s*out\s+of\s+memory(?:\s+at\s+[^\s]+)?`)
 
-	cublasHead = regexp.MustCompile("(failed\\s+to\\s+create\\s+cublas\\s+handle\\s*:\\s*)?(?:CUDA\\s+error\\s*:\\s*)?CUBLAS_STATUS_(ALLOC_FAILED|NOT_INITIALIZED)(?:\\s+when\\s+calling\\s+`([^`\\n]{1,200})`)?")
-	cudnnHead  = regexp.MustCompile(`Could\s+not\s+create\s+cudnn\s+handle\s*:\s*(CUDNN_STATUS_\w+)|(?:cuDNN\s+(?:Frontend\s+)?error\s*:\s*)?(CUDNN_STATUS_(?:ALLOC_FAILED|NOT_INITIALIZED))|(Unable\s+to\s+find\s+a\s+valid\s+cuDNN\s+algorithm\s+to\s+run\s+convolution|no\s+valid\s+convolution\s+algorithms\s+available\s+in\s+CuDNN)`)
+	cublasHead = lazy("(failed\\s+to\\s+create\\s+cublas\\s+handle\\s*:\\s*)?(?:CUDA\\s+error\\s*:\\s*)?CUBLAS_STATUS_(ALLOC_FAILED|NOT_INITIALIZED)(?:\\s+when\\s+calling\\s+`([^`\\n]{1,200})`)?")
+	cudnnHead  = lazy(`Could\s+not\s+create\s+cudnn\s+handle\s*:\s*(CUDNN_STATUS_\w+)|(?:cuDNN\s+(?:Frontend\s+)?error\s*:\s*)?(CUDNN_STATUS_(?:ALLOC_FAILED|NOT_INITIALIZED))|(Unable\s+to\s+find\s+a\s+valid\s+cuDNN\s+algorithm\s+to\s+run\s+convolution|no\s+valid\s+convolution\s+algorithms\s+available\s+in\s+CuDNN)`)
 
-	ncclWarnHead = regexp.MustCompile(`NCCL\s+WARN\b[^\n]{0,200}?(?:out\s+of\s+memory|OUT_OF_MEMORY|Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc))`)
-	ncclErrHead  = regexp.MustCompile(`NCCL\s+error\s+in\s*:\s*\S+|NCCL\s+Error\s+\d+\s*:`)
-	reNCCLCalloc = regexp.MustCompile(`Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc)(?:\s+async)?\s+(\d+)\s+bytes`)
-	reNCCLDev    = regexp.MustCompile(`\[(\d+)\]\s+(?:\S+\s+)?NCCL\s+WARN`)
-	reNCCLOOM    = regexp.MustCompile(`out\s+of\s+memory|OUT_OF_MEMORY|Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc)`)
-	reNCCLCuda   = regexp.MustCompile(`unhandled\s+cuda\s+error[^\n]*`)
+	ncclWarnHead = lazy(`NCCL\s+WARN\b[^\n]{0,200}?(?:out\s+of\s+memory|OUT_OF_MEMORY|Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc))`)
+	ncclErrHead  = lazy(`NCCL\s+error\s+in\s*:\s*\S+|NCCL\s+Error\s+\d+\s*:`)
+	reNCCLCalloc = lazy(`Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc)(?:\s+async)?\s+(\d+)\s+bytes`)
+	reNCCLDev    = lazy(`\[(\d+)\]\s+(?:\S+\s+)?NCCL\s+WARN`)
+	reNCCLOOM    = lazy(`out\s+of\s+memory|OUT_OF_MEMORY|Failed\s+to\s+CUDA\s+(?:host\s+)?(?:calloc|malloc|alloc)`)
+	reNCCLCuda   = lazy(`unhandled\s+cuda\s+error[^\n]*`)
 )
 
 // parsePlain reads "CUDA error: out of memory" and the suffix lines PyTorch
@@ -31,7 +30,7 @@ func parsePlain(p *parser, h head) (Finding, bool) {
 	backend := Backend(strings.ToLower(h.f.head.FindStringSubmatch(p.text[h.start:h.end])[1]))
 	f := Finding{Kind: backend.ErrorPlain(), Backend: backend}
 	m := newMsg(p, h, &f)
-	for i := 0; i < 6 && m.extend(rePlainTail); i++ {
+	for i := 0; i < 6 && m.extend(rePlainTail()); i++ {
 	}
 	tail := p.text[h.end:m.end]
 	switch {
@@ -55,7 +54,7 @@ func parseLegacy(p *parser, h head) (Finding, bool) {
 	if strings.HasPrefix(p.text[h.start:h.end], "THCudaCheck") {
 		// The RuntimeError that follows (after the traceback) is the message;
 		// this stderr line only announces it.
-		if reLegacyRT.MatchString(p.text[h.end:min(len(p.text), h.end+3000)]) {
+		if reLegacyRT().MatchString(p.text[h.end:min(len(p.text), h.end+3000)]) {
 			return Finding{}, false
 		}
 	}
@@ -114,22 +113,22 @@ func parseNCCLWarn(p *parser, h head) (Finding, bool) {
 		m.end = le
 	}
 	m.hi = m.end
-	if sub := m.find(reNCCLDev); sub != nil {
+	if sub := m.find(reNCCLDev()); sub != nil {
 		f.GPUIndex = m.index(sub, 1)
 	}
-	if sub := m.find(reNCCLCalloc); sub != nil {
+	if sub := m.find(reNCCLCalloc()); sub != nil {
 		f.TriedBytes = m.exact("tried_bytes", "NCCL tried to allocate", sub, 1)
 	}
 	return m.done()
 }
 
 // reNCCLProc matches NCCL's "host:pid:tid [dev]" line prefix.
-var reNCCLProc = regexp.MustCompile(`(\S+:\d+):\d+\s+\[\d+\]`)
+var reNCCLProc = lazy(`(\S+:\d+):\d+\s+\[\d+\]`)
 
 // ncclProcess returns the "host:pid" of an NCCL debug line, "" if none: one
 // failure's lines come from one process.
 func ncclProcess(line string) string {
-	if m := reNCCLProc.FindStringSubmatch(line); m != nil {
+	if m := reNCCLProc().FindStringSubmatch(line); m != nil {
 		return m[1]
 	}
 	return ""
@@ -145,11 +144,11 @@ func parseNCCLError(p *parser, h head) (Finding, bool) {
 		m.hi = h.start + i
 	}
 	m.hi = min(m.hi, h.start+1200)
-	oom := m.find(reNCCLOOM)
+	oom := m.find(reNCCLOOM())
 	if oom == nil {
 		// "unhandled cuda error" without its detail: often, not always, an
 		// out-of-memory; reported so the user can check.
-		cuda := m.find(reNCCLCuda)
+		cuda := m.find(reNCCLCuda())
 		if cuda == nil || cuda[0]-h.end > 200 {
 			return Finding{}, false
 		}
@@ -158,7 +157,7 @@ func parseNCCLError(p *parser, h head) (Finding, bool) {
 		return m.done()
 	}
 	m.end = lineEnd(p.text, oom[1], m.hi)
-	if sub := m.find(reNCCLCalloc); sub != nil {
+	if sub := m.find(reNCCLCalloc()); sub != nil {
 		f.TriedBytes = m.exact("tried_bytes", "NCCL tried to allocate", sub, 1)
 	}
 	return m.done()

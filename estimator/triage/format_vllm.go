@@ -1,18 +1,16 @@
 package triage
 
-import "regexp"
-
 // vLLM's KV-cache budget checks and its start-up free-memory check.
 
 var (
-	vllmNoMemHead  = regexp.MustCompile(`No\s+available\s+memory\s+for\s+the\s+cache\s+blocks\.?`)
-	vllmSeqLenHead = regexp.MustCompile(`(?:The\s+model'?s\s+)?max\s+seq\s+len\s*\((\d+)\)\s+is\s+larger\s+than\s+the\s+maximum\s+number\s+of\s+tokens\s+that\s+can\s+be\s+stored\s+in\s+KV\s+cache\s*\((\d+)\)\.?`)
-	vllmServeHead  = regexp.MustCompile(`To\s+serve\s+at\s+least\s+one\s+request\s+with\s+the\s+\S+\s+max\s+seq\s+len\s*\((\d+)\)`)
-	reVLLMNeeded   = regexp.MustCompile(`(\d+(?:\.\d+)?)\s*GiB\s+KV\s+cache\s+is\s+needed`)
-	reVLLMAvail    = regexp.MustCompile(`available\s+KV\s+cache\s+memory\s*\(\s*(\d+(?:\.\d+)?)\s*GiB\s*\)\.?`)
-	reVLLMEstimate = regexp.MustCompile(`estimated\s+maximum\s+model\s+length\s+is\s+(\d+)\.?`)
-	reVLLMTry      = regexp.MustCompile("^\\s*Try\\s+increasing\\s+`?gpu_memory_utilization`?(?:\\s+or\\s+decreasing\\s+`?max_model_len`?)?\\s+when\\s+initializing\\s+the\\s+engine\\.?(?:\\s*See\\s+https?://\\S+\\s+for\\s+more\\s+details\\.?)?")
-	vllmStartHead  = regexp.MustCompile(`Free\s+memory\s+on\s+device(?:\s*\[?\s*([a-z]+:\d+)\]?)?\s*\(\s*(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)\s*GiB\s*\)\s+on\s+startup\s+is\s+less\s+than\s+desired\s+GPU\s+memory\s+utilization\s*\(\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*GiB\s*\)\.?(?:\s*Decrease\s+GPU\s+memory\s+utilization\s+or\s+reduce\s+GPU\s+memory\s+used\s+by\s+other\s+processes\.?)?`)
+	vllmNoMemHead  = lazy(`No\s+available\s+memory\s+for\s+the\s+cache\s+blocks\.?`)
+	vllmSeqLenHead = lazy(`(?:The\s+model'?s\s+)?max\s+seq\s+len\s*\((\d+)\)\s+is\s+larger\s+than\s+the\s+maximum\s+number\s+of\s+tokens\s+that\s+can\s+be\s+stored\s+in\s+KV\s+cache\s*\((\d+)\)\.?`)
+	vllmServeHead  = lazy(`To\s+serve\s+at\s+least\s+one\s+request\s+with\s+the\s+\S+\s+max\s+seq\s+len\s*\((\d+)\)`)
+	reVLLMNeeded   = lazy(`(\d+(?:\.\d+)?)\s*GiB\s+KV\s+cache\s+is\s+needed`)
+	reVLLMAvail    = lazy(`available\s+KV\s+cache\s+memory\s*\(\s*(\d+(?:\.\d+)?)\s*GiB\s*\)\.?`)
+	reVLLMEstimate = lazy(`estimated\s+maximum\s+model\s+length\s+is\s+(\d+)\.?`)
+	reVLLMTry      = lazy("^\\s*Try\\s+increasing\\s+`?gpu_memory_utilization`?(?:\\s+or\\s+decreasing\\s+`?max_model_len`?)?\\s+when\\s+initializing\\s+the\\s+engine\\.?(?:\\s*See\\s+https?://\\S+\\s+for\\s+more\\s+details\\.?)?")
+	vllmStartHead  = lazy(`Free\s+memory\s+on\s+device(?:\s*\[?\s*([a-z]+:\d+)\]?)?\s*\(\s*(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)\s*GiB\s*\)\s+on\s+startup\s+is\s+less\s+than\s+desired\s+GPU\s+memory\s+utilization\s*\(\s*(\d+(?:\.\d+)?)\s*,\s*(\d+(?:\.\d+)?)\s*GiB\s*\)\.?(?:\s*Decrease\s+GPU\s+memory\s+utilization\s+or\s+reduce\s+GPU\s+memory\s+used\s+by\s+other\s+processes\.?)?`)
 )
 
 // parseVLLMKV reads vLLM's KV-cache checks (V0 worker and V1
@@ -29,19 +27,19 @@ func parseVLLMKV(p *parser, h head) (Finding, bool) {
 		f.Variant = "KV cache needed larger than available (V1)"
 		f.MaxModelLen = m.integer("max_model_len", "Max model length", h.sub, 1)
 		m.hi = min(m.hi, h.end+600)
-		if sub := m.find(reVLLMNeeded); sub != nil {
+		if sub := m.find(reVLLMNeeded()); sub != nil {
 			f.KVNeededBytes = m.gib("kv_needed_bytes", "KV cache needed", sub)
 		}
-		if sub := m.find(reVLLMAvail); sub != nil {
+		if sub := m.find(reVLLMAvail()); sub != nil {
 			f.KVAvailableBytes = m.gib("kv_available_bytes", "KV cache available", sub)
 		}
-		if sub := m.find(reVLLMEstimate); sub != nil {
+		if sub := m.find(reVLLMEstimate()); sub != nil {
 			f.EstimatedMaxModelLen = m.integer("estimated_max_model_len", "Estimated max model length", sub, 1)
 		}
 	default:
 		f.Variant = "no available memory for the cache blocks"
 	}
-	m.extend(reVLLMTry)
+	m.extend(reVLLMTry())
 	return m.done()
 }
 

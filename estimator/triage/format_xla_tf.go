@@ -2,7 +2,6 @@ package triage
 
 import (
 	"math/big"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -13,19 +12,19 @@ import (
 const xlaSize = `(\d+(?:\.\d+)?)(B|KiB|MiB|GiB|TiB)`
 
 var (
-	xlaHead     = regexp.MustCompile(`(?:(RESOURCE_EXHAUSTED|Resource\s+exhausted)\s*:\s*)?Out\s+of\s+memory\s+(?:while\s+trying\s+to\s+allocate|allocating)\s+(\d[\d,]*)\s*bytes\.?(?:\s*\(allocated\s+so\s+far\s*:\s*(\d[\d,]*)\s*bytes\)\.?)?`)
-	xlaPJRTHead = regexp.MustCompile(`(?:RESOURCE_EXHAUSTED\s*:\s*)?Failed\s+to\s+allocate\s+request\s+for\s+` + xlaSize + `\s*\((\d+)B\)\s+on\s+device\s+ordinal\s+(\d+)`)
-	xlaTPUHead  = regexp.MustCompile(`(?:XLA:TPU\s+compile\s+permanent\s+error\.\s*)?Ran\s+out\s+of\s+memory\s+in\s+memory\s+space\s+(\w+)\s*\.?(?:\s*Used\s+(\d+(?:\.\d+)?)([KMGT])\s+of\s+(\d+(?:\.\d+)?)([KMGT])\s+\w+\.?(?:\s*Exceeded\s+\w+\s+capacity\s+by\s+(\d+(?:\.\d+)?)([KMGT])\.?)?)?`)
-	reXLAStats  = regexp.MustCompile(`BufferAssignment\s+stats\s*:`)
-	reXLAStat   = regexp.MustCompile(`^\s*(parameter|constant|maybe_live_out|preallocated\s+temp|total)\s+(allocation|fragmentation)\s*:\s*` + xlaSize + `(?:\s*\([\d.]+%\))?`)
+	xlaHead     = lazy(`(?:(RESOURCE_EXHAUSTED|Resource\s+exhausted)\s*:\s*)?Out\s+of\s+memory\s+(?:while\s+trying\s+to\s+allocate|allocating)\s+(\d[\d,]*)\s*bytes\.?(?:\s*\(allocated\s+so\s+far\s*:\s*(\d[\d,]*)\s*bytes\)\.?)?`)
+	xlaPJRTHead = lazy(`(?:RESOURCE_EXHAUSTED\s*:\s*)?Failed\s+to\s+allocate\s+request\s+for\s+` + xlaSize + `\s*\((\d+)B\)\s+on\s+device\s+ordinal\s+(\d+)`)
+	xlaTPUHead  = lazy(`(?:XLA:TPU\s+compile\s+permanent\s+error\.\s*)?Ran\s+out\s+of\s+memory\s+in\s+memory\s+space\s+(\w+)\s*\.?(?:\s*Used\s+(\d+(?:\.\d+)?)([KMGT])\s+of\s+(\d+(?:\.\d+)?)([KMGT])\s+\w+\.?(?:\s*Exceeded\s+\w+\s+capacity\s+by\s+(\d+(?:\.\d+)?)([KMGT])\.?)?)?`)
+	reXLAStats  = lazy(`BufferAssignment\s+stats\s*:`)
+	reXLAStat   = lazy(`^\s*(parameter|constant|maybe_live_out|preallocated\s+temp|total)\s+(allocation|fragmentation)\s*:\s*` + xlaSize + `(?:\s*\([\d.]+%\))?`)
 
-	tfHead      = regexp.MustCompile(`OOM\s+when\s+allocating\s+tensor\s+(?:with|of)\s+shape\s*\[([\d,\s]{0,200})\](?:\s+and\s+type\s+(\w+))?(?:\s+on\s+(\S+))?(?:\s+by\s+allocator\s+(\w+))?`)
-	reTFHint    = regexp.MustCompile(`^\s*\[?\[?\s*(?:\{\{node\s+[^}\n]*\}\}\s*)?(?:\]\]\s*)?(?:Hint\s*:\s*If\s+you\s+want\s+to\s+see\s+a\s+list\s+of\s+allocated\s+tensors\s+when\s+OOM\s+happens,\s+add\s+report_tensor_allocations_upon_oom\s+to\s+RunOptions\s+for\s+current\s+allocation\s+info\.?)`)
-	reTFGPU     = regexp.MustCompile(`(?:device:GPU:|GPU_)(\d+)`)
-	tfEagerHead = regexp.MustCompile(`(?:ResourceExhaustedError|Resource\s+exhausted|RESOURCE_EXHAUSTED)\s*:\s*failed\s+to\s+allocate\s+memory(?:\s*\[Op:(\w+)\])?`)
-	tfBFCHead   = regexp.MustCompile(`Allocator\s+\((\w+)\)\s+ran\s+out\s+of\s+memory\s+trying\s+to\s+allocate\s+` + xlaSize + `(?:\s*\(rounded\s+to\s+(\d+)\))?`)
-	reTFNotOOM  = regexp.MustCompile(`^(?:\s+with\s+freed_by_count=\d+)?\.?\s+The\s+caller\s+indicates\s+that\s+this\s+is\s+not\s+a\s+failure`)
-	tfDevHead   = regexp.MustCompile(`failed\s+to\s+allocate\s+([\d.]+)([KMG])\s*\((\d+)\s+bytes\)\s+from\s+device\s*:\s*CUDA_ERROR_OUT_OF_MEMORY(?:\s*:\s*out\s+of\s+memory)?`)
+	tfHead      = lazy(`OOM\s+when\s+allocating\s+tensor\s+(?:with|of)\s+shape\s*\[([\d,\s]{0,200})\](?:\s+and\s+type\s+(\w+))?(?:\s+on\s+(\S+))?(?:\s+by\s+allocator\s+(\w+))?`)
+	reTFHint    = lazy(`^\s*\[?\[?\s*(?:\{\{node\s+[^}\n]*\}\}\s*)?(?:\]\]\s*)?(?:Hint\s*:\s*If\s+you\s+want\s+to\s+see\s+a\s+list\s+of\s+allocated\s+tensors\s+when\s+OOM\s+happens,\s+add\s+report_tensor_allocations_upon_oom\s+to\s+RunOptions\s+for\s+current\s+allocation\s+info\.?)`)
+	reTFGPU     = lazy(`(?:device:GPU:|GPU_)(\d+)`)
+	tfEagerHead = lazy(`(?:ResourceExhaustedError|Resource\s+exhausted|RESOURCE_EXHAUSTED)\s*:\s*failed\s+to\s+allocate\s+memory(?:\s*\[Op:(\w+)\])?`)
+	tfBFCHead   = lazy(`Allocator\s+\((\w+)\)\s+ran\s+out\s+of\s+memory\s+trying\s+to\s+allocate\s+` + xlaSize + `(?:\s*\(rounded\s+to\s+(\d+)\))?`)
+	reTFNotOOM  = lazy(`^(?:\s+with\s+freed_by_count=\d+)?\.?\s+The\s+caller\s+indicates\s+that\s+this\s+is\s+not\s+a\s+failure`)
+	tfDevHead   = lazy(`failed\s+to\s+allocate\s+([\d.]+)([KMG])\s*\((\d+)\s+bytes\)\s+from\s+device\s*:\s*CUDA_ERROR_OUT_OF_MEMORY(?:\s*:\s*out\s+of\s+memory)?`)
 )
 
 // tfDTypeBytes are the element sizes of TensorFlow's DataTypeString names.
@@ -79,7 +78,7 @@ func parseXLATPU(p *parser, h head) (Finding, bool) {
 
 // readXLAStats reads a "BufferAssignment stats:" block after the message.
 func readXLAStats(m *msg, f *Finding) {
-	sub := reXLAStats.FindStringIndex(m.text[m.end:m.hi])
+	sub := reXLAStats().FindStringIndex(m.text[m.end:m.hi])
 	if sub == nil || sub[0] > 2000 {
 		return
 	}
@@ -94,7 +93,7 @@ func readXLAStats(m *msg, f *Finding) {
 		"total fragmentation":             &f.XLATotalFragmentationBytes,
 	}
 	for pos := sub[1]; pos < m.hi; {
-		line := reXLAStat.FindStringSubmatchIndex(m.text[pos:m.hi])
+		line := reXLAStat().FindStringSubmatchIndex(m.text[pos:m.hi])
 		if line == nil {
 			break
 		}
@@ -147,7 +146,7 @@ func parseTF(p *parser, h head) (Finding, bool) {
 	}
 	f.tfDevice, f.Allocator = m.group(h.sub, 3), m.group(h.sub, 4)
 	if dev := m.group(h.sub, 3) + " " + m.group(h.sub, 4); strings.TrimSpace(dev) != "" {
-		if g := reTFGPU.FindStringSubmatch(dev); g != nil {
+		if g := reTFGPU().FindStringSubmatch(dev); g != nil {
 			if v, err := strconv.Atoi(g[1]); err == nil && v < 1<<20 {
 				f.GPUIndex = &v
 			}
@@ -156,7 +155,7 @@ func parseTF(p *parser, h head) (Finding, bool) {
 	} else if strings.Contains(p.text[h.start:h.end], "of shape") {
 		f.Variant = "tensor of shape (old TF)"
 	}
-	m.extend(reTFHint)
+	m.extend(reTFHint())
 	return m.done()
 }
 
@@ -175,7 +174,7 @@ func parseTFEager(p *parser, h head) (Finding, bool) {
 // out of memory trying to allocate 2.10GiB (rounded to 2254438400)", unless
 // it is the harmless "not a failure" warning.
 func parseTFBFC(p *parser, h head) (Finding, bool) {
-	if reTFNotOOM.MatchString(p.text[h.end:p.bound]) {
+	if reTFNotOOM().MatchString(p.text[h.end:p.bound]) {
 		return Finding{}, false
 	}
 	f := Finding{Kind: KindTFBFC, Backend: BackendTF, Variant: "BFC allocator log", Allocator: p.text[h.sub[2]:h.sub[3]]}
@@ -185,7 +184,7 @@ func parseTFBFC(p *parser, h head) (Finding, bool) {
 	} else {
 		f.TriedBytes = m.size("tried_bytes", "Tried to allocate", h.sub, 2)
 	}
-	if g := reTFGPU.FindStringSubmatch(f.Allocator); g != nil {
+	if g := reTFGPU().FindStringSubmatch(f.Allocator); g != nil {
 		if v, err := strconv.Atoi(g[1]); err == nil && v < 1<<20 {
 			f.GPUIndex = &v
 		}

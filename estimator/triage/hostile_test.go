@@ -97,7 +97,7 @@ func TestNearMissesNameEveryKeyword(t *testing.T) {
 	if text == "" {
 		t.Fatal("no near-miss class in hostile.Pastes")
 	}
-	for _, f := range formats {
+	for _, f := range formats() {
 		for _, kw := range f.keywords {
 			if len(keywordHits(text, kw)) == 0 {
 				t.Errorf("format %s: keyword %q missing", f.name, kw)

@@ -15,7 +15,7 @@ import (
 // fragment head, whose matches start with any digit.
 func TestLeaderSplits(t *testing.T) {
 	var whole []string
-	for _, f := range formats {
+	for _, f := range formats() {
 		if prefix, _ := f.head.LiteralPrefix(); prefix == "" && f.lead.alts == nil {
 			whole = append(whole, f.name)
 		}
@@ -23,7 +23,7 @@ func TestLeaderSplits(t *testing.T) {
 	if want := []string{"fragment"}; !slices.Equal(whole, want) {
 		t.Errorf("heads searched byte by byte: %v, want %v", whole, want)
 	}
-	if n := len(newLeader(allocHead).alts); n != 12 {
+	if n := len(newLeader(allocHead()).alts); n != 12 {
 		t.Errorf("alloc head: %d alternatives, want 12 (11 backends, one sharing M, and IPEX's)", n)
 	}
 }
@@ -73,7 +73,7 @@ func FuzzLeader(f *testing.F) {
 		f.Add(p.Text)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		for _, fm := range formats {
+		for _, fm := range formats() {
 			got, want := fm.lead.findAll(text), fm.head.FindAllStringIndex(text, -1)
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("%s: got %v, want %v", fm.name, got, want)

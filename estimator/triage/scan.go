@@ -31,17 +31,11 @@ type format struct {
 	name     string
 	keywords []string
 	head     *regexp.Regexp
-	lead     *leader // finds head's matches; set by init
+	lead     *leader // finds head's matches; set with formats
 	// weak heads (a bare "Tried to allocate …", a fragment of fields) do not
 	// end the body of the message before them.
 	weak  bool
 	parse func(p *parser, h head) (Finding, bool)
-}
-
-func init() {
-	for _, f := range formats {
-		f.lead = newLeader(f.head)
-	}
 }
 
 // head is one match of a format's head pattern.
@@ -143,7 +137,7 @@ func followsSpaced(s, rest string) bool {
 // allKeywordHits returns the offsets of every format's keywords in lower.
 func allKeywordHits(lower string) map[string][]int {
 	hits := map[string][]int{}
-	for _, f := range formats {
+	for _, f := range formats() {
 		for _, kw := range f.keywords {
 			if _, ok := hits[kw]; !ok {
 				hits[kw] = keywordHits(lower, kw)
@@ -160,7 +154,7 @@ func allKeywordHits(lower string) map[string][]int {
 // cuts it into chunks.
 func findHeads(text string, hits map[string][]int, lo, hi int) []head {
 	var heads []head
-	for _, f := range formats {
+	for _, f := range formats() {
 		for _, w := range keywordWindows(f.keywords, hits, max(0, lo-windowBefore), hi) {
 			// Spans first, groups then: finding spans alone is several
 			// times faster over a long window, and heads are few.
@@ -254,10 +248,10 @@ func normalize(text string) string {
 
 // prefixRes match text that belongs to a message but precedes its head on
 // the same line: exception types, CAFFE_ENFORCE prefixes, TF status codes.
-var prefixRes = []*regexp.Regexp{
-	regexp.MustCompile(`\[enforce fail at [^\]\n]{0,300}\][^\n]{0,200}?$`),
-	regexp.MustCompile(`(?:\(\d+\)\s*)?(?:Resource exhausted|RESOURCE_EXHAUSTED)\s*:\s*$`),
-	regexp.MustCompile(`(?:[A-Za-z_][\w.]{0,100}(?:Error|Exception)(?: \(see above for traceback\))?\s*:\s*)+$`),
+var prefixRes = []lazyRegexp{
+	lazy(`\[enforce fail at [^\]\n]{0,300}\][^\n]{0,200}?$`),
+	lazy(`(?:\(\d+\)\s*)?(?:Resource exhausted|RESOURCE_EXHAUSTED)\s*:\s*$`),
+	lazy(`(?:[A-Za-z_][\w.]{0,100}(?:Error|Exception)(?: \(see above for traceback\))?\s*:\s*)+$`),
 }
 
 // extendPrefix moves start back over a same-line prefix that belongs to the
@@ -268,7 +262,7 @@ func extendPrefix(text string, start, floor int) int {
 		lo += nl + 1
 	}
 	for _, re := range prefixRes {
-		if m := re.FindStringIndex(text[lo:start]); m != nil && m[0] < m[1] {
+		if m := re().FindStringIndex(text[lo:start]); m != nil && m[0] < m[1] {
 			start = lo + m[0]
 		}
 	}
@@ -278,7 +272,7 @@ func extendPrefix(text string, start, floor int) int {
 // linePrefix matches what logs and quoting put before each line of a
 // message: markdown quotes, torchrun's "[rank7]: " and "[default0]:",
 // mpirun's "[1,0]<stderr>:", vLLM's and Ray's "(VllmWorker rank=1 pid=254) ".
-var linePrefix = regexp.MustCompile(`^[ \t]*(?:>[> \t]*|\[(?:rank|default)\d+\]:[ \t]*|\[\d+,\d+\]<std(?:out|err)>:[ \t]*|\(\w+ (?:rank|pid|TP|DP)[^)\n]{0,60}\)[ \t]*)`)
+var linePrefix = lazy(`^[ \t]*(?:>[> \t]*|\[(?:rank|default)\d+\]:[ \t]*|\[\d+,\d+\]<std(?:out|err)>:[ \t]*|\(\w+ (?:rank|pid|TP|DP)[^)\n]{0,60}\)[ \t]*)`)
 
 // maskLinePrefixes blanks line prefixes with spaces in place, keeping
 // every byte offset, so a wrapped message still reads as one.
@@ -295,7 +289,7 @@ func maskLinePrefixes(b []byte) {
 			i++
 		}
 		if i < hi && (b[i] == '>' || b[i] == '[' || b[i] == '(') {
-			if m := linePrefix.FindIndex(b[lo:min(hi, lo+100)]); m != nil {
+			if m := linePrefix().FindIndex(b[lo:min(hi, lo+100)]); m != nil {
 				for j := lo + m[0]; j < lo+m[1]; j++ {
 					if b[j] != '\t' {
 						b[j] = ' '
@@ -385,7 +379,7 @@ func sgrLen(s []byte) int {
 
 // sourceLine matches a line of code that raises the message, as tracebacks
 // quote it: raise ValueError("No available memory for the cache blocks. "
-var sourceLine = regexp.MustCompile(`raise\s+[\w.]+\(\s*[fbrFBR]?["']$`)
+var sourceLine = lazy(`raise\s+[\w.]+\(\s*[fbrFBR]?["']$`)
 
 // inSourceCode reports whether the head at start sits in a quoted string of
 // a raise statement on its line (a traceback's source line, not the error).
@@ -394,5 +388,5 @@ func inSourceCode(text string, start int) bool {
 	if nl := strings.LastIndexByte(text[lo:start], '\n'); nl >= 0 {
 		lo += nl + 1
 	}
-	return sourceLine.MatchString(text[lo:start])
+	return sourceLine().MatchString(text[lo:start])
 }

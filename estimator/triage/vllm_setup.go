@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"oomscope/estimator"
 )
@@ -30,7 +31,7 @@ const settingValue = `([\w./:][\w./:-]*)`
 // starts with a literal, so regexp skips to it (a paste may be megabytes).
 // model is matched only where it is assigned (model=, 'model':, --model,
 // vllm serve), not as the English word.
-var vllmSettingRes = func() []struct {
+var vllmSettingRes = sync.OnceValue(func() []struct {
 	key string
 	re  *regexp.Regexp
 } {
@@ -54,19 +55,19 @@ var vllmSettingRes = func() []struct {
 		out[i].key, out[i].re = s.key, regexp.MustCompile(s.spelling+sep+settingValue)
 	}
 	return out
-}()
+})
 
 // vllmKVLogs match the KV cache a start-up sized, group 1 the number: V0's
 // profile ("kv_cache_size=2.89GiB"), V1's "Available KV cache memory: 8.11
 // GiB" and "GPU KV cache size: 178,880 tokens", and "# GPU blocks: 1478".
 var vllmKVLogs = []struct {
 	key string
-	re  *regexp.Regexp
+	re  lazyRegexp
 }{
-	{"kv_cache_bytes", regexp.MustCompile(`kv_cache_size=(\d+(?:\.\d+)?)GiB`)},
-	{"kv_cache_bytes", regexp.MustCompile(`Available\s+KV\s+cache\s+memory:\s*(-?\d+(?:\.\d+)?)\s*GiB`)},
-	{"kv_cache_tokens", regexp.MustCompile(`GPU\s+KV\s+cache\s+size:\s*(\d[\d,]{0,15})\s+tokens`)},
-	{"kv_blocks", regexp.MustCompile(`GPU\s+blocks:\s*(\d{1,12})\b`)},
+	{"kv_cache_bytes", lazy(`kv_cache_size=(\d+(?:\.\d+)?)GiB`)},
+	{"kv_cache_bytes", lazy(`Available\s+KV\s+cache\s+memory:\s*(-?\d+(?:\.\d+)?)\s*GiB`)},
+	{"kv_cache_tokens", lazy(`GPU\s+KV\s+cache\s+size:\s*(\d[\d,]{0,15})\s+tokens`)},
+	{"kv_blocks", lazy(`GPU\s+blocks:\s*(\d{1,12})\b`)},
 }
 
 // setting is one vLLM setting the paste states.
@@ -86,7 +87,7 @@ type setting struct {
 func vllmSettings(text string) map[string][]setting {
 	out := map[string][]setting{}
 	word := func(i int) bool { return i >= 0 && i < len(text) && isWordByte(text[i]) }
-	for _, kv := range vllmSettingRes {
+	for _, kv := range vllmSettingRes() {
 		for _, m := range kv.re.FindAllStringSubmatchIndex(text, maxSettingMatches) {
 			start, end := m[0], m[1]
 			if word(start-1) || m[3]-m[2] > 200 {
@@ -102,7 +103,7 @@ func vllmSettings(text string) map[string][]setting {
 		}
 	}
 	for _, kv := range vllmKVLogs {
-		for _, m := range kv.re.FindAllStringSubmatchIndex(text, maxSettingMatches) {
+		for _, m := range kv.re().FindAllStringSubmatchIndex(text, maxSettingMatches) {
 			if !word(m[0] - 1) {
 				out[kv.key] = append(out[kv.key], setting{kv.key, text[m[2]:m[3]], text[m[0]:m[1]], m[0], m[1]})
 			}
@@ -131,7 +132,7 @@ func settingsFor(byKey map[string][]setting, end int) map[string]setting {
 // reQuantSuffix matches the quantization a checkpoint's name ends with
 // (Qwen3-235B-A22B-FP8, Llama-3.3-70B-Instruct-FP8-dynamic, ...-AWQ,
 // ...-GPTQ-Int4, ...-bnb-4bit).
-var reQuantSuffix = regexp.MustCompile(`[-_.](fp8(?:[-_]dynamic)?|awq|gptq(?:[-_]int[48])?|int4|int8|w4a16|bnb[-_]4bit)$`)
+var reQuantSuffix = lazy(`[-_.](fp8(?:[-_]dynamic)?|awq|gptq(?:[-_]int[48])?|int4|int8|w4a16|bnb[-_]4bit)$`)
 
 // quantOfSuffix maps a checkpoint-name suffix to the estimator's quant.
 func quantOfSuffix(s string) string {
@@ -160,7 +161,7 @@ func modelKey(name string) (key, quant string) {
 	if i := strings.LastIndexByte(name, '/'); i >= 0 {
 		name = name[i+1:]
 	}
-	if m := reQuantSuffix.FindStringSubmatch(name); m != nil {
+	if m := reQuantSuffix().FindStringSubmatch(name); m != nil {
 		quant = quantOfSuffix(m[1])
 		name = name[:len(name)-len(m[0])]
 	}
