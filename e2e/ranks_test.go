@@ -72,24 +72,12 @@ const rankRowsJS = `[...document.querySelectorAll("#snap-ranks-table tbody tr")]
 // full view with its peak and the way back leads to the same overview.
 func TestSnapshotRanks(t *testing.T) {
 	dir := t.TempDir()
-	var paths []string
+	paths, peaks, err := gen.WriteRanks(dir, 8, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var want []load.Rank
-	truth := map[int]int64{}
-	for rank := range 8 {
-		opt := gen.Options{Seed: uint64(rank + 1), Layers: 4, Hidden: 512, Steps: 1}
-		if rank == 5 {
-			opt.Layers = 8
-		}
-		data, tr, err := gen.Bytes(opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		truth[rank] = tr.Devices[0].PeakAllocated
-		p := filepath.Join(dir, fmt.Sprintf("snapshot_rank%d.pickle", rank))
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+	for _, p := range paths {
 		f, closer, err := load.OpenFile(p, nil, load.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -137,8 +125,8 @@ func TestSnapshotRanks(t *testing.T) {
 		if r.Alloc != strconv.FormatInt(w.PeakAllocatedBytes, 10) || r.Res != strconv.FormatInt(w.PeakReservedBytes, 10) {
 			t.Errorf("rank %d: page peaks %s / %s, load says %d / %d", i, r.Alloc, r.Res, w.PeakAllocatedBytes, w.PeakReservedBytes)
 		}
-		if w.PeakAllocatedBytes != truth[i] {
-			t.Errorf("rank %d: load's peak %d differs from the generator's %d", i, w.PeakAllocatedBytes, truth[i])
+		if w.PeakAllocatedBytes != peaks[i] {
+			t.Errorf("rank %d: load's peak %d differs from the generator's %d", i, w.PeakAllocatedBytes, peaks[i])
 		}
 		if r.Outlier != strconv.FormatBool(i == 5) {
 			t.Errorf("rank %d: outlier %s", i, r.Outlier)
@@ -178,8 +166,8 @@ func TestSnapshotRanks(t *testing.T) {
 	if !waitSnapshot(tb, 60*time.Second) {
 		t.Fatalf("rank 5's full view: %s", tb.text("#snap-error"))
 	}
-	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(truth[5], 10) {
-		t.Errorf("full view of rank 5: peak %s, want %d", got, truth[5])
+	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(peaks[5], 10) {
+		t.Errorf("full view of rank 5: peak %s, want %d", got, peaks[5])
 	}
 	if name := tb.text("#snap-filename"); !strings.Contains(name, "snapshot_rank5.pickle") {
 		t.Errorf("full view shows %q", name)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,20 +17,9 @@ import (
 // outlier; --json carries the same, and --budget checks the highest peak.
 func TestSnapshotRanks(t *testing.T) {
 	dir := t.TempDir()
-	peaks := map[int]int64{}
-	for rank := range 4 {
-		opt := gen.Options{Seed: uint64(rank + 1), Layers: 4, Hidden: 512, Steps: 1}
-		if rank == 2 {
-			opt.Layers = 8
-		}
-		data, truth, err := gen.Bytes(opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		peaks[rank] = truth.Devices[0].PeakAllocated
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("snapshot_rank%d.pickle", rank)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	_, peaks, err := gen.WriteRanks(dir, 4, 2)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a rank"), 0o644); err != nil {
 		t.Fatal(err)
