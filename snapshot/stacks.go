@@ -195,10 +195,18 @@ func (t *Stacks) push(r stackRec, h uint64) {
 	if r.lazy {
 		n |= lazyBit
 	}
-	t.at.push(r.at)
-	t.n.push(n)
-	t.sums.push(r.sum)
-	t.hashes.push(h)
+	if t.at.room() && t.n.room() && t.sums.room() && t.hashes.room() {
+		// The common case, without a call per column.
+		t.at.put(r.at)
+		t.n.put(n)
+		t.sums.put(r.sum)
+		t.hashes.put(h)
+	} else {
+		t.at.push(r.at)
+		t.n.push(n)
+		t.sums.push(r.sum)
+		t.hashes.push(h)
+	}
 	t.count++
 }
 

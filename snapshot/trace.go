@@ -186,15 +186,25 @@ type entryStore struct {
 
 // add appends a zero row (no stack) and returns its index.
 func (e *entryStore) add() int {
-	e.action.push(0)
-	e.addr.push(0)
-	e.size.push(0)
 	if e.streams == nil {
 		e.streams, e.streamIdx = []uint64{0}, map[uint64]uint16{0: 0}
 	}
-	e.stream.push(0)
-	e.time.push(0)
-	e.stack.push(NoStack)
+	if e.action.room() && e.addr.room() && e.size.room() && e.stream.room() && e.time.room() && e.stack.room() {
+		// The common case, without a call per column.
+		e.action.put(0)
+		e.addr.put(0)
+		e.size.put(0)
+		e.stream.put(0)
+		e.time.put(0)
+		e.stack.put(NoStack)
+	} else {
+		e.action.push(0)
+		e.addr.push(0)
+		e.size.push(0)
+		e.stream.push(0)
+		e.time.push(0)
+		e.stack.push(NoStack)
+	}
 	e.n++
 	return e.n - 1
 }
@@ -282,6 +292,19 @@ type column[T any] struct{ pages [][]T }
 
 func (c *column[T]) at(i int) T     { return c.pages[i>>pageBits][i&pageMask] }
 func (c *column[T]) set(i int, v T) { c.pages[i>>pageBits][i&pageMask] = v }
+
+// room reports whether the last page has room for put.
+func (c *column[T]) room() bool {
+	n := len(c.pages)
+	return n > 0 && len(c.pages[n-1]) < cap(c.pages[n-1])
+}
+
+// put appends v to the last page, which has room (see room).
+func (c *column[T]) put(v T) {
+	last := &c.pages[len(c.pages)-1]
+	*last = (*last)[:len(*last)+1]
+	(*last)[len(*last)-1] = v
+}
 
 func (c *column[T]) push(v T) {
 	n := len(c.pages)
