@@ -740,6 +740,12 @@ loop:
 			stack = append(stack, val{k: kNone})
 			pos++
 		case opEmptyDict, opEmptyList:
+			if v.typed && d[pos] == opEmptyDict {
+				if end, st, ok := v.entryRun(d, pos, limit, stack); ok {
+					pos, stack = end, st
+					continue
+				}
+			}
 			o := obj{kind: oDictFresh, memo: -1}
 			if d[pos] == opEmptyList {
 				o = obj{kind: oListFresh, idx: int32((v.in.base + int64(pos)) & math.MaxInt32), memo: -1}
@@ -791,6 +797,163 @@ loop:
 	}
 	v.in.pos, v.stack = pos, stack
 	return nil
+}
+
+// entryRun runs the start of a trace-entry dict in one go: EMPTY_DICT,
+// MEMOIZE, MARK, then the leading pairs whose key is a memoized string and
+// whose value setEntry takes on its fast path (an action string seen
+// before, ints for addr, size, time_us and the last stream). The first key
+// must be "action", which makes the dict an entry (classify), so its row is
+// added at once and those pairs go straight to the row's columns. The pairs
+// from the first other one on (frames, typically) stay in the pickle, and
+// the SETITEMS that ends the dict sets them on the row as before. It
+// returns the position and stack after what it ran, and reports false,
+// having changed nothing, when the dict does not start that way or when
+// something would need the full path (a memo or object table growing a
+// block, a row charged to the budget).
+func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool) {
+	memo := &v.memo
+	e := v.rows
+	if pos+3 >= limit || d[pos+1] != opMemoize || d[pos+2] != opMark || len(v.marks) >= maxMarks ||
+		memo.len()&1023 == 0 || e.n&1023 == 0 || e.n >= math.MaxInt32-1 {
+		return 0, nil, false
+	}
+	oi := -1
+	if n := len(v.freeObjs); n > 0 {
+		oi = int(v.freeObjs[n-1])
+	} else if len(v.objs) >= math.MaxInt32 || len(v.objs)&1023 == 0 {
+		return 0, nil, false
+	} else {
+		oi = len(v.objs)
+	}
+	u, ok := pack(val{k: kObj, n: int64(oi)})
+	if !ok {
+		return 0, nil, false
+	}
+	p := pos + 3
+	code, x, next := v.entryPair(d, p, limit)
+	if code != keyAction {
+		return 0, nil, false
+	}
+	// The dict, memoized, under a mark, as a row.
+	row := e.add()
+	o := obj{kind: oEntry, idx: int32(row), memo: int32(memo.len())}
+	if oi < len(v.objs) {
+		v.freeObjs = v.freeObjs[:len(v.freeObjs)-1]
+		v.objs[oi] = o
+	} else {
+		v.objs = append(v.objs, o)
+	}
+	stack = append(stack, val{k: kObj, n: int64(oi)})
+	memo.push(u)
+	v.marks = append(v.marks, len(stack))
+	for {
+		switch code {
+		case keyAction:
+			e.action.set(row, uint8(x))
+		case keyAddr:
+			e.addr.set(row, uint64(x))
+		case keySize:
+			e.size.set(row, x)
+		case keyTimeUS:
+			e.time.set(row, x)
+		case keyStream:
+			e.stream.set(row, v.lastStreamIdx)
+		default:
+			return p, stack, true
+		}
+		p = next
+		code, x, next = v.entryPair(d, p, limit)
+	}
+}
+
+// entryPair reads the trace-entry pair at p for entryRun: the key's code
+// and the value for its column, and the position after the pair. The code
+// is keyOther for a pair that needs the full path: a key that is not a
+// memoized string, a value of another type, an unknown action, a stream
+// other than the last one set, or a pair that reaches the limit.
+func (v *vm) entryPair(d []byte, p, limit int) (uint8, int64, int) {
+	memo := &v.memo
+	// The key: a memoized string.
+	var id int
+	switch {
+	case p+2 <= len(d) && p < limit && d[p] == opBinGet:
+		id, p = int(d[p+1]), p+2
+	case p+5 <= len(d) && p < limit && d[p] == opLongBinGet:
+		id, p = int(binary.LittleEndian.Uint32(d[p+1:])), p+5
+	default:
+		return keyOther, 0, 0
+	}
+	if id >= memo.len() {
+		return keyOther, 0, 0
+	}
+	k := unpack(memo.at(id))
+	if k.k != kStr || p >= limit {
+		return keyOther, 0, 0
+	}
+	code := v.keys[k.n]
+	switch code {
+	case keyAction:
+		// A memoized action string whose code is known.
+		switch {
+		case p+2 <= len(d) && d[p] == opBinGet:
+			id, p = int(d[p+1]), p+2
+		case p+5 <= len(d) && d[p] == opLongBinGet:
+			id, p = int(binary.LittleEndian.Uint32(d[p+1:])), p+5
+		default:
+			return keyOther, 0, 0
+		}
+		if id >= memo.len() {
+			return keyOther, 0, 0
+		}
+		a := unpack(memo.at(id))
+		if a.k != kStr || v.acts[a.n] == 0 {
+			return keyOther, 0, 0
+		}
+		return code, int64(v.acts[a.n] - 1), p
+	case keyAddr, keySize, keyTimeUS, keyStream:
+		var n int64
+		switch d[p] {
+		case opBinInt1:
+			if p+2 > len(d) {
+				return keyOther, 0, 0
+			}
+			n, p = int64(d[p+1]), p+2
+		case opBinInt2:
+			if p+3 > len(d) {
+				return keyOther, 0, 0
+			}
+			n, p = int64(binary.LittleEndian.Uint16(d[p+1:])), p+3
+		case opBinInt:
+			if p+5 > len(d) {
+				return keyOther, 0, 0
+			}
+			n, p = int64(int32(binary.LittleEndian.Uint32(d[p+1:]))), p+5
+		case opLong1:
+			if p+2 > len(d) {
+				return keyOther, 0, 0
+			}
+			w := int(d[p+1])
+			if w < 1 || w > 8 || p+2+w > len(d) {
+				return keyOther, 0, 0
+			}
+			var u uint64
+			for i := p + 1 + w; i > p+1; i-- {
+				u = u<<8 | uint64(d[i])
+			}
+			if w < 8 && d[p+1+w]&0x80 != 0 {
+				u |= ^uint64(0) << (8 * w)
+			}
+			n, p = int64(u), p+2+w
+		default:
+			return keyOther, 0, 0
+		}
+		if code == keyStream && (n != v.lastStream || v.rows.streams == nil) {
+			return keyOther, 0, 0
+		}
+		return code, n, p
+	}
+	return keyOther, 0, 0
 }
 
 // frameRun runs MARK, memo references to frames, APPENDS onto the frame
