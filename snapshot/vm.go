@@ -741,7 +741,11 @@ loop:
 			pos++
 		case opEmptyDict, opEmptyList:
 			if v.typed && d[pos] == opEmptyDict {
-				if end, st, ok := v.entryRun(d, pos, limit, stack); ok {
+				end, st, ok, err := v.entryRun(d, pos, limit, stack)
+				if err != nil {
+					return err
+				}
+				if ok {
 					pos, stack = end, st
 					continue
 				}
@@ -804,36 +808,36 @@ loop:
 // whose value setEntry takes on its fast path (an action string seen
 // before, ints for addr, size, time_us and the last stream). The first key
 // must be "action", which makes the dict an entry (classify), so its row is
-// added at once and those pairs go straight to the row's columns. The pairs
-// from the first other one on (frames, typically) stay in the pickle, and
-// the SETITEMS that ends the dict sets them on the row as before. It
-// returns the position and stack after what it ran, and reports false,
-// having changed nothing, when the dict does not start that way or when
-// something would need the full path (a memo or object table growing a
-// block, a row charged to the budget).
-func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool) {
+// added at once and those pairs go straight to the row's columns. Then
+// frames (see entryFrames). The pairs from the first other one on stay in
+// the pickle, and the SETITEMS that ends the dict sets them on the row as
+// before. It returns the position and stack after what it ran, and reports
+// false, having changed nothing, when the dict does not start that way or
+// when something would need the full path (a memo or object table growing
+// a block, a row charged to the budget).
+func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, error) {
 	memo := &v.memo
 	e := v.rows
 	if pos+3 >= limit || d[pos+1] != opMemoize || d[pos+2] != opMark || len(v.marks) >= maxMarks ||
 		memo.len()&1023 == 0 || e.n&1023 == 0 || e.n >= math.MaxInt32-1 {
-		return 0, nil, false
+		return 0, nil, false, nil
 	}
 	oi := -1
 	if n := len(v.freeObjs); n > 0 {
 		oi = int(v.freeObjs[n-1])
 	} else if len(v.objs) >= math.MaxInt32 || len(v.objs)&1023 == 0 {
-		return 0, nil, false
+		return 0, nil, false, nil
 	} else {
 		oi = len(v.objs)
 	}
 	u, ok := pack(val{k: kObj, n: int64(oi)})
 	if !ok {
-		return 0, nil, false
+		return 0, nil, false, nil
 	}
 	p := pos + 3
 	code, x, next := v.entryPair(d, p, limit)
 	if code != keyAction {
-		return 0, nil, false
+		return 0, nil, false, nil
 	}
 	// The dict, memoized, under a mark, as a row.
 	row := e.add()
@@ -859,8 +863,10 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool) 
 			e.time.set(row, x)
 		case keyStream:
 			e.stream.set(row, v.lastStreamIdx)
+		case keyFrames:
+			return v.entryFrames(d, p, next, limit, stack, row, val{k: kStr, n: x})
 		default:
-			return p, stack, true
+			return p, stack, true, nil
 		}
 		p = next
 		code, x, next = v.entryPair(d, p, limit)
@@ -893,6 +899,8 @@ func (v *vm) entryPair(d []byte, p, limit int) (uint8, int64, int) {
 	}
 	code := v.keys[k.n]
 	switch code {
+	case keyFrames:
+		return code, k.n, p
 	case keyAction:
 		// A memoized action string whose code is known.
 		switch {
@@ -954,6 +962,57 @@ func (v *vm) entryPair(d []byte, p, limit int) (uint8, int64, int) {
 		return code, n, p
 	}
 	return keyOther, 0, 0
+}
+
+// entryFrames is entryRun at the frames pair: key at p, value at q. A
+// value EMPTY_LIST MEMOIZE MARK is pushed with the key as the full path
+// would, then frameRun reads the frames; if SETITEMS follows, it ends the
+// dict (the frames are its only pair on the stack) and the list becomes
+// the row's stack as setEntry would make it. Otherwise, it returns where
+// the full path goes on: the key when the value is something else, the
+// MARK when frameRun does not take the list, the opcode after APPENDS.
+func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key val) (int, []val, bool, error) {
+	memo := &v.memo
+	if q+3 >= limit || d[q] != opEmptyList || d[q+1] != opMemoize || d[q+2] != opMark ||
+		memo.len()&1023 == 0 || len(v.freeObjs) == 0 && (len(v.objs) >= math.MaxInt32 || len(v.objs)&1023 == 0) {
+		return p, stack, true, nil
+	}
+	oi := len(v.objs)
+	if n := len(v.freeObjs); n > 0 {
+		oi = int(v.freeObjs[n-1])
+	}
+	l := val{k: kObj, n: int64(oi)}
+	u, ok := pack(l)
+	if !ok {
+		return p, stack, true, nil
+	}
+	o := obj{kind: oListFresh, idx: int32((v.in.base + int64(q)) & math.MaxInt32), memo: int32(memo.len())}
+	if oi < len(v.objs) {
+		v.freeObjs = v.freeObjs[:len(v.freeObjs)-1]
+		v.objs[oi] = o
+	} else {
+		v.objs = append(v.objs, o)
+	}
+	stack = append(stack, key, l)
+	memo.push(u)
+	end, ok := v.frameRun(d, q+2, limit, stack)
+	if !ok {
+		return q + 2, stack, true, nil
+	}
+	nm := len(v.marks)
+	if end >= limit || d[end] != opSetItems || len(stack)-v.marks[nm-1] != 2 {
+		return end, stack, true, nil
+	}
+	v.marks = v.marks[:nm-1]
+	stack = stack[:len(stack)-2]
+	v.op, v.opOff = opSetItems, v.in.base+int64(end)
+	v.in.pos, v.stack = end+1, stack
+	id, err := v.stackOf("trace entry", "frames", l)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	v.rows.stack.set(row, id)
+	return end + 1, stack, true, nil
 }
 
 // frameRun runs MARK, memo references to frames, APPENDS onto the frame
