@@ -155,6 +155,10 @@ func (p *SnapshotPage) renderTimeline(d *analysis.DeviceReport) app.UI {
 		app.P().Class("muted").Text("Allocated memory (requested bytes of live allocations) stacked by allocation site; "+
 			"the line is reserved memory. Drag across the chart to zoom, click to see the allocator state at that moment. "+
 			"The x axis counts trace entries."),
+		app.If(c.HiddenShades > 0, func() app.UI {
+			return app.P().Class("muted").ID("snap-shades-hidden").Text(fmt.Sprintf(
+				"%d step and phase bands are narrower than the chart can show at this zoom: zoom in to see them.", c.HiddenShades))
+		}),
 		app.Div().Class("snap-toolbar").Body(
 			app.Button().Class("secondary").Text("Zoom to the peak").OnClick(p.onZoomPeak),
 			app.If(zoomed, func() app.UI {

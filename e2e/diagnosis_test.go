@@ -162,3 +162,43 @@ func TestEstimateFixCode(t *testing.T) {
 	}
 	tb.assertClean()
 }
+
+// TestSnapshotManySteps drops a loop of 2,500 short steps: each step's
+// phase spans are far narrower than the 0.05 % of the timeline's width
+// that docs/snapshot.md#phases says the chart draws, so the page draws
+// none of them and says how many it hid (all of the report's spans).
+func TestSnapshotManySteps(t *testing.T) {
+	data, _, err := gen.Bytes(gen.Options{Seed: 1, Layers: 1, Hidden: 64, Steps: 2500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "many-steps.pickle")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, d := expectedReport(t, path)
+	if len(d.PhaseSpans) < 2500 {
+		t.Fatalf("%d phase spans: the test does not test", len(d.PhaseSpans))
+	}
+	for _, sp := range d.PhaseSpans {
+		if float64(sp.LastEntry-sp.FirstEntry+1) >= 0.0004*float64(d.Entries) {
+			t.Fatalf("span %+v is wide enough to draw among %d entries: the test does not test", sp, d.Entries)
+		}
+	}
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	tb.uploadFile("#snap-file", path)
+	if !waitSnapshot(tb, 60*time.Second) {
+		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
+	}
+	msg := tb.waitText("#snap-shades-hidden", "bands")
+	if !strings.HasPrefix(msg, strconv.Itoa(len(d.PhaseSpans))+" step and phase bands") {
+		t.Errorf("hidden bands: %q, want the report's %d spans", msg, len(d.PhaseSpans))
+	}
+	if n := evalJS[float64](tb, `document.querySelectorAll("#snap-chart .snap-shade").length`); n != 0 {
+		t.Errorf("%v bands drawn, want none", n)
+	}
+	tb.assertClean()
+	assertLocalOnly(t, tb, s)
+}

@@ -214,3 +214,40 @@ func TestSegmentsOddSizes(t *testing.T) {
 		t.Errorf("odd sizes draw badly: %s", svg)
 	}
 }
+
+// TestShadesTooNarrow: a shade under minShade drawing units is counted,
+// not drawn, so a trace of thousands of steps does not put thousands of
+// invisible rectangles on the page; zoomed in, the same shades are drawn.
+func TestShadesTooNarrow(t *testing.T) {
+	line := func(last int) ([]analysis.Point, *analysis.SiteSeries) {
+		pts := []analysis.Point{{Index: 0, Allocated: 10, Reserved: 20}, {Index: last, Allocated: 10, Reserved: 20}}
+		return pts, &analysis.SiteSeries{Sites: []string{"other sites"}, SiteIndex: []int32{-1}, Values: [][]int64{{10, 10}}}
+	}
+	var shades []Shade
+	for i := range 20_000 {
+		shades = append(shades, Shade{From: i, To: i, Class: "shade-forward", Label: "one entry"})
+	}
+	// 20,000 one-entry shades over 100,000 entries: 0.1 units each.
+	shades = append(shades, Shade{From: 50_000, To: 100_000, Class: "shade-backward", Label: "half the trace"})
+	pts, bands := line(100_000)
+	c := NewTimeline(pts, bands, Options{Unit: bytesize.Binary, Shades: shades})
+	if c.HiddenShades != 20_000 {
+		t.Errorf("%d hidden shades, want 20000", c.HiddenShades)
+	}
+	if n := strings.Count(c.SVG, `class="snap-shade`); n != 1 {
+		t.Errorf("%d shades drawn, want the wide one alone", n)
+	}
+	// Over 100 entries a two-entry shade is 100 units wide: drawn, but for
+	// the one that starts at the last entry, cut to 0 units.
+	for i := range shades[:20_000] {
+		shades[i].To = shades[i].From + 1
+	}
+	pts, bands = line(100)
+	c = NewTimeline(pts, bands, Options{Unit: bytesize.Binary, Shades: shades})
+	if c.HiddenShades != 1 {
+		t.Errorf("zoomed in: %d hidden shades, want 1", c.HiddenShades)
+	}
+	if n := strings.Count(c.SVG, `class="snap-shade`); n != 100 {
+		t.Errorf("zoomed in: %d shades drawn, want 100", n)
+	}
+}

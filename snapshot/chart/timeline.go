@@ -26,6 +26,11 @@ import (
 const (
 	svgW = 10000
 	svgH = 3000
+	// minShade is the narrowest shade drawn, in drawing units: 0.05 % of the
+	// width, under half a pixel of a 1,000-pixel chart. Narrower bands would
+	// be invisible (and thousands of them slow the page); zooming in widens
+	// them.
+	minShade = 5
 )
 
 // Shade is a range of trace entries drawn as a shaded band behind the
@@ -63,6 +68,9 @@ type Timeline struct {
 	Top int64
 	// Ticks label the y axis, from 0 to Top.
 	Ticks []Tick
+	// HiddenShades counts the shades in range that are too narrow to draw
+	// at this zoom (see minShade).
+	HiddenShades int
 	// SVG is the drawing: grid, shades, bands, reserved line and peak.
 	SVG string
 
@@ -197,6 +205,10 @@ func (t *Timeline) draw() string {
 			continue
 		}
 		x0, x1 := xi(lo), xi(hi)
+		if x1-x0 < minShade {
+			t.HiddenShades++
+			continue
+		}
 		b = append(b, `<rect class="snap-shade`...)
 		if c := className(s.Class); c != "" {
 			b = append(b, ' ')
@@ -205,7 +217,7 @@ func (t *Timeline) draw() string {
 		b = append(b, `" x="`...)
 		b = num(b, x0, 10)
 		b = append(b, `" y="0" width="`...)
-		b = num(b, max(x1-x0, 1), 10)
+		b = num(b, x1-x0, 10)
 		b = append(b, `" height="3000"><title>`...)
 		b = append(b, untrusted.HTML(s.Label)...)
 		b = append(b, `</title></rect>`...)
