@@ -143,7 +143,9 @@ func Compare(before, after *File) *Comparison {
 
 // EncodeResponse turns r into the JSON and the buffers of a message: the
 // timelines of a result (one per device) and of a series go packed into
-// buffers, out of the JSON. r is not modified.
+// buffers, out of the JSON, and so do a result's steps, phase peaks and
+// phase spans (a second buffer per device, see packSteps). r is not
+// modified.
 func EncodeResponse(r Response) (string, [][]byte, error) {
 	var bufs [][]byte
 	switch {
@@ -153,8 +155,9 @@ func EncodeResponse(r Response) (string, [][]byte, error) {
 		rep.Devices = append([]analysis.DeviceReport(nil), rep.Devices...)
 		for i := range rep.Devices {
 			d := &rep.Devices[i]
-			bufs = append(bufs, analysis.PackSeries(d.Timeline, d.SiteSeries))
-			d.Timeline, d.LargestAtPeak = nil, nil // the page shows neither through JSON
+			bufs = append(bufs, analysis.PackSeries(d.Timeline, d.SiteSeries), packSteps(d))
+			d.Timeline, d.LargestAtPeak = nil, nil              // the page shows neither through JSON
+			d.Steps, d.PhasePeaks, d.PhaseSpans = nil, nil, nil // packed
 			if d.SiteSeries != nil {
 				ss := *d.SiteSeries
 				ss.Values = nil
@@ -187,12 +190,15 @@ func DecodeResponse(js string, bufs [][]byte) (Response, error) {
 	switch {
 	case r.Result != nil && r.Result.Report != nil:
 		devs := r.Result.Devices
-		if len(bufs) != len(devs) {
-			return Response{}, fmt.Errorf("the result has %d devices but %d timelines", len(devs), len(bufs))
+		if len(bufs) != 2*len(devs) {
+			return Response{}, fmt.Errorf("the result has %d devices but %d buffers (two per device: timeline, steps)", len(devs), len(bufs))
 		}
 		for i := range devs {
-			pts, rows, err := analysis.UnpackSeries(bufs[i])
+			pts, rows, err := analysis.UnpackSeries(bufs[2*i])
 			if err != nil {
+				return Response{}, err
+			}
+			if err := unpackSteps(bufs[2*i+1], &devs[i]); err != nil {
 				return Response{}, err
 			}
 			devs[i].Timeline = pts
