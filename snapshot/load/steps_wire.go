@@ -82,18 +82,13 @@ type stepsReader struct {
 	err error
 }
 
-func (r *stepsReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err, r.b = errStepsBuffer, nil
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
+func (r *stepsReader) uvarint() uint64 { return next(r, binary.Uvarint) }
 
-func (r *stepsReader) varint() int64 {
-	v, n := binary.Varint(r.b)
+func (r *stepsReader) varint() int64 { return next(r, binary.Varint) }
+
+// next reads one value with read (binary.Uvarint or binary.Varint).
+func next[T int64 | uint64](r *stepsReader, read func([]byte) (T, int)) T {
+	v, n := read(r.b)
 	if n <= 0 {
 		r.err, r.b = errStepsBuffer, nil
 		return 0
