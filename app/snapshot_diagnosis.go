@@ -150,11 +150,13 @@ func (p *SnapshotPage) renderDiagFixes(d *analysis.DeviceReport) app.UI {
 // (analysis PhaseSpans), coloured by phase, every other step a shade
 // darker so that steps stand apart.
 func phaseShades(d *analysis.DeviceReport) []chart.Shade {
+	// strconv rather than Sprintf: a trace of many short steps has tens of
+	// thousands of spans, and this runs on the page's main thread.
 	out := make([]chart.Shade, 0, len(d.PhaseSpans))
 	for _, sp := range d.PhaseSpans {
 		out = append(out, chart.Shade{From: sp.FirstEntry, To: sp.LastEntry,
-			Class: fmt.Sprintf("shade-%s shade-step-%d", sp.Phase, sp.Step%2),
-			Label: fmt.Sprintf("step %d: %s (entries %d–%d)", sp.Step, sp.Phase, sp.FirstEntry, sp.LastEntry)})
+			Class: "shade-" + sp.Phase + " shade-step-" + strconv.Itoa(sp.Step%2),
+			Label: "step " + strconv.Itoa(sp.Step) + ": " + sp.Phase + " (entries " + strconv.Itoa(sp.FirstEntry) + "–" + strconv.Itoa(sp.LastEntry) + ")"})
 	}
 	return out
 }
@@ -178,12 +180,19 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
 			}
 		}
 	}
-	peaks := map[[2]string]int64{}
+	// Only the table's rows need their phase peaks.
+	type stepPhase struct {
+		step  int
+		phase string
+	}
+	peaks := map[stepPhase]int64{}
 	for _, pp := range d.PhasePeaks {
-		peaks[[2]string{strconv.Itoa(pp.Step), pp.Phase}] = pp.PeakAllocatedBytes
+		if pp.Step < maxStepRows {
+			peaks[stepPhase{pp.Step, pp.Phase}] = pp.PeakAllocatedBytes
+		}
 	}
 	cell := func(k int, ph string) app.UI {
-		v, ok := peaks[[2]string{strconv.Itoa(k), ph}]
+		v, ok := peaks[stepPhase{k, ph}]
 		if !ok {
 			return app.Td().Text("–")
 		}
