@@ -74,9 +74,7 @@ func a11yPages(t *testing.T) []a11yPage {
 		{"triage", "/triage?example=frag", func(tb *tab) { tb.waitText("#triage-cause-name", "fragmentation") }},
 		{"snapshot", "/snapshot", func(tb *tab) {
 			tb.dropFile("#snap-drop", realSnapshotPath(t, "pt20_flexgen_oom_snapshot.pickle"))
-			if !waitSnapshot(tb, 90*time.Second) {
-				tb.t.Fatalf("snapshot: %s", tb.text("#snap-error"))
-			}
+			requireSnapshot(tb, "snapshot")
 		}},
 		{"404", missingPage, nil},
 	}
@@ -219,9 +217,7 @@ func TestSnapshotTouch(t *testing.T) {
 	}
 	tb.open("/snapshot")
 	tb.uploadFile("#snap-file", path)
-	if !waitSnapshot(tb, 90*time.Second) {
-		t.Fatalf("snapshot: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "snapshot")
 	// On a phone the page scrolls the summary into view (smoothly) when the
 	// result arrives: let that finish before aiming at the chart.
 	poll[bool](tb, `new Promise(r => { const y = scrollY; setTimeout(() => r(scrollY === y), 300); })`, 10*time.Second)

@@ -44,9 +44,7 @@ func TestSnapshotDiagnosis(t *testing.T) {
 	path, truth := writeScenario(t, "leak_loss_graph")
 	_, want := expectedReport(t, path)
 	tb.uploadFile("#snap-file", path)
-	if !waitSnapshot(tb, 60*time.Second) {
-		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "the page shows an error")
 	if evalJS[bool](tb, `!!document.getElementById("snap-error")`) {
 		t.Fatalf("error banner: %s", tb.text("#snap-error"))
 	}
@@ -189,9 +187,7 @@ func TestSnapshotManySteps(t *testing.T) {
 	tb := newTab(t, s)
 	tb.open("/snapshot")
 	tb.uploadFile("#snap-file", path)
-	if !waitSnapshot(tb, 60*time.Second) {
-		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "the page shows an error")
 	msg := tb.waitText("#snap-shades-hidden", "bands")
 	if !strings.HasPrefix(msg, strconv.Itoa(len(d.PhaseSpans))+" step and phase bands") {
 		t.Errorf("hidden bands: %q, want the report's %d spans", msg, len(d.PhaseSpans))

@@ -61,9 +61,7 @@ func TestSnapshotHostileNames(t *testing.T) {
 	tb := newTab(t, s)
 	tb.open("/snapshot")
 	tb.dropFile("#snap-drop", path)
-	if !waitSnapshot(tb, 90*time.Second) {
-		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "the page shows an error")
 	poll[string](tb, `document.body.getAttribute("data-snapshot-state") || ""`, 30*time.Second)
 	// Hover the chart over the peak so the tooltip (built as HTML) shows.
 	evalJS[bool](tb, `(() => { const c = document.getElementById("snap-chart"); const r = c.getBoundingClientRect();

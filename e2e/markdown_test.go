@@ -29,9 +29,7 @@ func TestSnapshotMarkdownEqualsCLI(t *testing.T) {
 	tb := newTab(t, s)
 	tb.open("/snapshot")
 	tb.dropFile("#snap-drop", path)
-	if !waitSnapshot(tb, 90*time.Second) {
-		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "the page shows an error")
 	tb.click("#snap-copy")
 	md := poll[string](tb, `(() => { const e = document.getElementById("snap-markdown"); return e ? e.value : ""; })()`, 10*time.Second)
 	if md != string(cli) {

@@ -163,9 +163,7 @@ func TestSnapshotRanks(t *testing.T) {
 
 	// Open rank 5 in the full view, then back.
 	tb.click(`#snap-ranks-table tr[data-rank="5"] .snap-rank-open`)
-	if !waitSnapshot(tb, 60*time.Second) {
-		t.Fatalf("rank 5's full view: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "rank 5's full view")
 	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(peaks[5], 10) {
 		t.Errorf("full view of rank 5: peak %s, want %d", got, peaks[5])
 	}
@@ -198,9 +196,7 @@ func TestSnapshotRanks(t *testing.T) {
 		t.Errorf("three picked files: %+v", rows)
 	}
 	tb.uploadFile("#snap-file", paths[1])
-	if !waitSnapshot(tb, 60*time.Second) {
-		t.Fatalf("one file after the overview: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "one file after the overview")
 	if evalJS[bool](tb, `!!document.getElementById("snap-ranks") || !!document.getElementById("snap-ranks-back")`) {
 		t.Error("the overview stays after one file was chosen")
 	}

@@ -47,6 +47,15 @@ func waitSnapshot(tb *tab, timeout time.Duration) (ready bool) {
 	return v == "ready"
 }
 
+// requireSnapshot waits until the page shows a result and fails the test,
+// saying what was analysed, when it shows an error instead.
+func requireSnapshot(tb *tab, what string) {
+	tb.t.Helper()
+	if !waitSnapshot(tb, 90*time.Second) {
+		tb.t.Fatalf("%s: %s", what, tb.text("#snap-error"))
+	}
+}
+
 // TestSnapshotPage drops a real snapshot and checks what the page shows
 // against the analysis package run here; then uses the chart, the state
 // view and the Markdown report, and proves nothing left the browser.
@@ -59,9 +68,7 @@ func TestSnapshotPage(t *testing.T) {
 	tb.waitText("#snap-private", "never leaves your browser")
 
 	tb.dropFile("#snap-drop", path)
-	if !waitSnapshot(tb, 90*time.Second) {
-		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "the page shows an error")
 	got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`)
 	if got != strconv.FormatInt(want.PeakAllocatedBytes, 10) {
 		t.Errorf("page peak = %s B, analysis says %d B", got, want.PeakAllocatedBytes)
@@ -173,9 +180,7 @@ func TestSnapshotBadFiles(t *testing.T) {
 		t.Logf("%s: %s", b.name, msg)
 	}
 	tb.dropFile("#snap-drop", good)
-	if !waitSnapshot(tb, 60*time.Second) {
-		t.Fatalf("a good file after bad ones: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "a good file after bad ones")
 	_, want := expectedReport(t, good)
 	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(want.PeakAllocatedBytes, 10) {
 		t.Errorf("peak after recovering = %s, want %d", got, want.PeakAllocatedBytes)
@@ -203,9 +208,7 @@ func TestSnapshotGeneratedDevices(t *testing.T) {
 	tb := newTab(t, s)
 	tb.open("/snapshot")
 	tb.uploadFile("#snap-file", path)
-	if !waitSnapshot(tb, 60*time.Second) {
-		t.Fatalf("error: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "error")
 	got := evalJS[map[string]string](tb, `({...document.getElementById("snap-peak-wrap").dataset})`)
 	if want := strconv.FormatInt(truth.Devices[0].PeakAllocated, 10); got["bytes"] != want || got["device"] != "0" {
 		t.Errorf("first device shown = %v, want device 0 with peak %s", got, want)
@@ -240,9 +243,7 @@ func TestSnapshotReplaceWhileBusy(t *testing.T) {
 	tb.uploadFile("#snap-file", bigPath)
 	poll[bool](tb, `!!document.getElementById("snap-progress")`, 20*time.Second)
 	tb.dropFile("#snap-drop", small)
-	if !waitSnapshot(tb, 60*time.Second) {
-		t.Fatalf("error: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "error")
 	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(want.PeakAllocatedBytes, 10) {
 		t.Errorf("peak = %s, want the second file's %d", got, want.PeakAllocatedBytes)
 	}
@@ -265,9 +266,7 @@ func TestSnapshotCompare(t *testing.T) {
 	tb := newTab(t, s)
 	tb.open("/snapshot")
 	tb.dropFile("#snap-drop", beforePath)
-	if !waitSnapshot(tb, 90*time.Second) {
-		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "the page shows an error")
 	// A file that is not a snapshot: a clear message, the first file stays.
 	notes := filepath.Join(t.TempDir(), "notes.txt")
 	if err := os.WriteFile(notes, []byte("this is a text file, not a pickle\n"), 0o644); err != nil {

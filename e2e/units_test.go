@@ -135,9 +135,7 @@ func TestUnitsSnapshot(t *testing.T) {
 	tb := newTab(t, s)
 	tb.open("/snapshot")
 	tb.dropFile("#snap-drop", path)
-	if !waitSnapshot(tb, 90*time.Second) {
-		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "the page shows an error")
 	peak := "#snap-peak .snap-big"
 	if got := tb.text(peak); got != bytesize.Format(want.PeakAllocatedBytes, bytesize.Binary) {
 		t.Errorf("peak shows %q, want %s", got, bytesize.Format(want.PeakAllocatedBytes, bytesize.Binary))
@@ -172,9 +170,7 @@ func TestUnitsSnapshot(t *testing.T) {
 		t.Errorf("URL after reload = %q", u)
 	}
 	tb.dropFile("#snap-drop", path)
-	if !waitSnapshot(tb, 90*time.Second) {
-		t.Fatalf("the page shows an error: %s", tb.text("#snap-error"))
-	}
+	requireSnapshot(tb, "the page shows an error")
 	waitTextIs(tb, peak, bytesize.Format(want.PeakAllocatedBytes, bytesize.Decimal))
 	if got := pressedUnit(tb); got != "GB" {
 		t.Errorf("after a reload the pressed unit is %q", got)

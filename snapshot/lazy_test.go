@@ -19,14 +19,7 @@ import (
 // reads each lazy stack back), and the summaries must be those of the
 // frames read back.
 func TestLazyStacks(t *testing.T) {
-	inputs := map[string][]byte{}
-	for _, fam := range []gen.Family{gen.RealStacks, gen.DistinctStacks} {
-		var buf bytes.Buffer
-		if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: fam, Iterations: 2000}); err != nil {
-			t.Fatal(err)
-		}
-		inputs[string(fam)] = buf.Bytes()
-	}
+	inputs := lazyInputs(t, "pt26_cs336_ctx128_fullstep.pickle", "pt20_flexgen_1.3b_snapshot.pickle")
 	for _, proto := range []int{2, 5} {
 		opt := gen.Scenario("training")
 		opt.Protocol = proto
@@ -35,11 +28,6 @@ func TestLazyStacks(t *testing.T) {
 			t.Fatal(err)
 		}
 		inputs["training/p"+string(rune('0'+proto))] = data
-	}
-	for _, rf := range []string{"pt26_cs336_ctx128_fullstep.pickle", "pt20_flexgen_1.3b_snapshot.pickle"} {
-		if data, err := readShared(rf); err == nil {
-			inputs[rf] = data
-		}
 	}
 	for name, data := range inputs {
 		t.Run(name, func(t *testing.T) {
@@ -102,9 +90,24 @@ func TestLazyStackFileChanged(t *testing.T) {
 	}
 }
 
-// readShared reads a real snapshot from ../shared/snapshots.
-func readShared(name string) ([]byte, error) {
-	return os.ReadFile(filepath.Join("..", "..", "shared", "snapshots", name))
+// lazyInputs returns the files the lazy-stack tests decode: both benchmark
+// families, and the real snapshots named that ../shared holds.
+func lazyInputs(t *testing.T, real ...string) map[string][]byte {
+	t.Helper()
+	inputs := map[string][]byte{}
+	for _, fam := range []gen.Family{gen.RealStacks, gen.DistinctStacks} {
+		var buf bytes.Buffer
+		if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: fam, Iterations: 2000}); err != nil {
+			t.Fatal(err)
+		}
+		inputs[string(fam)] = buf.Bytes()
+	}
+	for _, rf := range real {
+		if data, err := os.ReadFile(filepath.Join("..", "..", "shared", "snapshots", rf)); err == nil {
+			inputs[rf] = data
+		}
+	}
+	return inputs
 }
 
 // TestLazyStacksMergedAfterReading decodes files with lazy stacks that
@@ -114,14 +117,7 @@ func readShared(name string) ([]byte, error) {
 // snapshot must equal the one decoded with every stack held, and every
 // entry must have the stack ID it has when repeats are merged as met.
 func TestLazyStacksMergedAfterReading(t *testing.T) {
-	inputs := map[string][]byte{}
-	for _, fam := range []gen.Family{gen.RealStacks, gen.DistinctStacks} {
-		var buf bytes.Buffer
-		if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: fam, Iterations: 2000}); err != nil {
-			t.Fatal(err)
-		}
-		inputs[string(fam)] = buf.Bytes()
-	}
+	inputs := lazyInputs(t, "pt26_cs336_ctx128_fullstep.pickle", "pt26_cs336_ctx128_forward.pickle")
 	opt := gen.Scenario("training")
 	data, _, err := gen.Bytes(opt)
 	if err != nil {
@@ -129,11 +125,6 @@ func TestLazyStacksMergedAfterReading(t *testing.T) {
 	}
 	inputs["training"] = data
 	inputs["repeats"] = repeatedStacks(t)
-	for _, rf := range []string{"pt26_cs336_ctx128_fullstep.pickle", "pt26_cs336_ctx128_forward.pickle"} {
-		if data, err := readShared(rf); err == nil {
-			inputs[rf] = data
-		}
-	}
 	for name, data := range inputs {
 		t.Run(name, func(t *testing.T) {
 			held, err := snapshot.DecodeBytes(data, nil)
