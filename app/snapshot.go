@@ -324,7 +324,10 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		return p.worker
 	}
 	ctx = p.lasting(ctx)
-	w := app.Window().Get("Worker").New(Href("/web/snapworker.js"))
+	w := preStartedWorker()
+	if w == nil {
+		w = app.Window().Get("Worker").New(Href("/web/snapworker.js"))
+	}
 	p.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
 		defer func() {
 			if r := recover(); r != nil {
@@ -358,6 +361,25 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 	w.Call("addEventListener", "message", p.onMsg)
 	w.Call("addEventListener", "error", p.onMsg)
 	p.worker = w
+	return w
+}
+
+// preStartedWorker takes the analysis worker that static/web/site.js
+// started with the page (before this app had loaded, so that its start
+// does not delay the first file), once; nil if there is none or it failed
+// before the page listened (it is then ended and a new one started).
+func preStartedWorker() app.Value {
+	win := app.Window()
+	w := win.Get("__oomscopeSnapWorker")
+	if !w.Truthy() {
+		return nil
+	}
+	win.Set("__oomscopeSnapWorker", nil)
+	w.Set("__oomscopeAdopted", true)
+	if w.Get("__oomscopeFailed").Truthy() {
+		w.Call("terminate")
+		return nil
+	}
 	return w
 }
 

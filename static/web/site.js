@@ -259,6 +259,44 @@
     }
   }
 
+  // The snapshot page's analysis worker starts with the page, before the
+  // WebAssembly app has loaded: fetching and compiling the worker's own
+  // WebAssembly then overlaps the app's, and a file dropped as soon as the
+  // page is ready does not wait for it. The app adopts it on mounting
+  // (app/snapshot.go preStartedWorker); one that failed before that is
+  // marked, and the app starts another.
+  function startSnapshotWorker() {
+    if (!document.getElementById("snap-drop") || !window.Worker || window.__oomscopeSnapWorker) {
+      return;
+    }
+    var w;
+    try {
+      w = new Worker(prefix() + "/web/snapworker.js");
+    } catch (e) {
+      return;
+    }
+    var failed = function () {
+      if (!w.__oomscopeAdopted) {
+        w.__oomscopeFailed = true;
+      }
+    };
+    w.addEventListener("error", failed);
+    w.addEventListener("message", function (e) {
+      if (w.__oomscopeAdopted || !e.data || typeof e.data.json !== "string") {
+        return;
+      }
+      try {
+        if (JSON.parse(e.data.json).type === "error") {
+          failed();
+        }
+      } catch (x) {
+        failed();
+      }
+    });
+    window.__oomscopeSnapWorker = w;
+  }
+  startSnapshotWorker();
+
   function start() {
     applyURLState();
     setupSearch();

@@ -23,6 +23,7 @@ import (
 	"runtime/debug"
 	"syscall/js"
 
+	"oomscope/estimator"
 	"oomscope/snapshot/analysis"
 	"oomscope/snapshot/load"
 )
@@ -38,6 +39,11 @@ func main() {
 	// byte amounts as numbers in the JSON (analysis.Text).
 	analysis.RawTextJSON = true
 	w := &worker{}
+	// The report of a snapshot holding parameters matches them against the
+	// estimator's catalog, which takes tens of milliseconds to parse in
+	// WebAssembly: parse it now, while the page is still waiting for a
+	// file (the worker starts with the page).
+	go estimator.Models()
 	js.Global().Call("snapworkerReady", js.FuncOf(func(this js.Value, args []js.Value) any {
 		if len(args) > 0 {
 			go w.handle(args[0])
