@@ -8,6 +8,7 @@ import (
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
 	"oomscope/bytesize"
+	"oomscope/estimator"
 	"oomscope/snapshot/analysis"
 	"oomscope/snapshot/chart"
 	"oomscope/snapshot/load"
@@ -67,6 +68,9 @@ type SnapshotPage struct {
 	// reveal says how many result sections are shown: they appear one
 	// frame after another so that no frame takes long (see revealMore).
 	reveal int
+	// stepRows is how many steps the step table lists (at least
+	// maxStepRows; "List more" adds to it).
+	stepRows int
 	// setupModel is the catalog model picked for the estimator link
 	// (snapshot_diagnosis.go); "" uses the one the setup matched.
 	setupModel string
@@ -118,6 +122,10 @@ func (p *SnapshotPage) setUnit(ctx app.Context, u bytesize.Unit) {
 func (p *SnapshotPage) OnMount(ctx app.Context) {
 	p.mountCtx, p.mounted = ctx, true
 	p.ensureWorker(ctx)
+	// The setup section lists the estimator's catalog, which is parsed on
+	// first use (tens of milliseconds of wasm): parse it now, while the
+	// page waits for a file, rather than in a frame of the result.
+	ctx.After(10*time.Millisecond, func(app.Context) { estimator.Models() })
 }
 
 // lasting is the context the workers report through: the page's own, not
@@ -275,7 +283,7 @@ func warmUp() {
 func (p *SnapshotPage) reset() {
 	p.errMsg, p.res, p.summary, p.state, p.stateErr, p.zoom = "", nil, nil, nil, "", nil
 	p.chart, p.markdown, p.copyNote, p.cmp, p.setupModel = nil, "", "", snapCompare{}, ""
-	p.progress, p.dev, p.hover, p.dragging = 0, 0, -1, false
+	p.progress, p.dev, p.hover, p.dragging, p.stepRows = 0, 0, -1, false, 0
 	MarkBody("data-snapshot-ready", "")
 	MarkBody("data-snapshot-summary", "")
 	MarkBody("data-snapshot-timeline", "")
@@ -287,6 +295,8 @@ func (p *SnapshotPage) reset() {
 type workerMsg struct {
 	load.Response
 	err error
+	// first is a result's first timeline, laid out with its reading.
+	first *firstChart
 }
 
 // jsBuffers copies an array of ArrayBuffers into Go.
@@ -354,6 +364,12 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			if len(js) > 4096 {
 				time.Sleep(time.Millisecond)
 			}
+			if err == nil && r.Type == load.ResponseResult && r.Result != nil {
+				// The timeline too, in a task of its own: the result's
+				// first frame then shows it with the answer.
+				m.first = newFirstChart(r.Result, p.unit)
+				time.Sleep(time.Millisecond)
+			}
 			ctx.Dispatch(func(ctx app.Context) { p.onWorker(ctx, m) })
 		}()
 		return nil
@@ -411,6 +427,10 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		p.res, p.phase = r, snapDone
 		p.dev = max(0, r.Busiest())
 		p.selectDevice(ctx, p.dev)
+		if f := m.first; f != nil && f.chart != nil && f.dev == p.dev && f.unit == p.unit {
+			p.chart, p.reveal = f.chart, 2
+			markAfterRender(ctx, "data-snapshot-timeline", now())
+		}
 		if f := p.pendingCompare; f != nil {
 			p.pendingCompare = nil
 			p.compareWith(ctx, f)
@@ -478,7 +498,7 @@ func (p *SnapshotPage) device() *analysis.DeviceReport {
 // selectDevice shows device i at its peak, unzoomed. The summary cards
 // come first; the other sections follow frame by frame (revealMore).
 func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
-	p.dev, p.zoom, p.hover, p.chart, p.reveal = i, nil, -1, nil, 1
+	p.dev, p.zoom, p.hover, p.chart, p.reveal, p.stepRows = i, nil, -1, nil, 1, 0
 	if p.device() == nil {
 		return
 	}
@@ -491,8 +511,10 @@ func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
 	p.revealMore(ctx, p.fileReq, i)
 }
 
-// revealStages is the number of result sections shown one after another.
-const revealStages = 4
+// revealStages is the number of stages in which the result is shown: the
+// answer and the cards, the timeline, then the other sections a few at a
+// time (renderResults).
+const revealStages = 7
 
 // revealMore shows the next result section after a pause that lets the
 // browser draw a frame: building everything at once took more than 100 ms
@@ -508,8 +530,9 @@ func (p *SnapshotPage) revealMore(ctx app.Context, file, dev int) {
 		case 2:
 			p.chart = p.newChart(d.Timeline, d.SiteSeries)
 			ctx.Defer(func(app.Context) { MarkBody("data-snapshot-timeline", now()) })
-		case revealStages:
+		case 5: // the allocator state's section appears
 			p.requestState(ctx, d.PeakIndex)
+		case revealStages:
 			ctx.Defer(func(app.Context) { MarkBody("data-snapshot-ready", now()) })
 			return
 		}

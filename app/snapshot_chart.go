@@ -9,6 +9,7 @@ import (
 	"oomscope/bytesize"
 	"oomscope/snapshot/analysis"
 	"oomscope/snapshot/chart"
+	"oomscope/snapshot/load"
 )
 
 // newChart lays out the timeline of the shown device (pts and bands: the
@@ -19,7 +20,32 @@ func (p *SnapshotPage) newChart(pts []analysis.Point, bands *analysis.SiteSeries
 	if d == nil {
 		return nil
 	}
-	return chart.NewTimeline(pts, bands, chart.Options{Unit: p.unit, Peak: d.PeakIndex, Shades: phaseShades(d)})
+	return deviceChart(d, pts, bands, p.unit)
+}
+
+// deviceChart lays out a timeline of device d (pts and bands: the whole
+// trace or a zoomed range) in unit u.
+func deviceChart(d *analysis.DeviceReport, pts []analysis.Point, bands *analysis.SiteSeries, u bytesize.Unit) *chart.Timeline {
+	return chart.NewTimeline(pts, bands, chart.Options{Unit: u, Peak: d.PeakIndex, Shades: phaseShades(d), ShadeLabel: phaseShadeLabel(d)})
+}
+
+// firstChart is the whole timeline of the device a result shows first, in
+// unit u: laid out while the result is read, in a task of its own, so that
+// the result's first frame draws it with the answer.
+type firstChart struct {
+	dev   int
+	unit  bytesize.Unit
+	chart *chart.Timeline
+}
+
+// newFirstChart lays out the timeline of r's busiest device.
+func newFirstChart(r *load.Result, u bytesize.Unit) *firstChart {
+	i := max(0, r.Busiest())
+	if i >= len(r.Devices) {
+		return nil
+	}
+	d := &r.Devices[i]
+	return &firstChart{dev: i, unit: u, chart: deviceChart(d, d.Timeline, d.SiteSeries, u)}
 }
 
 // pointer returns the pointer position over the chart as fractions of its

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"html"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,8 @@ import (
 const (
 	maxStepRows = 200
 	shownFixes  = 3
+	// stepRowsMore is how many more steps a click lists.
+	stepRowsMore = 1000
 )
 
 // renderDiagnosis is the answer: cause, leak, fixes, card at the OOM.
@@ -148,17 +151,30 @@ func (p *SnapshotPage) renderDiagFixes(d *analysis.DeviceReport) app.UI {
 
 // phaseShades are the timeline's shaded bands: each step's phases
 // (analysis PhaseSpans), coloured by phase, every other step a shade
-// darker so that steps stand apart.
+// darker so that steps stand apart. Their tooltips are built by
+// phaseShadeLabel, only for the bands wide enough to draw: a trace of many
+// short steps has tens of thousands of spans, and this runs on the page's
+// main thread.
 func phaseShades(d *analysis.DeviceReport) []chart.Shade {
-	// strconv rather than Sprintf: a trace of many short steps has tens of
-	// thousands of spans, and this runs on the page's main thread.
-	out := make([]chart.Shade, 0, len(d.PhaseSpans))
-	for _, sp := range d.PhaseSpans {
-		out = append(out, chart.Shade{From: sp.FirstEntry, To: sp.LastEntry,
-			Class: "shade-" + sp.Phase + " shade-step-" + strconv.Itoa(sp.Step%2),
-			Label: "step " + strconv.Itoa(sp.Step) + ": " + sp.Phase + " (entries " + strconv.Itoa(sp.FirstEntry) + "–" + strconv.Itoa(sp.LastEntry) + ")"})
+	classes := map[string][2]string{}
+	out := make([]chart.Shade, len(d.PhaseSpans))
+	for k, sp := range d.PhaseSpans {
+		c, ok := classes[sp.Phase]
+		if !ok {
+			c = [2]string{"shade-" + sp.Phase + " shade-step-0", "shade-" + sp.Phase + " shade-step-1"}
+			classes[sp.Phase] = c
+		}
+		out[k] = chart.Shade{From: sp.FirstEntry, To: sp.LastEntry, Class: c[sp.Step&1]}
 	}
 	return out
+}
+
+// phaseShadeLabel is the tooltip of phaseShades(d)[k].
+func phaseShadeLabel(d *analysis.DeviceReport) func(k int) string {
+	return func(k int) string {
+		sp := d.PhaseSpans[k]
+		return "step " + strconv.Itoa(sp.Step) + ": " + sp.Phase + " (entries " + strconv.Itoa(sp.FirstEntry) + "–" + strconv.Itoa(sp.LastEntry) + ")"
+	}
 }
 
 // renderSteps shows the steps: the growth chart and the table with each
@@ -185,55 +201,79 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
 		step  int
 		phase string
 	}
+	shown := min(len(d.Steps), max(p.stepRows, maxStepRows))
 	peaks := map[stepPhase]int64{}
 	for _, pp := range d.PhasePeaks {
-		if pp.Step < maxStepRows {
+		if pp.Step < shown {
 			peaks[stepPhase{pp.Step, pp.Phase}] = pp.PeakAllocatedBytes
 		}
 	}
-	cell := func(k int, ph string) app.UI {
-		v, ok := peaks[stepPhase{k, ph}]
-		if !ok {
-			return app.Td().Text("–")
-		}
-		return app.Td().DataSet("phase", ph).Text(bytesize.Format(v, p.unit))
+	// The rows carry no handlers: they are written as HTML in one piece,
+	// which the browser parses far faster than go-app mounts 200 rows of
+	// nine cells one element at a time (the rows of a trace of many steps
+	// took a main-thread task of 280 ms).
+	var b strings.Builder
+	// The whole table: a <tbody> alone would lose its rows (go-app parses
+	// raw HTML inside a <div>).
+	b.WriteString(`<table id="snap-step-table" class="diag-steps"><thead><tr><th>step</th><th>entries</th><th>peak</th>` +
+		`<th>at the end</th><th>forward</th><th>backward</th><th>optimizer</th><th>other</th><th>passes</th></tr></thead><tbody>`)
+	td := func(text string) {
+		b.WriteString("<td>")
+		b.WriteString(html.EscapeString(text))
+		b.WriteString("</td>")
 	}
-	var rows []app.UI
-	for k, s := range d.Steps {
-		if k == maxStepRows {
-			rows = append(rows, app.Tr().Body(app.Td().ColSpan(9).Class("muted").Text(fmt.Sprintf("… and %d more steps (the chart shows all).", len(d.Steps)-maxStepRows))))
-			break
+	for k, s := range d.Steps[:shown] {
+		b.WriteString(`<tr data-step="`)
+		b.WriteString(strconv.Itoa(k))
+		if k == d.PeakPhase.Step {
+			b.WriteString(`" class="diag-peak-step`)
 		}
+		b.WriteString(`">`)
 		label := strconv.Itoa(k)
 		if s.Partial {
 			label += " (partial)"
 		}
-		cls := ""
-		if k == d.PeakPhase.Step {
-			cls = "diag-peak-step"
+		td(label)
+		td(bytesize.Commas(int64(s.FirstEntry)) + "–" + bytesize.Commas(int64(s.LastEntry)))
+		td(bytesize.Format(s.PeakAllocatedBytes, p.unit))
+		b.WriteString(`<td data-end="`)
+		b.WriteString(strconv.FormatInt(s.EndAllocatedBytes, 10))
+		b.WriteString(`">`)
+		b.WriteString(html.EscapeString(bytesize.Format(s.EndAllocatedBytes, p.unit)))
+		b.WriteString("</td>")
+		for _, ph := range []string{analysis.PhaseForward, analysis.PhaseBackward, analysis.PhaseOptimizer, analysis.PhaseOther} {
+			v, ok := peaks[stepPhase{k, ph}]
+			if !ok {
+				td("–")
+				continue
+			}
+			b.WriteString(`<td data-phase="`)
+			b.WriteString(html.EscapeString(ph))
+			b.WriteString(`">`)
+			b.WriteString(html.EscapeString(bytesize.Format(v, p.unit)))
+			b.WriteString("</td>")
 		}
-		rows = append(rows, app.Tr().Class(cls).DataSet("step", k).Body(
-			app.Td().Text(label),
-			app.Td().Text(fmt.Sprintf("%s–%s", bytesize.Commas(int64(s.FirstEntry)), bytesize.Commas(int64(s.LastEntry)))),
-			app.Td().Text(bytesize.Format(s.PeakAllocatedBytes, p.unit)),
-			app.Td().DataSet("end", strconv.FormatInt(s.EndAllocatedBytes, 10)).Text(bytesize.Format(s.EndAllocatedBytes, p.unit)),
-			cell(k, analysis.PhaseForward), cell(k, analysis.PhaseBackward), cell(k, analysis.PhaseOptimizer), cell(k, analysis.PhaseOther),
-			app.Td().Text(passesText(s)),
-		))
+		td(passesText(s))
+		b.WriteString("</tr>")
 	}
+	b.WriteString("</tbody></table>")
+	more := min(len(d.Steps)-shown, stepRowsMore)
 	return app.Section().ID("snap-steps").Class("snap-steps").Body(
 		app.H2().Text("Steps and phases"),
 		app.P().Class("muted").Text(upperFirst(d.StepInfo.Rule)+". Phases from "+d.StepInfo.Phases+"."),
 		app.Div().ID("snap-step-chart").Class("diag-step-chart").Body(app.Raw(diagchart.Layout(in).SVG())),
 		app.P().Class("muted").Text("Bars: each step's peak allocated memory; the dark mark: what was left at its end. "+
 			"Step-end memory that climbs step after step is a leak; the dashed line is the leak found."),
-		app.Div().Class("table-wrap").TabIndex(0).Role("region").Aria("label", "Steps").Body(app.Table().ID("snap-step-table").Class("diag-steps").Body(
-			app.THead().Body(app.Tr().Body(
-				app.Th().Text("step"), app.Th().Text("entries"), app.Th().Text("peak"), app.Th().Text("at the end"),
-				app.Th().Text("forward"), app.Th().Text("backward"), app.Th().Text("optimizer"), app.Th().Text("other"), app.Th().Text("passes"),
-			)),
-			app.TBody().Body(rows...),
-		)),
+		app.Div().Class("table-wrap").TabIndex(0).Role("region").Aria("label", "Steps").Body(app.Raw(b.String())),
+		app.If(shown < len(d.Steps), func() app.UI {
+			return app.P().ID("snap-steps-shown").Body(
+				app.Text(fmt.Sprintf("Steps 0 to %s of %s are listed (the chart shows all). ", bytesize.Commas(int64(shown-1)), bytesize.Commas(int64(len(d.Steps))))),
+				app.Button().ID("snap-steps-more").Class("secondary").Text(fmt.Sprintf("List %s more", bytesize.Commas(int64(more)))).
+					// go-app keeps a button's first handler across renders:
+					// it reads the count from the page, not from this render.
+					OnClick(func(ctx app.Context, e app.Event) { p.stepRows = max(p.stepRows, maxStepRows) + stepRowsMore }),
+			)
+		}),
 	)
 }
 

@@ -77,27 +77,35 @@ func (p *SnapshotPage) renderResults() app.UI {
 		app.If(p.markdown != "", func() app.UI {
 			return app.Textarea().ID("snap-markdown").Class("snap-markdown").ReadOnly(true).Rows(10).Text(p.markdown)
 		}),
-		p.renderDiagnosis(d),
+		p.section(secDiagnosis, d),
 		p.renderCards(d),
 		p.renderCompare(),
 		app.If(p.reveal < 2, func() app.UI { return app.P().Class("muted").Text("Drawing the timeline…") }),
 		app.If(p.reveal >= 2, func() app.UI { return p.renderTimeline(d) }),
-		app.If(p.reveal >= 3, func() app.UI { return p.renderBuckets(d) }),
-		app.If(p.reveal >= 3, func() app.UI { return p.renderSites(d) }),
-		app.If(p.reveal >= 3, func() app.UI { return p.renderSteps(d) }),
-		app.If(p.reveal >= 4, func() app.UI { return p.renderState(d) }),
-		app.If(p.reveal >= 4, func() app.UI { return p.renderOOMs(d) }),
-		app.If(p.reveal >= 4, func() app.UI { return p.renderAnomalies(d) }),
-		app.If(p.reveal >= 4, func() app.UI { return p.renderSetup(d) }),
-		app.If(p.reveal >= 4 && len(d.Warnings) > 0, func() app.UI {
-			var li []app.UI
-			for _, w := range d.Warnings {
-				li = append(li, app.Li().Text(shown(w)))
-			}
-			return app.Div().Class("notice").Body(app.Strong().Text("The trace and the segments disagree:"), app.Ul().Body(li...))
-		}),
-		app.If(p.reveal >= 4, func() app.UI { return p.renderExplain() }),
+		// One section more per stage (revealMore); each is a component
+		// of its own, drawn once.
+		app.If(p.reveal >= 3, func() app.UI { return p.section(secBuckets, d) }),
+		app.If(p.reveal >= 3, func() app.UI { return p.section(secSites, d) }),
+		app.If(p.reveal >= 4, func() app.UI { return p.section(secSteps, d) }),
+		app.If(p.reveal >= 5, func() app.UI { return p.renderState(d) }),
+		app.If(p.reveal >= 5, func() app.UI { return p.section(secOOMs, d) }),
+		app.If(p.reveal >= 6, func() app.UI { return p.section(secAnomalies, d) }),
+		app.If(p.reveal >= 7, func() app.UI { return p.section(secSetup, d) }),
+		app.If(p.reveal >= 7, func() app.UI { return p.section(secWarnings, d) }),
+		app.If(p.reveal >= 7, func() app.UI { return p.section(secExplain, d) }),
 	)
+}
+
+// renderWarnings lists where the trace and the segments disagree.
+func (p *SnapshotPage) renderWarnings(d *analysis.DeviceReport) app.UI {
+	if len(d.Warnings) == 0 {
+		return app.Text("")
+	}
+	var li []app.UI
+	for _, w := range d.Warnings {
+		li = append(li, app.Li().Text(shown(w)))
+	}
+	return app.Div().Class("notice").Body(app.Strong().Text("The trace and the segments disagree:"), app.Ul().Body(li...))
 }
 
 func card(id, title, big, sub, formula string) app.UI {

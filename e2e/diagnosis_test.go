@@ -99,6 +99,14 @@ func TestSnapshotDiagnosis(t *testing.T) {
 	if shades != len(want.PhaseSpans) || shades == 0 {
 		t.Errorf("%d shaded bands on the timeline, want the %d phase spans", shades, len(want.PhaseSpans))
 	}
+	// Each band's tooltip names its step, phase and entries (built only
+	// for the bands drawn).
+	titles := evalJS[[]string](tb, `[...document.querySelectorAll("#snap-chart rect.snap-shade title")].map(e => e.textContent)`)
+	for k, sp := range want.PhaseSpans {
+		if w := fmt.Sprintf("step %d: %s (entries %d–%d)", sp.Step, sp.Phase, sp.FirstEntry, sp.LastEntry); k < len(titles) && titles[k] != w {
+			t.Errorf("band %d's tooltip %q, want %q", k, titles[k], w)
+		}
+	}
 	poll[bool](tb, `document.querySelectorAll("#snap-icicle .icicle-cell").length > 0`, 20*time.Second)
 	if want.Setup != nil {
 		href := evalJS[string](tb, `document.getElementById("snap-estimate-link").getAttribute("href")`)
@@ -166,7 +174,7 @@ func TestEstimateFixCode(t *testing.T) {
 // that docs/snapshot.md#phases says the chart draws, so the page draws
 // none of them and says how many it hid (all of the report's spans).
 func TestSnapshotManySteps(t *testing.T) {
-	data, _, err := gen.Bytes(gen.Options{Seed: 1, Layers: 1, Hidden: 64, Steps: 2500})
+	data, truth, err := gen.Bytes(gen.Options{Seed: 1, Layers: 1, Hidden: 64, Steps: 2500})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,6 +202,33 @@ func TestSnapshotManySteps(t *testing.T) {
 	}
 	if n := evalJS[float64](tb, `document.querySelectorAll("#snap-chart .snap-shade").length`); n != 0 {
 		t.Errorf("%v bands drawn, want none", n)
+	}
+	// The step table lists the first 200 steps, then 1,000 more per
+	// click until it lists every step the generator wrote, each with the
+	// generator's end memory.
+	steps := truth.Devices[0].Steps
+	rows := func() []string {
+		return evalJS[[]string](tb, `[...document.querySelectorAll("#snap-step-table tbody tr td[data-end]")].map(e => e.dataset.end)`)
+	}
+	if n := len(rows()); n != 200 {
+		t.Errorf("%d step rows at first, want 200", n)
+	}
+	for _, want := range []int{1200, 2200, len(steps)} {
+		tb.click("#snap-steps-more")
+		poll[bool](tb, fmt.Sprintf(`document.querySelectorAll("#snap-step-table tbody tr").length === %d`, want), 20*time.Second)
+	}
+	if evalJS[bool](tb, `!!document.getElementById("snap-steps-more")`) {
+		t.Error("the table lists every step but still offers more")
+	}
+	ends := rows()
+	if len(ends) != len(steps) {
+		t.Fatalf("%d step rows, want the generator's %d steps", len(ends), len(steps))
+	}
+	for k, st := range steps {
+		if ends[k] != strconv.FormatInt(st.EndAllocated, 10) {
+			t.Errorf("step %d ends at %s B, want %d", k, ends[k], st.EndAllocated)
+			break
+		}
 	}
 	tb.assertClean()
 	assertLocalOnly(t, tb, s)

@@ -3,6 +3,7 @@ package chart
 import (
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -249,5 +250,35 @@ func TestShadesTooNarrow(t *testing.T) {
 	}
 	if n := strings.Count(c.SVG, `class="snap-shade`); n != 100 {
 		t.Errorf("zoomed in: %d shades drawn, want 100", n)
+	}
+}
+
+// TestShadeLabelOnlyDrawn: with Options.ShadeLabel, a label is asked for
+// each drawn shade, by its index, and for no hidden one; it replaces the
+// shade's Label in the tooltip.
+func TestShadeLabelOnlyDrawn(t *testing.T) {
+	pts := []analysis.Point{{Index: 0, Allocated: 10, Reserved: 20}, {Index: 100_000, Allocated: 10, Reserved: 20}}
+	bands := &analysis.SiteSeries{Sites: []string{"other sites"}, SiteIndex: []int32{-1}, Values: [][]int64{{10, 10}}}
+	var shades []Shade
+	for i := range 1000 {
+		shades = append(shades, Shade{From: i, To: i, Label: "unused"})
+	}
+	// Two wide ones, at indices 1000 and 1001.
+	shades = append(shades, Shade{From: 10_000, To: 40_000, Label: "unused"}, Shade{From: 50_000, To: 90_000})
+	var asked []int
+	c := NewTimeline(pts, bands, Options{Unit: bytesize.Binary, Shades: shades, ShadeLabel: func(k int) string {
+		asked = append(asked, k)
+		return fmt.Sprintf("shade <%d>", k)
+	}})
+	if fmt.Sprint(asked) != "[1000 1001]" {
+		t.Errorf("labels asked for %v, want [1000 1001] (the drawn shades)", asked)
+	}
+	for _, want := range []string{"<title>shade &lt;1000&gt;</title>", "<title>shade &lt;1001&gt;</title>"} {
+		if !strings.Contains(c.SVG, want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+	if strings.Contains(c.SVG, "unused") {
+		t.Error("a shade's own Label was drawn although ShadeLabel is set")
 	}
 }

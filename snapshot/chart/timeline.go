@@ -53,6 +53,11 @@ type Options struct {
 	Peak int
 	// Shades are drawn behind the bands, in order.
 	Shades []Shade
+	// ShadeLabel, when set, is the tooltip of shade k, asked only for the
+	// shades wide enough to draw (instead of each Shade's Label): a trace
+	// of many short steps has tens of thousands of shades, nearly all
+	// hidden.
+	ShadeLabel func(k int) string
 }
 
 // Timeline is the stacked timeline of one device (or of a zoomed range):
@@ -199,7 +204,7 @@ func (t *Timeline) draw() string {
 		b = num(b, y, 10)
 		b = append(b, `" vector-effect="non-scaling-stroke"/>`...)
 	}
-	for _, s := range t.opt.Shades {
+	for k, s := range t.opt.Shades {
 		lo, hi := max(s.From, t.From), min(s.To, t.To)
 		if lo > hi {
 			continue
@@ -219,7 +224,11 @@ func (t *Timeline) draw() string {
 		b = append(b, `" y="0" width="`...)
 		b = num(b, x1-x0, 10)
 		b = append(b, `" height="3000"><title>`...)
-		b = append(b, untrusted.HTML(s.Label)...)
+		label := s.Label
+		if t.opt.ShadeLabel != nil {
+			label = t.opt.ShadeLabel(k)
+		}
+		b = append(b, untrusted.HTML(label)...)
 		b = append(b, `</title></rect>`...)
 	}
 	n := len(t.Points)

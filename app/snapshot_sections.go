@@ -1,0 +1,77 @@
+package app
+
+import (
+	"github.com/maxence-charriere/go-app/v10/pkg/app"
+
+	"oomscope/bytesize"
+	"oomscope/snapshot/analysis"
+)
+
+// sectionKind names a section of a file's result that is drawn as a
+// component of its own (resultSection).
+type sectionKind int
+
+const (
+	secDiagnosis sectionKind = iota
+	secBuckets
+	secSites
+	secSteps
+	secOOMs
+	secAnomalies
+	secSetup
+	secWarnings
+	secExplain
+)
+
+// resultSection is one section of a file's result as a component of its
+// own: go-app draws it again only when one of its fields changes (the
+// device, the unit, the model picked for the estimator link), not on every
+// update of the page. The page updates for each section revealed, each
+// allocator state asked for, each copy of the report; drawing the whole
+// result again each time (the sites' stacks, the step chart, the icicle,
+// the catalog's model list) made main-thread tasks of hundreds of
+// milliseconds.
+type resultSection struct {
+	app.Compo
+	Page *SnapshotPage
+	Kind sectionKind
+	Dev  *analysis.DeviceReport
+	Unit bytesize.Unit
+	// Model is the page's setupModel, which the setup section shows.
+	Model string
+}
+
+// Render draws the section from the page's state.
+func (s *resultSection) Render() app.UI {
+	p, d := s.Page, s.Dev
+	switch s.Kind {
+	case secDiagnosis:
+		return p.renderDiagnosis(d)
+	case secBuckets:
+		return p.renderBuckets(d)
+	case secSites:
+		return p.renderSites(d)
+	case secSteps:
+		return p.renderSteps(d)
+	case secOOMs:
+		return p.renderOOMs(d)
+	case secAnomalies:
+		return p.renderAnomalies(d)
+	case secSetup:
+		return p.renderSetup(d)
+	case secWarnings:
+		return p.renderWarnings(d)
+	case secExplain:
+		return p.renderExplain()
+	}
+	return app.Text("")
+}
+
+// section returns the component of one section of device d's result.
+func (p *SnapshotPage) section(k sectionKind, d *analysis.DeviceReport) app.UI {
+	s := &resultSection{Page: p, Kind: k, Dev: d, Unit: p.unit}
+	if k == secSetup {
+		s.Model = p.setupModel
+	}
+	return s
+}
