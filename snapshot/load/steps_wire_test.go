@@ -1,6 +1,9 @@
 package load
 
 import (
+	"bytes"
+	"encoding/binary"
+	"math"
 	"testing"
 
 	"oomscope/snapshot/analysis"
@@ -33,6 +36,55 @@ func TestStepsBufferCut(t *testing.T) {
 	for _, bad := range [][]byte{{0, 0xff, 0xff, 0xff, 0xff, 0x0f}, {1, 1, 'x', 1, 2, 2, 5, 0, 0, 1}} {
 		if err := unpackSteps(bad, new(analysis.DeviceReport)); err == nil {
 			t.Errorf("% x reads without an error", bad)
+		}
+	}
+}
+
+// TestStepsReaderVarints reads varints written by encoding/binary, edge
+// values and overflowing ones, and compares with binary.Uvarint/Varint.
+func TestStepsReaderVarints(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 63, -64, 64, 1 << 40, -(1 << 40), math.MaxInt64, math.MinInt64} {
+		r := &stepsReader{b: binary.AppendVarint(nil, v)}
+		if got := r.varint(); got != v || r.err != nil || len(r.b) != 0 {
+			t.Errorf("varint %d read as %d (%v, %d bytes left)", v, got, r.err, len(r.b))
+		}
+		u := uint64(v)
+		r = &stepsReader{b: binary.AppendUvarint(nil, u)}
+		if got := r.uvarint(); got != u || r.err != nil || len(r.b) != 0 {
+			t.Errorf("uvarint %d read as %d (%v)", u, got, r.err)
+		}
+	}
+	for _, bad := range [][]byte{
+		{0x80},                         // cut short
+		bytes.Repeat([]byte{0x80}, 10), // ten continuation bytes
+		append(bytes.Repeat([]byte{0xff}, 9), 0x02),  // 2^64 and more
+		append(bytes.Repeat([]byte{0x80}, 10), 0x01), // eleven bytes
+	} {
+		if _, n := binary.Uvarint(bad); n > 0 {
+			t.Fatalf("% x: binary.Uvarint reads it: the case does not test", bad)
+		}
+		r := &stepsReader{b: bad}
+		if r.uvarint(); r.err == nil {
+			t.Errorf("% x read without an error", bad)
+		}
+	}
+}
+
+// BenchmarkUnpackSteps reads the packed steps of a device of many steps.
+func BenchmarkUnpackSteps(b *testing.B) {
+	d := &analysis.DeviceReport{}
+	for k := range 20000 {
+		d.Steps = append(d.Steps, analysis.Step{FirstEntry: k * 80, LastEntry: k*80 + 79, PeakAllocatedBytes: int64(k) << 20, PeakIndex: k*80 + 40, EndAllocatedBytes: 1 << 30, MicroBatches: 1})
+		for _, ph := range []string{analysis.PhaseForward, analysis.PhaseBackward} {
+			d.PhasePeaks = append(d.PhasePeaks, analysis.PhasePeak{Step: k, Phase: ph, PeakAllocatedBytes: int64(k) << 20, PeakIndex: k * 80})
+			d.PhaseSpans = append(d.PhaseSpans, analysis.PhaseSpan{Step: k, Phase: ph, FirstEntry: k * 80, LastEntry: k*80 + 39})
+		}
+	}
+	buf := packSteps(d)
+	for b.Loop() {
+		var got analysis.DeviceReport
+		if err := unpackSteps(buf, &got); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
