@@ -514,7 +514,11 @@ func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
 // revealStages is the number of stages in which the result is shown: the
 // answer and the cards, the timeline, then the other sections a few at a
 // time (renderResults).
-const revealStages = 7
+const revealStages = 8
+
+// stateStage is the stage that shows the allocator state (and asks the
+// worker for it).
+const stateStage = 6
 
 // revealMore shows the next result section after a pause that lets the
 // browser draw a frame: building everything at once took more than 100 ms
@@ -530,7 +534,7 @@ func (p *SnapshotPage) revealMore(ctx app.Context, file, dev int) {
 		case 2:
 			p.chart = p.newChart(d.Timeline, d.SiteSeries)
 			ctx.Defer(func(app.Context) { MarkBody("data-snapshot-timeline", now()) })
-		case 5: // the allocator state's section appears
+		case stateStage:
 			p.requestState(ctx, d.PeakIndex)
 		case revealStages:
 			ctx.Defer(func(app.Context) { MarkBody("data-snapshot-ready", now()) })

@@ -85,14 +85,14 @@ func (p *SnapshotPage) renderResults() app.UI {
 		// One section more per stage (revealMore); each is a component
 		// of its own, drawn once.
 		app.If(p.reveal >= 3, func() app.UI { return p.section(secBuckets, d) }),
-		app.If(p.reveal >= 3, func() app.UI { return p.section(secSites, d) }),
-		app.If(p.reveal >= 4, func() app.UI { return p.section(secSteps, d) }),
-		app.If(p.reveal >= 5, func() app.UI { return p.renderState(d) }),
-		app.If(p.reveal >= 5, func() app.UI { return p.section(secOOMs, d) }),
-		app.If(p.reveal >= 6, func() app.UI { return p.section(secAnomalies, d) }),
-		app.If(p.reveal >= 7, func() app.UI { return p.section(secSetup, d) }),
-		app.If(p.reveal >= 7, func() app.UI { return p.section(secWarnings, d) }),
-		app.If(p.reveal >= 7, func() app.UI { return p.section(secExplain, d) }),
+		app.If(p.reveal >= 4, func() app.UI { return p.section(secSites, d) }),
+		app.If(p.reveal >= 5, func() app.UI { return p.section(secSteps, d) }),
+		app.If(p.reveal >= stateStage, func() app.UI { return p.renderState(d) }),
+		app.If(p.reveal >= stateStage, func() app.UI { return p.section(secOOMs, d) }),
+		app.If(p.reveal >= 7, func() app.UI { return p.section(secAnomalies, d) }),
+		app.If(p.reveal >= revealStages, func() app.UI { return p.section(secSetup, d) }),
+		app.If(p.reveal >= revealStages, func() app.UI { return p.section(secWarnings, d) }),
+		app.If(p.reveal >= revealStages, func() app.UI { return p.section(secExplain, d) }),
 	)
 }
 
