@@ -275,7 +275,9 @@ func warmUp() {
 		SiteSeries: &analysis.SiteSeries{Sites: []string{"x"}, SiteIndex: []int32{0}, Values: [][]int64{{0}}}, Warnings: []string{"w"},
 	}}, Explain: map[string]string{"a": "b"}}}}
 	if js, bufs, err := load.EncodeResponse(sample); err == nil {
-		load.DecodeResponse(js, bufs)
+		if r, err := load.DecodeResponse(js, bufs); err == nil {
+			newFirstChart(r.Result, bytesize.Binary) // the chart's code too
+		}
 	}
 }
 
