@@ -325,19 +325,26 @@ func (p *SnapshotPage) renderIcicle(bt *analysis.ByteTime) app.UI {
 	}
 	cells := diagchart.Icicle(nodes, 0.004, 28)
 	depth := 0
-	var divs []app.UI
 	for _, c := range cells {
 		depth = max(depth, c.Depth+1)
-		divs = append(divs, app.Div().Class("icicle-cell").
-			Style("left", "%.4f%%", 100*c.X).Style("width", "%.4f%%", 100*c.W).Style("top", "%dpx", 18*c.Depth).
-			Title("%s — %.1f %% of the byte-time", shown(c.Name), 100*c.Share).Text(shown(c.Name)))
 	}
+	// Written as HTML in one piece (the cells have no handlers): go-app
+	// mounting hundreds of cells one element at a time was most of a long
+	// main-thread task.
+	var b strings.Builder
+	fmt.Fprintf(&b, `<div class="icicle" style="height: %dpx">`, 18*depth)
+	for _, c := range cells {
+		name := html.EscapeString(shown(c.Name))
+		fmt.Fprintf(&b, `<div class="icicle-cell" style="left: %.4f%%; width: %.4f%%; top: %dpx" title="%s — %.1f %% of the byte-time">%s</div>`,
+			100*c.X, 100*c.W, 18*c.Depth, name, 100*c.Share, name)
+	}
+	b.WriteString("</div>")
 	unit := map[string]string{"byte_seconds": "bytes × seconds", "byte_entries": "bytes × trace entries (the trace has no times)"}[bt.Unit]
 	return app.Div().ID("snap-icicle").Body(
 		app.H3().Text("What holds memory longest"),
 		app.P().Class("muted").Text("Allocation stacks, outermost frame on top, each as wide as its share of "+unit+
 			": long-lived big blocks dominate, short temporaries vanish. Hover a frame for its share."),
-		app.Div().Class("icicle").Style("height", "%dpx", 18*depth).Body(divs...),
+		app.Raw(b.String()),
 	)
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"oomscope/diagchart"
 	"oomscope/estimator"
 	"oomscope/fixes"
 	"oomscope/snapshot/gen"
@@ -108,6 +109,25 @@ func TestSnapshotDiagnosis(t *testing.T) {
 		}
 	}
 	poll[bool](tb, `document.querySelectorAll("#snap-icicle .icicle-cell").length > 0`, 20*time.Second)
+	// The icicle's cells are the report's byte-time stacks: each cell names
+	// a node of analysis's ByteTime, and there are as many as the layout
+	// (diagchart.Icicle) of those nodes gives.
+	names := map[string]bool{}
+	var nodes []diagchart.Node
+	for _, n := range want.ByteTime.Nodes {
+		names[n.Name] = true
+		nodes = append(nodes, diagchart.Node{Name: n.Name, Parent: n.Parent, Weight: n.Weight})
+	}
+	cells := evalJS[[]string](tb, `[...document.querySelectorAll("#snap-icicle .icicle-cell")].map(e => e.textContent)`)
+	if n := len(diagchart.Icicle(nodes, 0.004, 28)); len(cells) != n {
+		t.Errorf("%d icicle cells, want %d", len(cells), n)
+	}
+	for _, c := range cells {
+		if !names[c] {
+			t.Errorf("icicle cell %q names no byte-time node", c)
+			break
+		}
+	}
 	if want.Setup != nil {
 		href := evalJS[string](tb, `document.getElementById("snap-estimate-link").getAttribute("href")`)
 		if href != "/estimate?"+want.Setup.Query {
