@@ -216,8 +216,14 @@ const readChunk = 4 << 20
 type blobReader struct {
 	file      js.Value
 	off, size int64
-	rest      []byte   // unread part of the current slice
+	cur       []byte   // the current slice
+	rest      []byte   // unread part of cur
 	next      *pending // the slice being read
+	// spare is a slice already read through, whose memory the next read
+	// reuses: two buffers serve the whole file instead of a new 4 MiB
+	// one per slice (200 MB of garbage for a 200 MB file, which made the
+	// collector run more often while decoding).
+	spare []byte
 }
 
 // pending is a slice read in flight.
@@ -244,15 +250,24 @@ func (r *blobReader) start(off int64) *pending {
 		return nil
 	}
 	end := min(off+readChunk, r.size)
-	return readSlice(r.file, off, end)
+	buf := r.spare
+	r.spare = nil
+	return readSlice(r.file, off, end, buf)
 }
 
-// readSlice asks the browser for bytes [off, end) of a Blob.
-func readSlice(file js.Value, off, end int64) *pending {
+// readSlice asks the browser for bytes [off, end) of a Blob, into buf
+// when it is large enough (nil: a new buffer).
+func readSlice(file js.Value, off, end int64, buf []byte) *pending {
 	p := &pending{ch: make(chan chunk, 1)}
 	p.ok = js.FuncOf(func(this js.Value, args []js.Value) any {
 		u8 := js.Global().Get("Uint8Array").New(args[0])
-		b := make([]byte, u8.Length())
+		n := u8.Length()
+		b := buf[:0]
+		if cap(b) >= n {
+			b = b[:n]
+		} else {
+			b = make([]byte, n)
+		}
 		js.CopyBytesToGo(b, u8)
 		var err error
 		if int64(len(b)) != end-off {
@@ -292,6 +307,9 @@ func (r *blobReader) Read(b []byte) (int, error) {
 			r.next = nil
 			return 0, c.err
 		}
+		// Read copies into its caller's buffer: nothing else holds the
+		// slice read through, which the next read reuses.
+		r.spare, r.cur = r.cur, c.b
 		r.off += int64(len(c.b))
 		r.rest = c.b
 		r.next = r.start(r.off)
@@ -314,7 +332,7 @@ type blobReaderAt struct{ file js.Value }
 
 // ReadAt implements io.ReaderAt.
 func (r blobReaderAt) ReadAt(b []byte, off int64) (int, error) {
-	c := readSlice(r.file, off, off+int64(len(b))).wait()
+	c := readSlice(r.file, off, off+int64(len(b)), b).wait() // straight into b
 	n := copy(b, c.b)
 	if c.err != nil {
 		return n, c.err
