@@ -343,9 +343,142 @@ func TestFileRank(t *testing.T) {
 	if r.OOMEvents != ooms || ooms == 0 {
 		t.Errorf("OOM events %d, want %d (> 0)", r.OOMEvents, ooms)
 	}
+	// Its line follows the device of the highest peak allocated, and
+	// holds that peak (the timeline keeps each bucket's extremes), in at
+	// most RankPoints points at the overview's resolution.
+	data, _, err := gen.Bytes(gen.Scenario("everything"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, err := Load(Input{Name: "everything.pickle", R: bytes.NewReader(data), Size: int64(len(data))},
+		Options{Analysis: analysis.Options{TimelinePoints: RankPoints}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range []Rank{r, FileRank(small)} {
+		if row.Line == nil || len(row.Line.Points) < 2 {
+			t.Fatalf("no line: %+v", row.Line)
+		}
+		var top, topRes int64
+		for _, p := range row.Line.Points {
+			top, topRes = max(top, p.Allocated), max(topRes, p.Reserved)
+		}
+		var want analysis.Headline
+		for _, d := range f.Analysis.Devices {
+			if h := d.Headline(); h.PeakAllocatedBytes > want.PeakAllocatedBytes {
+				want = h
+			}
+		}
+		if row.Line.Device != want.Device || top != want.PeakAllocatedBytes || topRes != want.PeakReservedBytes {
+			t.Errorf("line of device %d peaks %d %d, want device %d peaks %d %d", row.Line.Device, top, topRes, want.Device,
+				want.PeakAllocatedBytes, want.PeakReservedBytes)
+		}
+	}
+	if n := len(FileRank(small).Line.Points); n > RankPoints {
+		t.Errorf("%d points at the overview's resolution, want at most %d", n, RankPoints)
+	}
+	plain, err := Load(Input{Name: "everything.pickle", R: bytes.NewReader(data), Size: int64(len(data))}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if FileRank(plain).Line != nil {
+		t.Error("a file analysed without a timeline has a line")
+	}
 	for name, want := range map[string]bool{"rank0.pickle": true, "a.pkl": true, "b.pickle.gz": true, "notes.txt": false, "x.pickle.txt": false} {
 		if IsSnapshotName(name) != want {
 			t.Errorf("IsSnapshotName(%q) = %v", name, !want)
+		}
+	}
+}
+
+// TestRankPool simulates the pool on files of mixed sizes, each finishing
+// in a time proportional to its size, and checks at every start the
+// rule's promises independently of RankPool: never more than Workers files
+// at once, never more than Budget bytes unless the file runs alone, files
+// started in order, and every file analysed.
+func TestRankPool(t *testing.T) {
+	const gib = int64(1) << 30
+	sizes := []int64{gib / 2, gib / 2, gib, 3 * gib, 100 << 20, 100 << 20, 1, -1, 2 * gib, gib + 1, gib / 4, 0}
+	p := &RankPool{Workers: 3, Budget: 2 * gib}
+	type job struct{ i, end int }
+	var running []job
+	next, clock, alone := 0, 0, 0
+	for next < len(sizes) || len(running) > 0 {
+		for next < len(sizes) && p.CanStart(sizes[next]) {
+			var sum int64
+			for _, j := range running {
+				sum += max(sizes[j.i], 0)
+			}
+			sum += max(sizes[next], 0)
+			if len(running) >= 3 {
+				t.Fatalf("file %d started with %d running", next, len(running))
+			}
+			if sum > 2*gib {
+				if len(running) > 0 {
+					t.Fatalf("file %d started with %d B in flight, over the budget", next, sum)
+				}
+				alone++
+			}
+			p.Start(sizes[next])
+			running = append(running, job{next, clock + 1 + int(max(sizes[next], 0)>>24)})
+			next++
+		}
+		// The earliest to end finishes.
+		k := 0
+		for x, j := range running {
+			if j.end < running[k].end {
+				k = x
+			}
+		}
+		clock = running[k].end
+		p.Done(sizes[running[k].i])
+		running = append(running[:k], running[k+1:]...)
+		if n, b := p.Running(); n != len(running) || (n == 0 && b != 0) {
+			t.Fatalf("pool says %d files, %d B; %d running", n, b, len(running))
+		}
+	}
+	if alone != 1 { // the 3 GiB file
+		t.Errorf("%d files ran alone over the budget, want 1", alone)
+	}
+	// Three small files fit together; a fourth waits for a worker.
+	q := &RankPool{Workers: 3, Budget: 2 * gib}
+	for range 3 {
+		q.Start(1)
+	}
+	if q.CanStart(1) {
+		t.Error("a fourth file started on three workers")
+	}
+	if (&RankPool{Workers: 2, Budget: gib}).CanStart(5 * gib) != true {
+		t.Error("a file over the budget does not start on an idle pool")
+	}
+	busy := &RankPool{Workers: 2, Budget: gib}
+	busy.Start(gib / 2)
+	if busy.CanStart(gib/2+1) || !busy.CanStart(gib/2) {
+		t.Error("the budget is not applied to the sum in flight")
+	}
+}
+
+// TestOutlierBand checks the band's edges against OutlierRule's words: more
+// than 5 % and more than 256 MiB from the median.
+func TestOutlierBand(t *testing.T) {
+	const mib = int64(1) << 20
+	for _, c := range []struct{ median, halfWidth int64 }{
+		{40 << 30, 2048 * mib}, // 5 % of 40 GiB = 2 GiB > 256 MiB
+		{1 << 30, 256 * mib},   // 5 % of 1 GiB = 51.2 MiB < 256 MiB
+		{0, 256 * mib},
+	} {
+		h := func(alloc, res int64) []analysis.Headline {
+			return []analysis.Headline{{PeakAllocatedBytes: alloc, PeakReservedBytes: res}}
+		}
+		lo, hi := OutlierBand(c.median)
+		if lo != c.median-c.halfWidth || hi != c.median+c.halfWidth {
+			t.Errorf("OutlierBand(%d) = %d…%d, want ±%d", c.median, lo, hi, c.halfWidth)
+		}
+		ranks := []Rank{NewRank("rank0", h(c.median, 0)), NewRank("rank1", h(c.median, 0)), NewRank("rank2", h(hi, 0)),
+			NewRank("rank3", h(c.median, 0)), NewRank("rank4", h(hi+1, 0))}
+		o := NewOverview(ranks)
+		if o.MedianAllocatedBytes != c.median || o.Ranks[2].Outlier || !o.Ranks[4].Outlier {
+			t.Errorf("median %d: at the band's edge outlier=%v, one byte over outlier=%v", o.MedianAllocatedBytes, o.Ranks[2].Outlier, o.Ranks[4].Outlier)
 		}
 	}
 }

@@ -30,6 +30,11 @@ type Rank struct {
 	PeakReservedBytes  int64 `json:"peak_reserved_bytes"`
 	// OOMEvents is the number of out-of-memory events of all its devices.
 	OOMEvents int `json:"oom_events"`
+	// Line is the memory over time of its device of the highest peak
+	// allocated, reduced to at most about RankPoints points (the exact
+	// peaks among them), for the page's chart of all ranks at once; nil
+	// when the file was analysed without a timeline (the CLI).
+	Line *RankLine `json:"line,omitempty"`
 	// Error says why the file could not be analysed ("" if it was).
 	Error string `json:"error,omitempty"`
 	// Outlier is set when the rank's peaks stand out (see OutlierRule);
@@ -48,9 +53,28 @@ func NewRank(file string, hs []analysis.Headline) Rank {
 	return r
 }
 
+// RankLine is a rank's memory over time: the states of one device's
+// timeline (analysis.Point: trace index, time_us, allocated and reserved
+// bytes), downsampled as the page's timeline is, so that its highest
+// allocated and reserved states are among them.
+type RankLine struct {
+	// Device is the device the line follows.
+	Device int `json:"device"`
+	// Points are in trace order.
+	Points []analysis.Point `json:"points"`
+}
+
+// RankPoints is the timeline resolution a rank is analysed with for the
+// overview (analysis.Options.TimelinePoints): 40 buckets of the trace,
+// each giving its lowest and highest allocated and its highest reserved
+// state, so at most 122 points (about 7 KB of JSON per rank).
+const RankPoints = 122
+
 // FileRank is the overview row of a loaded file: NewRank of its devices'
-// headlines, with its size and its out-of-memory events. It keeps nothing
-// of the analysis, which the caller can drop.
+// headlines, with its size, its out-of-memory events and, when the file was
+// analysed with a timeline (RankPoints), the Line of its device of the
+// highest peak allocated. It keeps nothing else of the analysis, which the
+// caller can drop.
 func FileRank(f *File) Rank {
 	hs := make([]analysis.Headline, len(f.Analysis.Devices))
 	for i, d := range f.Analysis.Devices {
@@ -58,8 +82,16 @@ func FileRank(f *File) Rank {
 	}
 	r := NewRank(f.Name, hs)
 	r.Bytes = max(f.Bytes, 0)
-	for _, d := range f.Report.Devices {
+	best := -1
+	for i, d := range f.Report.Devices {
 		r.OOMEvents += len(d.OOMEvents)
+		if len(d.Timeline) > 0 && (best < 0 || d.PeakAllocatedBytes > f.Report.Devices[best].PeakAllocatedBytes) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		d := f.Report.Devices[best]
+		r.Line = &RankLine{Device: d.Device, Points: slices.Clone(d.Timeline)}
 	}
 	return r
 }
@@ -96,6 +128,21 @@ const (
 	outlierShare = 0.05
 	outlierBytes = 256 << 20
 )
+
+// OutlierBand is the range of peaks that are not outliers around a median
+// (OutlierRule): a peak is an outlier when it lies outside lo … hi, that
+// is when it differs from the median by more than 5 % of it and by more
+// than 256 MiB.
+func OutlierBand(median int64) (lo, hi int64) {
+	d := max(int64(outlierBytes), int64(outlierShare*float64(median)))
+	return median - d, median + d
+}
+
+// outlying reports whether a peak v lies outside the band of the median.
+func outlying(v, median int64) bool {
+	lo, hi := OutlierBand(median)
+	return v < lo || v > hi
+}
 
 // NewOverview sorts the ranks and marks the outliers; marks the rows
 // already had are replaced (the page marks its rows again as more ranks
@@ -134,7 +181,7 @@ func NewOverview(ranks []Rank) Overview {
 			v, median int64
 		}{{"peak allocated", r.PeakAllocatedBytes, o.MedianAllocatedBytes}, {"peak reserved", r.PeakReservedBytes, o.MedianReservedBytes}} {
 			d := c.v - c.median
-			if abs(d) > outlierBytes && float64(abs(d)) > outlierShare*float64(c.median) {
+			if outlying(c.v, c.median) {
 				dir := "above"
 				if d < 0 {
 					dir = "below"

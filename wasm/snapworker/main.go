@@ -140,7 +140,7 @@ func (w *worker) answer(req load.Request, file js.Value) (load.Response, error) 
 		// One rank of many: answer with its compact row and keep nothing,
 		// so that a pool of workers holds at most one analysis each.
 		w.file = nil
-		f, err := loadFile(req, file, 0)
+		f, err := loadFile(req, file, load.RankPoints) // the row's line
 		if err != nil {
 			return load.Response{}, err
 		}
