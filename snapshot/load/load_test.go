@@ -448,7 +448,7 @@ func TestRankPool(t *testing.T) {
 	if q.CanStart(1) {
 		t.Error("a fourth file started on three workers")
 	}
-	if (&RankPool{Workers: 2, Budget: gib}).CanStart(5 * gib) != true {
+	if (&RankPool{Workers: 2, Budget: gib}).CanStart(5*gib) != true {
 		t.Error("a file over the budget does not start on an idle pool")
 	}
 	busy := &RankPool{Workers: 2, Budget: gib}
