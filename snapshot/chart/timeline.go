@@ -1,8 +1,9 @@
 // Package chart lays out the snapshot page's pictures and writes them as
 // SVG and HTML: the timeline of allocated memory stacked by allocation
 // site, with the reserved line, the peak, shaded bands (steps, phases) and
-// an axis of round ticks; its hover tooltip; and the allocator's segments
-// with their blocks. It is pure Go, tested on the host; the page (app/)
+// an axis of round ticks; its hover tooltip; the allocator's segments
+// with their blocks; and the memory of all ranks of a job at once
+// (ranks.go). It is pure Go, tested on the host; the page (app/)
 // only places what it is given.
 //
 // Every text that comes from a snapshot (site, frame and file names) is
