@@ -10,6 +10,7 @@ import (
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
 	"oomscope/bytesize"
+	"oomscope/snapshot/chart"
 	"oomscope/snapshot/load"
 )
 
@@ -43,18 +44,24 @@ type rankRow struct {
 	row load.Rank
 }
 
-// rankWorker is one worker of the pool.
+// rankWorker is one place of the pool: a worker started when a file is
+// handed to it, ended when none is left or after a big file (its memory
+// would stay taken).
 type rankWorker struct {
-	w     app.Value
+	w     app.Value // null when not started
 	onMsg app.Func
-	row   int // index of the row it analyses, -1 when idle
-	req   int // id of that request
+	row   int   // index of the row it analyses, -1 when idle
+	req   int   // id of that request
+	bytes int64 // the size of that file, as counted by the pool's rule
 }
 
 // snapRanks is the state of an overview of ranks.
 type snapRanks struct {
-	rows     []*rankRow
-	pool     []*rankWorker
+	rows []*rankRow
+	pool []*rankWorker
+	// sched bounds how many files, and how many bytes of files, are
+	// analysed at once.
+	sched    load.RankPool
 	next     int   // next row to hand to a worker
 	finished int   // rows done or failed
 	read     int64 // bytes read of all files
@@ -69,6 +76,16 @@ type snapRanks struct {
 	// workers report: one render per rankRenderEvery at most.
 	lastRender time.Time
 	renderDue  bool
+	// ver counts the finished ranks' changes: the chart is built again
+	// (rankChart) when it, the unit or reserved (the measure drawn)
+	// changed; chartRows[k] is the row of its line k, hl the line named
+	// (-1: none).
+	ver       int
+	reserved  bool
+	chart     *chart.Ranks
+	chartKey  rankChartKey
+	chartRows []int
+	hl        int
 }
 
 // rankRenderEvery is the least time between two renders of the overview
@@ -158,7 +175,7 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 	for i, f := range files {
 		byName[f.name] = append(byName[f.name], i)
 	}
-	r := &snapRanks{open: -1}
+	r := &snapRanks{open: -1, hl: -1}
 	for _, o := range load.NewOverview(pending).Ranks {
 		f := files[byName[o.File][0]]
 		byName[o.File] = byName[o.File][1:]
@@ -179,12 +196,11 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 			ctx.PreventUpdate()
 			return
 		}
-		for range rankPoolSize(len(r.rows)) {
-			r.pool = append(r.pool, p.newRankWorker(ctx))
+		r.sched = load.RankPool{Workers: rankPoolSize(len(r.rows)), Budget: load.RankBudget}
+		for range r.sched.Workers {
+			r.pool = append(r.pool, &rankWorker{row: -1})
 		}
-		for _, w := range r.pool {
-			p.feedRank(ctx, w)
-		}
+		p.feedRanks(ctx)
 		if r.finished == len(r.rows) { // only empty files
 			p.rankChanged(ctx, true)
 			return
@@ -205,10 +221,9 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 	})
 }
 
-// newRankWorker starts one worker of the pool.
-func (p *SnapshotPage) newRankWorker(ctx app.Context) *rankWorker {
+// startRankWorker starts the worker of a place of the pool.
+func (p *SnapshotPage) startRankWorker(ctx app.Context, rw *rankWorker) {
 	ctx = p.lasting(ctx)
-	rw := &rankWorker{row: -1}
 	rw.w = app.Window().Get("Worker").New(Asset("/web/snapworker.js"))
 	rw.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
 		if len(args) == 0 {
@@ -231,7 +246,6 @@ func (p *SnapshotPage) newRankWorker(ctx app.Context) *rankWorker {
 	})
 	rw.w.Call("addEventListener", "message", rw.onMsg)
 	rw.w.Call("addEventListener", "error", rw.onMsg)
-	return rw
 }
 
 // stop ends the worker.
@@ -258,28 +272,57 @@ func (p *SnapshotPage) stopRanks() {
 	MarkBody("data-ranks-done", "")
 }
 
-// feedRank hands the next queued file to an idle worker; a worker with
-// nothing left to do is ended (its memory goes back to the browser).
-func (p *SnapshotPage) feedRank(ctx app.Context, rw *rankWorker) {
+// feedRanks hands the queued files, in order, to the idle places of the
+// pool while the pool's rule lets them start (load.RankPool: at most
+// load.RankBudget bytes of files at once, a bigger file alone); the
+// workers left with nothing to do are ended (their memory goes back to
+// the browser).
+func (p *SnapshotPage) feedRanks(ctx app.Context) {
 	r := p.ranks
-	// The worker asks the File for its size (and an empty file is its
-	// row's error): for a dropped file the browser looks the size up on
-	// disk, which took milliseconds per file on the page's thread.
-	if r.next < len(r.rows) {
+	for _, rw := range r.pool {
+		if rw.row >= 0 {
+			continue
+		}
+		if r.next >= len(r.rows) {
+			rw.stop()
+			continue
+		}
 		i := r.next
-		r.next++
 		row := r.rows[i]
+		if row.size == 0 {
+			// Read the size only now, one file at a time: for a dropped
+			// file the browser looks it up on disk (milliseconds per file
+			// on the page's thread). An empty file is its worker's error.
+			row.size = int64(jsNumber(row.file, "size"))
+		}
+		if !r.sched.CanStart(row.size) {
+			return // the next file waits for running ones to finish
+		}
+		r.sched.Start(row.size)
+		r.next++
+		if rw.w == nil {
+			p.startRankWorker(ctx, rw)
+		}
 		p.nextID++
-		rw.row, rw.req = i, p.nextID
+		rw.row, rw.req, rw.bytes = i, p.nextID, row.size
 		row.state = rankRunning
 		msg := app.Window().Get("Object").New()
 		msg.Set("json", load.EncodeRequest(load.Request{Type: load.RequestRank, ID: rw.req, Name: row.name}))
 		msg.Set("file", row.file)
 		rw.w.Call("postMessage", msg)
-		return
 	}
-	rw.row = -1
-	rw.stop()
+}
+
+// rankEnded frees rw's place after its file ended: the pool's rule counts
+// the file no more, and a worker that analysed a big file is ended, as a
+// WebAssembly worker keeps the memory it grew to (a fresh one takes the
+// next file).
+func (p *SnapshotPage) rankEnded(rw *rankWorker) {
+	p.ranks.sched.Done(rw.bytes)
+	if rw.bytes > load.RankRecycleBytes {
+		rw.stop()
+	}
+	rw.row, rw.bytes = -1, 0
 }
 
 // onRankMsg applies a pool worker's message.
@@ -293,17 +336,11 @@ func (p *SnapshotPage) onRankMsg(ctx app.Context, rw *rankWorker, m load.Respons
 		// The worker itself stopped (out of memory, say): its file fails,
 		// a fresh worker takes the rest.
 		i := rw.row
-		rw.row = -1
 		rw.stop()
+		p.rankEnded(rw)
 		p.rankFinished(ctx, i, load.Rank{Error: m.Error})
-		nw := p.newRankWorker(ctx)
-		for k, w := range r.pool {
-			if w == rw {
-				r.pool[k] = nw
-			}
-		}
-		p.feedRank(ctx, nw)
-		p.rankChanged(ctx, false)
+		p.feedRanks(ctx)
+		p.rankChanged(ctx, r.finished == len(r.rows))
 		return
 	}
 	if m.ID != rw.req {
@@ -339,7 +376,8 @@ func (p *SnapshotPage) onRankMsg(ctx app.Context, rw *rankWorker, m load.Respons
 		ctx.PreventUpdate()
 		return
 	}
-	p.feedRank(ctx, rw)
+	p.rankEnded(rw)
+	p.feedRanks(ctx)
 	p.rankChanged(ctx, r.finished == len(r.rows))
 }
 
@@ -374,6 +412,7 @@ func (p *SnapshotPage) rankFinished(ctx app.Context, i int, ans load.Rank) {
 		r.rows[idx[k]].row = x
 	}
 	r.medianAlloc, r.medianRes = o.MedianAllocatedBytes, o.MedianReservedBytes
+	r.ver++
 }
 
 // rankChanged renders the overview now when final, else at most once per
@@ -499,7 +538,7 @@ func (p *SnapshotPage) backToRanks(ctx app.Context, e app.Event) {
 	p.stopWorker()       // its memory holds the rank's analysis
 	p.reset()
 	p.phase = snapIdle
-	p.ranks.open = -1
+	p.ranks.open, p.ranks.hl = -1, -1
 	ctx.Defer(func(app.Context) { scrollToAnswer("snap-ranks") })
 }
 
@@ -522,7 +561,9 @@ func (p *SnapshotPage) rankStatus() string {
 	}
 	s := fmt.Sprintf("%d of %d ranks analysed · %s read", r.finished, n, bytesize.Format(r.read, p.unit))
 	if r.finished < n {
-		s += fmt.Sprintf(" · %d workers", len(r.pool))
+		files, bytes := r.sched.Running()
+		s += fmt.Sprintf(" · %d at once, %s of files (at most %d workers and %s of files)", files,
+			bytesize.Format(bytes, p.unit), r.sched.Workers, bytesize.Format(r.sched.Budget, p.unit))
 	}
 	if failed > 0 {
 		s += fmt.Sprintf(" · %d could not be analysed", failed)
@@ -590,7 +631,7 @@ func (p *SnapshotPage) renderRanks() app.UI {
 			}),
 		),
 		unitToggle(p.unit, p.setUnit),
-		p.renderRankBars(),
+		p.renderRankChart(),
 		app.Div().Class("table-wrap").Attr("tabindex", 0).Aria("label", "Peaks per rank").Attr("role", "region").Body(
 			app.Table().ID("snap-ranks-table").Class("snap-ranks-table").Body(
 				app.Caption().Text("Peaks per rank: open a rank for its full analysis"),
@@ -697,69 +738,235 @@ func (rv *rankRowView) Render() app.UI {
 	return tr.Body(append(append([]app.UI{head}, cells...), app.Td().Class("snap-rank-file").Body(file...))...)
 }
 
-// rankBarView is a rank's pair of bars in the overview's chart.
-type rankBarView struct {
-	app.Compo
-	Title, Alloc, Res string
-	Done, Outlier     bool
-}
-
-// Render draws the bars.
-func (v *rankBarView) Render() app.UI {
-	cls := "snap-rb"
-	if v.Outlier {
-		cls += " snap-rb-outlier"
-	}
-	if !v.Done {
-		return app.Div().Class(cls+" snap-rb-empty").Title("%s", v.Title)
-	}
-	return app.Div().Class(cls).Title("%s", v.Title).Body(
-		app.Div().Class("snap-rb-alloc").Style("height", v.Alloc),
-		app.Div().Class("snap-rb-res").Style("height", v.Res),
-	)
-}
-
-// renderRankBars draws the peak allocated and reserved of each analysed
-// rank as a pair of bars (the table has the numbers).
-func (p *SnapshotPage) renderRankBars() app.UI {
+// rankChart is the chart of every rank's memory over time (chart.Ranks),
+// built again only when a rank finished, the unit or the measure changed:
+// the overview's other renders (rows listed, a rank running) reuse it.
+func (p *SnapshotPage) rankChart() *chart.Ranks {
 	r := p.ranks
-	var top int64
-	for _, x := range r.rows {
-		if x.state == rankDone {
-			top = max(top, x.row.PeakAllocatedBytes, x.row.PeakReservedBytes)
+	key := rankChartKey{ver: r.ver, unit: p.unit, reserved: r.reserved}
+	if r.chartKey == key {
+		return r.chart
+	}
+	var lines []chart.RankLine
+	r.chartRows = r.chartRows[:0]
+	done := 0
+	for k, x := range r.rows {
+		if x.state != rankDone {
+			continue
+		}
+		done++
+		if x.row.Line != nil {
+			lines = append(lines, chart.RankLine{Label: rankLabel(x, k), Outlier: x.row.Outlier, Points: x.row.Line.Points})
+			r.chartRows = append(r.chartRows, k)
 		}
 	}
-	pct := func(v int64) string {
-		if top <= 0 {
-			return "0%"
+	opt := chart.RanksOptions{Unit: p.unit, Reserved: r.reserved}
+	if done >= 3 { // the outlier rule needs three ranks
+		opt.Median = r.medianAlloc
+		if r.reserved {
+			opt.Median = r.medianRes
 		}
-		return fmt.Sprintf("%.1f%%", 100*float64(v)/float64(top))
+		opt.BandLo, opt.BandHi = load.OutlierBand(opt.Median)
 	}
-	cols := make([]app.UI, 0, r.shown)
-	for k, x := range r.rows[:r.shown] {
-		label := rankLabel(x, k)
-		v := &rankBarView{Done: x.state == rankDone, Outlier: x.row.Outlier}
-		switch x.state {
-		case rankDone:
-			v.Title = fmt.Sprintf("%s: peak allocated %s, peak reserved %s", label,
-				bytesize.Format(x.row.PeakAllocatedBytes, p.unit), bytesize.Format(x.row.PeakReservedBytes, p.unit))
-			v.Alloc, v.Res = pct(x.row.PeakAllocatedBytes), pct(x.row.PeakReservedBytes)
-		case rankFailed:
-			v.Title = label + ": could not be analysed"
-		default:
-			v.Title = label + ": not analysed yet"
+	r.chart, r.chartKey, r.hl = chart.NewRanks(lines, opt), key, -1
+	return r.chart
+}
+
+// rankChartKey is what the chart of ranks is drawn from.
+type rankChartKey struct {
+	ver      int
+	unit     bytesize.Unit
+	reserved bool
+}
+
+// renderRankChart draws every analysed rank's allocated (or reserved)
+// memory over time on shared axes, the outliers in red, the band of peaks
+// that are not outliers shaded: the built chart is one node, so the
+// overview's renders do not mount a component per rank. Pointing at a
+// line or choosing it with the arrow keys names it; a click or Enter
+// opens it.
+func (p *SnapshotPage) renderRankChart() app.UI {
+	r := p.ranks
+	c := p.rankChart()
+	what := "allocated (requested bytes of live allocations)"
+	if r.reserved {
+		what = "reserved (bytes the allocator holds from the driver)"
+	}
+	xs := "seconds since the rank's first recorded trace entry (each rank from its own start)"
+	if c != nil && !c.Time {
+		xs = "the share of the rank's trace entries (a rank's snapshot has no times)"
+	}
+	band := ""
+	if c != nil && p.rankDone() >= 3 {
+		band = "; the shaded band holds the peaks that are not outliers (median, dashed, ± the larger of 5 % and 256 MiB): " +
+			"a rank whose highest point leaves it is an outlier"
+	}
+	mode := func(label string, reserved bool) app.UI {
+		cls := "secondary"
+		if r.reserved == reserved {
+			cls = "unit-on"
 		}
-		cols = append(cols, v)
+		return app.Button().Type("button").Class(cls).ID("snap-rk-"+map[bool]string{false: "alloc", true: "res"}[reserved]).
+			Aria("pressed", r.reserved == reserved).Text(label).OnClick(func(ctx app.Context, e app.Event) {
+			if p.ranks == r && r.reserved != reserved {
+				r.reserved = reserved
+				p.redrawRanks(ctx)
+			} else {
+				ctx.PreventUpdate()
+			}
+		})
+	}
+	var plot app.UI = app.P().Class("muted").Text("The chart appears as ranks finish.")
+	if c != nil {
+		plot = app.Div().ID("snap-rk-fig").Class("snap-rk-fig").Attr("tabindex", 0).Attr("role", "group").
+			Aria("label", fmt.Sprintf("Memory over time of %d ranks: arrow keys choose a rank, Enter opens it", len(c.Lines))).
+			Aria("describedby", "snap-rk-name").
+			On("pointermove", p.onRankChartMove).On("pointerleave", p.onRankChartLeave).On("click", p.onRankChartClick).
+			On("keydown", p.onRankChartKey).Body(app.Raw(c.HTML))
 	}
 	return app.Figure().ID("snap-ranks-chart").Class("snap-ranks-chart").Body(
-		app.Div().Class("snap-rb-plot").Attr("role", "img").Aria("label", fmt.Sprintf("Peak allocated and reserved of %d ranks, "+
-			"outliers in red; the table below has the numbers", len(r.rows))).Body(cols...),
-		app.FigCaption().Class("muted").Body(
-			app.Span().Class("snap-rb-key snap-rb-alloc"), app.Text(" peak allocated "),
-			app.Span().Class("snap-rb-key snap-rb-res"), app.Text(" peak reserved, per rank in order; "),
-			app.Span().Class("snap-rb-key snap-rb-key-outlier"), app.Text(" outlier (up to "+bytesize.Format(top, p.unit)+")"),
-		),
+		app.Div().Class("unit-toggle").Role("group").Aria("label", "Memory drawn").Body(
+			app.Span().Class("muted").Text("Lines show"), mode("allocated", false), mode("reserved", true)),
+		plot,
+		app.P().ID("snap-rk-name").Class("snap-rk-name").Aria("live", "polite").Text("Point at a line, or focus the chart and use the arrow keys, to name its rank."),
+		app.FigCaption().Class("muted").Text(fmt.Sprintf("Each line is one rank's %s memory over time, at up to %d points per rank "+
+			"that keep its exact peaks; x: %s; y: bytes, the same scale for every rank. Outliers are red and drawn on top%s.",
+			what, load.RankPoints, xs, band)),
 	)
+}
+
+// rankDone counts the ranks analysed.
+func (p *SnapshotPage) rankDone() int {
+	n := 0
+	for _, x := range p.ranks.rows {
+		if x.state == rankDone {
+			n++
+		}
+	}
+	return n
+}
+
+// showRankLine highlights line k of the chart (-1: none) and names its
+// rank, in the DOM: no render for a pointer move.
+func (p *SnapshotPage) showRankLine(ctx app.Context, k int) {
+	r := p.ranks
+	c := r.chart
+	if c == nil || k >= len(c.Lines) {
+		return
+	}
+	r.hl = k
+	fig := ctx.JSSrc()
+	if fig.Get("id").String() != "snap-rk-fig" {
+		fig = app.Window().Get("document").Call("getElementById", "snap-rk-fig")
+	}
+	if !fig.Truthy() {
+		return
+	}
+	hl := fig.Call("querySelector", ".snap-rk-hl")
+	name := app.Window().Get("document").Call("getElementById", "snap-rk-name")
+	if k < 0 {
+		if hl.Truthy() {
+			hl.Call("setAttribute", "d", "")
+		}
+		return
+	}
+	if path := fig.Call("querySelector", `path[data-line="`+strconv.Itoa(k)+`"]`); path.Truthy() && hl.Truthy() {
+		hl.Call("setAttribute", "d", path.Call("getAttribute", "d"))
+		hl.Call("setAttribute", "class", "snap-rk-hl"+map[bool]string{true: " snap-rk-hl-outlier", false: ""}[c.Lines[k].Outlier])
+	}
+	row := r.rows[r.chartRows[k]]
+	s := fmt.Sprintf("%s: peak allocated %s, peak reserved %s", c.Lines[k].Label, bytesize.Format(row.row.PeakAllocatedBytes, p.unit),
+		bytesize.Format(row.row.PeakReservedBytes, p.unit))
+	if row.row.Outlier {
+		s += " · outlier: " + strings.Join(row.row.Why, "; ")
+	}
+	s += " · click or press Enter to open it"
+	if name.Truthy() && name.Get("firstChild").Truthy() {
+		name.Get("firstChild").Set("nodeValue", s)
+	}
+	name.Call("setAttribute", "data-line", k)
+}
+
+// rankLineAt is the chart's line nearest to a pointer event (-1: none).
+func (p *SnapshotPage) rankLineAt(ctx app.Context, e app.Event) int {
+	if p.ranks == nil || p.ranks.chart == nil {
+		return -1
+	}
+	plot := ctx.JSSrc().Call("querySelector", ".snap-rk-plot")
+	if !plot.Truthy() {
+		return -1
+	}
+	b := plot.Call("getBoundingClientRect")
+	w, h := jsNumber(b, "width"), jsNumber(b, "height")
+	fx := (jsNumber(e.Value, "clientX") - jsNumber(b, "left")) / w
+	fy := (jsNumber(e.Value, "clientY") - jsNumber(b, "top")) / h
+	if w <= 0 || h <= 0 || fx < 0 || fx > 1 || fy < 0 || fy > 1 {
+		return -1
+	}
+	return p.ranks.chart.Nearest(fx, fy)
+}
+
+// onRankChartMove names the rank of the line under the pointer.
+func (p *SnapshotPage) onRankChartMove(ctx app.Context, e app.Event) {
+	ctx.PreventUpdate()
+	if k := p.rankLineAt(ctx, e); p.ranks != nil && k != p.ranks.hl {
+		p.showRankLine(ctx, k)
+	}
+}
+
+// onRankChartLeave drops the highlight.
+func (p *SnapshotPage) onRankChartLeave(ctx app.Context, e app.Event) {
+	ctx.PreventUpdate()
+	if p.ranks != nil && !isTouch(e) {
+		p.showRankLine(ctx, -1)
+	}
+}
+
+// onRankChartClick opens the rank of the line clicked (or tapped).
+func (p *SnapshotPage) onRankChartClick(ctx app.Context, e app.Event) {
+	r := p.ranks
+	k := p.rankLineAt(ctx, e)
+	if r == nil || k < 0 || k >= len(r.chartRows) {
+		ctx.PreventUpdate()
+		return
+	}
+	p.openRank(ctx, r.chartRows[k])
+}
+
+// onRankChartKey: arrow keys go from rank to rank, Enter or Space opens
+// the one named, Escape drops the highlight.
+func (p *SnapshotPage) onRankChartKey(ctx app.Context, e app.Event) {
+	r := p.ranks
+	if r == nil || r.chart == nil || len(r.chart.Lines) == 0 {
+		ctx.PreventUpdate()
+		return
+	}
+	n := len(r.chart.Lines)
+	switch e.Get("key").String() {
+	case "ArrowRight", "ArrowDown":
+		p.showRankLine(ctx, (r.hl+1)%n)
+	case "ArrowLeft", "ArrowUp":
+		p.showRankLine(ctx, (max(r.hl, 0)+n-1)%n)
+	case "Home":
+		p.showRankLine(ctx, 0)
+	case "End":
+		p.showRankLine(ctx, n-1)
+	case "Escape":
+		p.showRankLine(ctx, -1)
+	case "Enter", " ":
+		if r.hl >= 0 {
+			e.PreventDefault()
+			p.openRank(ctx, r.chartRows[r.hl])
+			return
+		}
+		ctx.PreventUpdate()
+		return
+	default:
+		ctx.PreventUpdate()
+		return
+	}
+	e.PreventDefault()
+	ctx.PreventUpdate()
 }
 
 // droppedFolders returns the entries of what was dropped when one of them

@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"oomscope/bytesize"
 	"oomscope/snapshot/gen"
@@ -59,6 +60,21 @@ type rankRow struct {
 	Res     string `json:"res"`
 	Text    string `json:"text"`
 }
+
+// rankLine is a line of the chart of ranks: its rank, whether it is drawn
+// as an outlier, its highest point's y and the top of the shaded band (in
+// the drawing's units, 0 at the top; -1 without a band).
+type rankLine struct {
+	Title   string  `json:"title"`
+	Outlier bool    `json:"outlier"`
+	TopY    float64 `json:"top"`
+	BandY   float64 `json:"band"`
+}
+
+const rankLinesJS = `[...document.querySelectorAll("#snap-rk-fig path.snap-rk-line")].map(p => {
+	const n = p.getAttribute("d").match(/-?\d+/g).map(Number); let top = 1e9; for (let i = 1; i < n.length; i += 2) top = Math.min(top, n[i]);
+	const band = document.querySelector("#snap-rk-fig .snap-rk-band");
+	return {title: p.querySelector("title").textContent, outlier: p.classList.contains("snap-rk-outlier"), top, band: band ? +band.getAttribute("y") : -1}; })`
 
 const rankRowsJS = `[...document.querySelectorAll("#snap-ranks-table tbody tr")].map(r => ({rank: r.dataset.rank, state: r.dataset.state,
 	outlier: r.dataset.outlier, alloc: r.dataset.peakAllocated || "", res: r.dataset.peakReserved || "", text: r.textContent}))`
@@ -141,8 +157,30 @@ func TestSnapshotRanks(t *testing.T) {
 	if txt := tb.text("#snap-ranks-rule"); !strings.Contains(txt, load.OutlierRule) || !strings.Contains(txt, "1 outlier") {
 		t.Errorf("rule %q", txt)
 	}
-	if n := evalJS[int](tb, `document.querySelectorAll("#snap-ranks-chart .snap-rb-outlier").length`); n != 1 {
-		t.Errorf("%d outlier bars, want 1", n)
+	// The chart of all ranks: a line per analysed rank, rank 5's alone red;
+	// its highest point leaves the shaded band of non-outlier peaks, every
+	// other line's stays in it (the rule, drawn).
+	lines := evalJS[[]rankLine](tb, rankLinesJS)
+	if len(lines) != 8 {
+		t.Fatalf("%d lines in the chart of ranks, want the 8 analysed ranks: %+v", len(lines), lines)
+	}
+	for _, l := range lines {
+		if l.Outlier != (l.Title == "rank 5") {
+			t.Errorf("line %q drawn as outlier=%v", l.Title, l.Outlier)
+		}
+		if l.Outlier && l.TopY >= l.BandY || !l.Outlier && l.TopY < l.BandY-1 {
+			t.Errorf("line %q reaches y %v, the band's top is at %v", l.Title, l.TopY, l.BandY)
+		}
+	}
+	// Keyboard: the sixth rank from the chart's start is rank 5, named with
+	// its peak (the generator's) and why it is an outlier.
+	evalJS[bool](tb, `(() => { document.getElementById("snap-rk-fig").focus(); return true; })()`)
+	for range 6 {
+		tb.do(chromedp.KeyEvent(kb.ArrowRight))
+	}
+	if name := tb.text("#snap-rk-name"); !strings.HasPrefix(name, "rank 5: peak allocated "+bytesize.Format(peaks[5], bytesize.Binary)) ||
+		!strings.Contains(name, "outlier: "+o.Ranks[5].Why[0]) {
+		t.Errorf("the chart names %q after six arrow keys", name)
 	}
 	if why := tb.text(`#snap-ranks-table tr[data-rank="5"]`); strings.Count(why, "outlier: "+o.Ranks[5].Why[0]) != 1 {
 		t.Errorf("rank 5 row %q does not say once %q", why, o.Ranks[5].Why[0])
@@ -161,8 +199,14 @@ func TestSnapshotRanks(t *testing.T) {
 		}
 	}
 
-	// Open rank 5 in the full view, then back.
-	tb.click(`#snap-ranks-table tr[data-rank="5"] .snap-rank-open`)
+	// Open rank 5 in the full view by clicking its line at its peak, then
+	// back.
+	at := evalJS[map[string]float64](tb, `(() => {
+		const plot = document.querySelector("#snap-rk-fig .snap-rk-plot"); plot.scrollIntoView({block: "center"});
+		const n = document.querySelector("#snap-rk-fig path.snap-rk-outlier").getAttribute("d").match(/-?\d+/g).map(Number);
+		let x = 0, y = 1e9; for (let i = 0; i < n.length; i += 2) if (n[i+1] < y) { x = n[i]; y = n[i+1]; }
+		const r = plot.getBoundingClientRect(); return {x: r.left + x / 10000 * r.width, y: r.top + y / 3000 * r.height}; })()`)
+	tb.do(chromedp.MouseClickXY(at["x"], at["y"]))
 	requireSnapshot(tb, "rank 5's full view")
 	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(peaks[5], 10) {
 		t.Errorf("full view of rank 5: peak %s, want %d", got, peaks[5])
@@ -295,6 +339,15 @@ func TestSnapshotRanksFolder(t *testing.T) {
 			t.Errorf("row %d = %+v, want rank %d with peak %d", i, r, i, want[i])
 		}
 	}
+
+	// The table's button opens a rank too.
+	tb.click(`#snap-ranks-table tr[data-rank="1"] .snap-rank-open`)
+	requireSnapshot(tb, "rank 1's full view")
+	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(want[1], 10) {
+		t.Errorf("full view of rank 1: peak %s, want %d", got, want[1])
+	}
+	tb.click("#snap-ranks-back")
+	tb.waitText("#snap-ranks-status", "3 of 3 ranks analysed")
 
 	// The same folder chosen with "Choose a folder" (webkitdirectory).
 	evalJS[bool](tb, `(() => { document.body.removeAttribute("data-ranks-ready"); return true; })()`)
