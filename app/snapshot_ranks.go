@@ -37,8 +37,9 @@ const (
 type rankRow struct {
 	file  app.Value // the File, to open the rank in the full view
 	name  string    // its name (a folder's files: the path inside it)
-	size  int64     // known once its worker reports it (0 before)
-	read  int64     // bytes read so far
+	size  int64     // known once sized (the pool's first worker reports it)
+	sized bool
+	read  int64 // bytes read so far
 	state rankState
 	// row is the worker's answer (or the error), marked by the overview.
 	row load.Rank
@@ -60,8 +61,10 @@ type snapRanks struct {
 	rows []*rankRow
 	pool []*rankWorker
 	// sched bounds how many files, and how many bytes of files, are
-	// analysed at once.
+	// analysed at once; it needs the files' sizes, which the pool's first
+	// worker reads (sizesReq: that request's id, 0 once answered).
 	sched    load.RankPool
+	sizesReq int
 	next     int   // next row to hand to a worker
 	finished int   // rows done or failed
 	read     int64 // bytes read of all files
@@ -70,8 +73,6 @@ type snapRanks struct {
 	medianAlloc, medianRes int64
 	// open is the row shown in the full view (-1: the overview is shown).
 	open int
-	// shown is the number of rows in the table so far (listMore).
-	shown int
 	// lastRender and renderDue throttle the page's updates while the
 	// workers report: one render per rankRenderEvery at most.
 	lastRender time.Time
@@ -185,10 +186,7 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 	for _, a := range []string{"data-ranks-ready", "data-ranks-done"} {
 		MarkBody(a, "")
 	}
-	// This update draws the page with the overview's frame only; the rows
-	// follow frame by frame (listMore).
 	p.markRanks(ctx)
-	ctx.Defer(func(ctx app.Context) { p.listMore(ctx, r) })
 	// The workers start in a task of their own, after the first drawing
 	// of the overview: the drop's task stays short.
 	ctx.After(time.Millisecond, func(ctx app.Context) {
@@ -200,10 +198,23 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 		for range r.sched.Workers {
 			r.pool = append(r.pool, &rankWorker{row: -1})
 		}
-		p.feedRanks(ctx)
-		if r.finished == len(r.rows) { // only empty files
-			p.rankChanged(ctx, true)
-			return
+		// The pool's first worker reads the files' sizes (a disk look-up
+		// per dropped file, off the page's thread) while the others start;
+		// files are handed out once they are known.
+		sizer := r.pool[0]
+		p.startRankWorker(ctx, sizer)
+		p.nextID++
+		r.sizesReq = p.nextID
+		list := app.Window().Get("Array").New()
+		for _, row := range r.rows {
+			list.Call("push", row.file)
+		}
+		msg := app.Window().Get("Object").New()
+		msg.Set("json", load.EncodeRequest(load.Request{Type: load.RequestSizes, ID: r.sizesReq}))
+		msg.Set("files", list)
+		sizer.w.Call("postMessage", msg)
+		for _, rw := range r.pool[1:] {
+			p.startRankWorker(ctx, rw)
 		}
 		ctx.PreventUpdate()
 		p.showRankProgress()
@@ -279,6 +290,9 @@ func (p *SnapshotPage) stopRanks() {
 // the browser).
 func (p *SnapshotPage) feedRanks(ctx app.Context) {
 	r := p.ranks
+	if r.sizesReq != 0 {
+		return // waiting for the sizes
+	}
 	for _, rw := range r.pool {
 		if rw.row >= 0 {
 			continue
@@ -289,11 +303,10 @@ func (p *SnapshotPage) feedRanks(ctx app.Context) {
 		}
 		i := r.next
 		row := r.rows[i]
-		if row.size == 0 {
-			// Read the size only now, one file at a time: for a dropped
-			// file the browser looks it up on disk (milliseconds per file
-			// on the page's thread). An empty file is its worker's error.
-			row.size = int64(jsNumber(row.file, "size"))
+		if !row.sized {
+			// The sizes did not come (the first worker failed): read it
+			// here, one file at a time.
+			row.size, row.sized = int64(jsNumber(row.file, "size")), true
 		}
 		if !r.sched.CanStart(row.size) {
 			return // the next file waits for running ones to finish
@@ -328,7 +341,30 @@ func (p *SnapshotPage) rankEnded(rw *rankWorker) {
 // onRankMsg applies a pool worker's message.
 func (p *SnapshotPage) onRankMsg(ctx app.Context, rw *rankWorker, m load.Response) {
 	r := p.ranks
-	if r == nil || rw.w == nil || rw.row < 0 {
+	if r == nil || rw.w == nil {
+		ctx.PreventUpdate()
+		return
+	}
+	if r.sizesReq != 0 && (m.ID == r.sizesReq || m.ID == 0 && m.Type == load.ResponseError && rw == r.pool[0]) {
+		// The files' sizes (or the sizer's failure: then the page reads
+		// them itself, one at a time).
+		r.sizesReq = 0
+		if m.Type == load.ResponseSizes && len(m.Sizes) == len(r.rows) {
+			for i, row := range r.rows {
+				row.size, row.sized = m.Sizes[i], true
+			}
+		}
+		if m.Type == load.ResponseError {
+			rw.stop()
+		}
+		ctx.PreventUpdate()
+		p.feedRanks(ctx)
+		if r.finished == len(r.rows) {
+			p.rankChanged(ctx, true)
+		}
+		return
+	}
+	if rw.row < 0 {
 		ctx.PreventUpdate()
 		return
 	}
@@ -485,33 +521,12 @@ func (o *rankOverview) Render() app.UI {
 // ranks finished, and the time when all are finished and listed.
 func (p *SnapshotPage) markRanks(ctx app.Context) {
 	r := p.ranks
-	n, ready := strconv.Itoa(r.finished), r.finished == len(r.rows) && r.shown == len(r.rows)
+	n, ready := strconv.Itoa(r.finished), r.finished == len(r.rows)
 	ctx.Defer(func(app.Context) {
 		MarkBody("data-ranks-done", n)
 		if ready {
 			MarkBody("data-ranks-ready", now())
 		}
-	})
-}
-
-// rankRowsPerStep is how many rows a render adds to the overview's table:
-// mounting 128 rows at once took over 100 ms of the page's time, 8 at a
-// time still 30-60 ms on a busy 2-core machine.
-const rankRowsPerStep = 4
-
-// listMore adds rankRowsPerStep rows to the table in a render of its own,
-// until every file has its row.
-func (p *SnapshotPage) listMore(ctx app.Context, r *snapRanks) {
-	ctx.After(time.Millisecond, func(ctx app.Context) {
-		if p.ranks != r || r.shown >= len(r.rows) {
-			ctx.PreventUpdate()
-			return
-		}
-		r.shown = min(len(r.rows), r.shown+rankRowsPerStep)
-		p.redrawRanks(ctx)
-		// The next rows after this render is drawn: go-app draws once per
-		// frame all that changed since the last.
-		ctx.Defer(func(ctx app.Context) { p.listMore(ctx, r) })
 	})
 }
 
@@ -632,110 +647,51 @@ func (p *SnapshotPage) renderRanks() app.UI {
 		),
 		unitToggle(p.unit, p.setUnit),
 		p.renderRankChart(),
-		app.Div().Class("table-wrap").Attr("tabindex", 0).Aria("label", "Peaks per rank").Attr("role", "region").Body(
-			app.Table().ID("snap-ranks-table").Class("snap-ranks-table").Body(
-				app.Caption().Text("Peaks per rank: open a rank for its full analysis"),
-				app.THead().Body(app.Tr().Body(
-					app.Th().Text("rank"), app.Th().Class("num").Text("peak allocated"), app.Th().Class("num").Text("peak reserved"),
-					app.Th().Class("num snap-wide").Text("allocated at the end"), app.Th().Class("num snap-wide").Text("reserved at the end"),
-					app.Th().Class("num").Text("OOMs"), app.Th().Text("file"),
-				)),
-				app.TBody().Body(p.renderRankRows()...),
-			),
-		),
+		app.Div().Class("table-wrap").Attr("tabindex", 0).Aria("label", "Peaks per rank").Attr("role", "region").
+			On("click", p.onRankTableClick).Body(app.Raw(p.rankTable())),
 		app.P().ID("snap-ranks-rule").Class("formula").Text(fmt.Sprintf("%d outlier(s)%s; median peak allocated %s, median peak reserved %s. Outliers: %s.",
 			outliers, map[bool]string{true: " so far", false: ""}[r.finished < n], bytesize.Format(r.medianAlloc, p.unit),
 			bytesize.Format(r.medianRes, p.unit), load.OutlierRule)),
 	)
 }
 
-// renderRankRows is a row per rank, with its state, numbers or error.
-// Each row is a component of plain fields: go-app draws again only the
-// rows whose fields changed, not all 128 at each update.
-func (p *SnapshotPage) renderRankRows() []app.UI {
+// rankTable is the table of ranks (chart.RankTable), one node: go-app
+// mounting 128 rows of components took the page 57-115 ms at a time.
+func (p *SnapshotPage) rankTable() string {
 	r := p.ranks
-	rows := make([]app.UI, 0, r.shown+1)
-	for k, x := range r.rows[:r.shown] {
-		v := rankRowData{Index: k, Label: rankLabel(x, k), Name: shown(x.name), Unit: p.unit,
-			State: map[rankState]string{rankQueued: "queued", rankRunning: "running", rankDone: "done", rankFailed: "failed"}[x.state],
-			Rank:  x.row.Rank, Outlier: x.row.Outlier, Why: x.row.Why, Error: shown(x.row.Error), Read: x.read, Size: x.size,
+	rows := make([]chart.RankRow, len(r.rows))
+	for k, x := range r.rows {
+		v := chart.RankRow{Index: k, Rank: x.row.Rank, Label: rankLabel(x, k), File: x.name,
+			State:   map[rankState]string{rankQueued: "queued", rankRunning: "running", rankDone: "done", rankFailed: "failed"}[x.state],
+			Outlier: x.row.Outlier, Why: x.row.Why, Error: x.row.Error, Read: x.read, Size: x.size,
 			Alloc: x.row.PeakAllocatedBytes, Res: x.row.PeakReservedBytes, OOMs: x.row.OOMEvents, Devices: len(x.row.Devices)}
 		for _, h := range x.row.Devices {
 			v.FinalAlloc += h.FinalAllocatedBytes
 			v.FinalRes += h.FinalReservedBytes
 		}
-		rows = append(rows, &rankRowView{Page: p, Row: v})
+		rows[k] = v
 	}
-	if more := len(r.rows) - r.shown; more > 0 {
-		rows = append(rows, app.Tr().Class("snap-rank-more").Body(app.Td().ColSpan(7).Class("muted").Text(fmt.Sprintf("listing %d more files…", more))))
-	}
-	return rows
+	return chart.RankTable(rows, p.unit)
 }
 
-// rankRowView is a row of the overview's table. Its data is one field:
-// go-app compares a component's fields one by one through reflection at
-// each update of the overview, for every row.
-type rankRowView struct {
-	app.Compo
-	// Page opens the rank (the same pointer at each render: not a change).
-	Page *SnapshotPage
-	Row  rankRowData
-}
-
-// rankRowData is what a row shows.
-type rankRowData struct {
-	Index, Rank, OOMs, Devices int
-	Label, Name, State, Error  string
-	Outlier                    bool
-	Why                        []string
-	Alloc, Res, FinalAlloc     int64
-	FinalRes, Read, Size       int64
-	Unit                       bytesize.Unit
-}
-
-// Render draws the row.
-func (rv *rankRowView) Render() app.UI {
-	v := &rv.Row
-	num := func(b int64, cls string) app.UI {
-		return app.Td().Class(cls).Title("%s B", bytesize.Commas(b)).Text(bytesize.Format(b, v.Unit))
+// onRankTableClick opens the rank whose button was clicked.
+func (p *SnapshotPage) onRankTableClick(ctx app.Context, e app.Event) {
+	t := e.Get("target")
+	if t.Type() != app.TypeObject || t.Get("closest").Type() != app.TypeFunction {
+		ctx.PreventUpdate()
+		return
 	}
-	cls := "snap-rank-" + v.State
-	if v.Outlier {
-		cls += " snap-rank-outlier"
+	b := t.Call("closest", ".snap-rank-open")
+	if !b.Truthy() {
+		ctx.PreventUpdate()
+		return
 	}
-	head := app.Th().Scope("row").Body(app.Text(v.Label))
-	if v.State == "done" {
-		head = app.Th().Scope("row").Body(app.Button().Class("snap-rank-open").Title("Open %s in the full view", v.Label).
-			Text(v.Label).OnClick(func(ctx app.Context, e app.Event) { rv.Page.openRank(ctx, v.Index) }))
+	i, err := strconv.Atoi(b.Call("getAttribute", "data-index").String())
+	if err != nil {
+		ctx.PreventUpdate()
+		return
 	}
-	file := []app.UI{app.Text(v.Name)}
-	var cells []app.UI
-	switch v.State {
-	case "done":
-		cells = []app.UI{num(v.Alloc, "num"), num(v.Res, "num"), num(v.FinalAlloc, "num snap-wide"), num(v.FinalRes, "num snap-wide"),
-			app.Td().Class("num").Text(strconv.Itoa(v.OOMs))}
-		if v.Outlier {
-			for _, w := range v.Why {
-				file = append(file, app.Br(), app.Strong().Class("snap-rank-why").Text("outlier: "+w))
-			}
-		}
-		if v.Devices > 1 {
-			file = append(file, app.Br(), app.Span().Class("muted").Text(fmt.Sprintf("%d devices: the highest peaks", v.Devices)))
-		}
-	case "failed":
-		cells = []app.UI{app.Td().ColSpan(5).Class("error snap-rank-error").Text(v.Error)}
-	default:
-		what := "waiting for a worker"
-		if v.State == "running" {
-			what = fmt.Sprintf("reading… %s of %s", bytesize.Format(v.Read, v.Unit), bytesize.Format(v.Size, v.Unit))
-		}
-		cells = []app.UI{app.Td().ColSpan(5).Class("muted").Text(what)}
-	}
-	tr := app.Tr().Class(cls).DataSet("index", v.Index).DataSet("rank", v.Rank).DataSet("state", v.State).DataSet("outlier", v.Outlier)
-	if v.State == "done" {
-		tr = tr.DataSet("peak-allocated", v.Alloc).DataSet("peak-reserved", v.Res)
-	}
-	return tr.Body(append(append([]app.UI{head}, cells...), app.Td().Class("snap-rank-file").Body(file...))...)
+	p.openRank(ctx, i)
 }
 
 // rankChart is the chart of every rank's memory over time (chart.Ranks),

@@ -4,14 +4,20 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/profiler"
+	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 
 	"oomscope/snapshot/gen"
@@ -26,8 +32,12 @@ import (
 // "longtask": tasks over 50 ms, 0 if none) and the longest gap between two
 // frames. OOMSCOPE_BENCH_PICK=1 sets the files on the file input instead
 // of dropping them; OOMSCOPE_BENCH_CORES makes the page see that many cores
-// (navigator.hardwareConcurrency), which sizes its pool of workers. make
-// bench-browser runs it.
+// (navigator.hardwareConcurrency), which sizes its pool of workers;
+// OOMSCOPE_BENCH_PROFILE=1 prints the functions that took the most of the
+// page's main thread from the drop to the last rank (a CDP CPU profile,
+// self time); OOMSCOPE_BENCH_TRACE=1 the time of the main thread's trace
+// events by name (style, layout, paint, script…). make bench-browser runs
+// it.
 func BenchmarkBrowserSnapshotRanks(b *testing.B) {
 	n, mb := 16, int64(10)
 	if v := os.Getenv("OOMSCOPE_BENCH_RANKS"); v != "" {
@@ -94,6 +104,22 @@ func BenchmarkBrowserSnapshotRanks(b *testing.B) {
 				.observe(document.body, {attributes: true, attributeFilter: ["data-ranks-done"]});
 			window.__t0 = performance.now();
 			return true; })()`)
+		profile := os.Getenv("OOMSCOPE_BENCH_PROFILE") != ""
+		if profile {
+			if _, err := chromedp.Call(tb.ctx, profiler.Enable, cdp.Empty{}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := chromedp.Call(tb.ctx, profiler.SetSamplingInterval, profiler.SetSamplingIntervalParams{Interval: 200}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := chromedp.Call(tb.ctx, profiler.Start, cdp.Empty{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		var trace *traceSums
+		if os.Getenv("OOMSCOPE_BENCH_TRACE") != "" {
+			trace = startTrace(b, tb)
+		}
 		if os.Getenv("OOMSCOPE_BENCH_PICK") != "" {
 			tb.uploadFiles("#snap-file", paths)
 		} else {
@@ -117,6 +143,12 @@ func BenchmarkBrowserSnapshotRanks(b *testing.B) {
 			outliers: document.querySelectorAll('#snap-ranks-table tr[data-outlier="true"]').length}; })()`)
 		if m["failed"] != 0 {
 			b.Errorf("%.0f ranks failed", m["failed"])
+		}
+		if profile {
+			printProfile(b, tb)
+		}
+		if trace != nil {
+			trace.print(b, tb)
 		}
 		if os.Getenv("OOMSCOPE_BENCH_TASKS") != "" {
 			b.Logf("long tasks [start ms, duration ms] %v; first rank at %.0f, all at %.0f", evalJS[[][]float64](tb, `window.__tasks`), m["first"], m["ready"])
@@ -152,4 +184,135 @@ func workersMemory(tb *tab) (sum float64, n int) {
 		}
 	}
 	return sum, n
+}
+
+// printProfile stops the tab's CPU profile and prints its 25 functions of
+// the most self time.
+func printProfile(b *testing.B, tb *tab) {
+	res, err := chromedp.Call(tb.ctx, profiler.Stop, cdp.Empty{})
+	if err != nil || res.Profile == nil {
+		b.Fatalf("profile: %v", err)
+	}
+	pr := res.Profile
+	name := map[int64]string{}
+	for _, n := range pr.Nodes {
+		name[n.ID] = n.CallFrame.FunctionName + " " + filepath.Base(n.CallFrame.URL)
+	}
+	parent := map[int64]int64{}
+	for _, n := range pr.Nodes {
+		for _, c := range n.Children {
+			parent[c] = n.ID
+		}
+	}
+	self, incl := map[string]int64{}, map[string]int64{}
+	var total int64
+	for i, id := range pr.Samples {
+		if i+1 >= len(pr.TimeDeltas) {
+			continue
+		}
+		dt := pr.TimeDeltas[i+1]
+		self[name[id]] += dt
+		total += dt
+		seen := map[string]bool{}
+		for n, ok := id, true; ok; n, ok = parent[n] {
+			if !seen[name[n]] {
+				seen[name[n]] = true
+				incl[name[n]] += dt
+			}
+		}
+	}
+	for _, m := range []struct {
+		what string
+		t    map[string]int64
+	}{{"self", self}, {"total (callees included)", incl}} {
+		keys := make([]string, 0, len(m.t))
+		for k := range m.t {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return m.t[keys[i]] > m.t[keys[j]] })
+		fmt.Printf("main thread, %.0f ms profiled; %s time:\n", float64(total)/1e3, m.what)
+		for _, k := range keys[:min(40, len(keys))] {
+			fmt.Printf("%8.1f ms  %s\n", float64(m.t[k])/1e3, k)
+		}
+	}
+}
+
+// traceSums adds up the durations of the main thread's trace events.
+type traceSums struct {
+	mu   sync.Mutex
+	main map[int64]bool // thread ids of CrRendererMain
+	dur  map[string]float64
+	tid  map[string]int64 // an event name's thread, until the names are known
+	evs  []traceEvent
+	done chan struct{}
+}
+
+type traceEvent struct {
+	Name string         `json:"name"`
+	Ph   string         `json:"ph"`
+	Dur  float64        `json:"dur"`
+	Tid  int64          `json:"tid"`
+	Args map[string]any `json:"args"`
+}
+
+// startTrace starts a devtools timeline trace of the tab.
+func startTrace(b *testing.B, tb *tab) *traceSums {
+	ts := &traceSums{main: map[int64]bool{}, dur: map[string]float64{}, done: make(chan struct{})}
+	err := chromedp.Listen(tb.ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *tracing.EventDataCollected:
+			ts.mu.Lock()
+			for _, v := range e.Value {
+				var te traceEvent
+				if json.Unmarshal(v, &te) == nil {
+					ts.evs = append(ts.evs, te)
+				}
+			}
+			ts.mu.Unlock()
+		case *tracing.EventTracingComplete:
+			close(ts.done)
+		}
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := chromedp.Call(tb.ctx, tracing.Start, tracing.StartParams{TransferMode: tracing.StartTransferModeReportEvents,
+		TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{"devtools.timeline", "blink", "v8.execute"}}}); err != nil {
+		b.Fatal(err)
+	}
+	return ts
+}
+
+// print ends the trace and prints the main thread's 20 event names of the
+// most time (events nest: a parent's time holds its children's).
+func (ts *traceSums) print(b *testing.B, tb *tab) {
+	if _, err := chromedp.Call(tb.ctx, tracing.End, cdp.Empty{}); err != nil {
+		b.Fatal(err)
+	}
+	select {
+	case <-ts.done:
+	case <-time.After(30 * time.Second):
+		b.Fatal("the trace did not complete")
+	}
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, e := range ts.evs {
+		if e.Ph == "M" && e.Name == "thread_name" && e.Args["name"] == "CrRendererMain" {
+			ts.main[e.Tid] = true
+		}
+	}
+	for _, e := range ts.evs {
+		if e.Ph == "X" && ts.main[e.Tid] {
+			ts.dur[e.Name] += e.Dur
+		}
+	}
+	keys := make([]string, 0, len(ts.dur))
+	for k := range ts.dur {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return ts.dur[keys[i]] > ts.dur[keys[j]] })
+	fmt.Printf("main thread trace events (nested), total ms:\n")
+	for _, k := range keys[:min(20, len(keys))] {
+		fmt.Printf("%8.1f ms  %s\n", ts.dur[k]/1e3, k)
+	}
 }

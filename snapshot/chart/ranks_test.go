@@ -115,3 +115,47 @@ func TestHostileRanks(t *testing.T) {
 		t.Error("no line shows a hostile name: the test does not test")
 	}
 }
+
+// TestRankTable writes a table of four rows, one per state, and checks the
+// data the page's tests and the open buttons read, then hostile file names
+// and errors.
+func TestRankTable(t *testing.T) {
+	rows := []RankRow{
+		{Index: 0, Rank: 0, Label: "rank 0", File: "job/rank0.pickle", State: "done", Outlier: true,
+			Why: []string{"peak allocated 6.00 GiB above the median 40.00 GiB"}, Alloc: 46 << 30, Res: 50 << 30,
+			FinalAlloc: 1 << 30, FinalRes: 2 << 30, OOMs: 1, Devices: 2, Size: 1 << 20, Read: 1 << 20},
+		{Index: 1, Rank: 1, Label: "rank 1", File: "job/rank1.pickle", State: "running", Read: 1 << 20, Size: 4 << 20},
+		{Index: 2, Rank: 2, Label: "rank 2", File: "job/rank2.pickle", State: "failed", Error: "job/rank2.pickle is empty"},
+		{Index: 3, Rank: -1, Label: "file 4", File: "extra.pickle", State: "queued"},
+	}
+	h := RankTable(rows, bytesize.Binary)
+	if checkMarkup(t, "table of ranks", h, "table", "caption", "thead", "tbody", "tr", "th", "td", "button", "br", "strong", "span") != 0 {
+		t.Error("a hand-made row holds the hostile marker")
+	}
+	for _, want := range []string{
+		`data-index="0" data-rank="0" data-state="done" data-outlier="true" data-peak-allocated="49392123904" data-peak-reserved="53687091200"`,
+		`<button type="button" class="snap-rank-open" data-index="0" title="Open rank 0 in the full view">rank 0</button>`,
+		`<td class="num" title="49,392,123,904 B">46.00 GiB</td>`,
+		`outlier: peak allocated 6.00 GiB above the median 40.00 GiB`, `2 devices: the highest peaks`,
+		`reading… 1.00 MiB of 4.00 MiB`, `class="error snap-rank-error">job/rank2.pickle is empty</td>`,
+		`data-rank="-1" data-state="queued" data-outlier="false"><th scope="row">file 4</th>`,
+	} {
+		if !strings.Contains(h, want) {
+			t.Errorf("the table lacks %s", want)
+		}
+	}
+	if strings.Count(h, "snap-rank-open") != 1 || strings.Count(h, "data-peak-allocated") != 1 {
+		t.Error("a rank not analysed has an open button or peaks")
+	}
+	golden(t, "ranktable.html", h)
+
+	var bad []RankRow
+	for k, n := range hostile.Names() {
+		bad = append(bad, RankRow{Index: k, Rank: -1, Label: "file", File: n.Text, State: []string{"done", "failed"}[k%2],
+			Error: n.Text, Outlier: true, Why: []string{n.Text}})
+	}
+	if checkMarkup(t, "table of hostile ranks", RankTable(bad, bytesize.Decimal), "table", "caption", "thead", "tbody", "tr", "th",
+		"td", "button", "br", "strong", "span") == 0 {
+		t.Error("no row shows a hostile name: the test does not test")
+	}
+}

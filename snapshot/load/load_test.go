@@ -109,6 +109,7 @@ func TestResponsesRoundTrip(t *testing.T) {
 		{Type: ResponseCompare, ID: 8, Comparison: Compare(f, other)},
 		{Type: ResponseRank, ID: 11, Rank: func() *Rank { r := FileRank(f); return &r }()},
 		{Type: ResponseRank, ID: 12, Rank: &Rank{File: "rank5.pickle", Rank: 5, Error: "rank5.pickle is not a readable memory snapshot"}},
+		{Type: ResponseSizes, ID: 13, Sizes: []int64{0, 1 << 20, 5 << 30}},
 		ErrorResponse(9, &InternalError{Offset: 12, Stage: StageDecode, Value: "boom"}),
 		ErrorResponse(10, errors.New("x.pickle is not a readable memory snapshot")),
 	} {
@@ -140,6 +141,7 @@ func TestRequestsRoundTrip(t *testing.T) {
 		{Type: RequestState, ID: 3, Device: 1, Index: -1},
 		{Type: RequestSeries, ID: 4, Device: 0, From: 10, To: 2000, Points: TimelinePoints},
 		{Type: RequestRank, ID: 5, Name: "dir/rank3.pickle"},
+		{Type: RequestSizes, ID: 6},
 	} {
 		got, err := DecodeRequest(EncodeRequest(r))
 		if err != nil || got != r {

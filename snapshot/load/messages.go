@@ -39,6 +39,12 @@ const (
 	// keeps nothing of it (a kept analysis is dropped too); answered by
 	// progress then rank (a Rank row, made by FileRank).
 	RequestRank = "rank"
+	// RequestSizes asks for the sizes of the Files sent with it (the
+	// message's "files" array): the page's pool needs them to bound the
+	// bytes analysed at once (RankPool), and reading a dropped File's size
+	// looks it up on disk, milliseconds per file that the worker takes
+	// instead of the page; answered by sizes.
+	RequestSizes = "sizes"
 )
 
 // Request is a message from the page to the worker.
@@ -69,6 +75,7 @@ const (
 	ResponseSeries   = "series"
 	ResponseError    = "error"
 	ResponseRank     = "rank"
+	ResponseSizes    = "sizes"
 )
 
 // Response is a message from the worker to the page.
@@ -92,6 +99,9 @@ type Response struct {
 	// Rank is set on rank messages: the file's row of the overview of
 	// ranks (NewOverview marks the outliers once all rows are in).
 	Rank *Rank `json:"rank,omitempty"`
+	// Sizes is set on sizes messages: the Files' sizes in bytes, in the
+	// request's order.
+	Sizes []int64 `json:"sizes,omitempty"`
 	// Error says what went wrong, on error messages; Internal marks a bug
 	// of ours (say "please file an issue").
 	Error    string `json:"error,omitempty"`
@@ -235,7 +245,7 @@ func DecodeRequest(js string) (Request, error) {
 		return Request{}, fmt.Errorf("reading the page's request: %w", err)
 	}
 	switch r.Type {
-	case RequestAnalyze, RequestCompare, RequestState, RequestSeries, RequestRank:
+	case RequestAnalyze, RequestCompare, RequestState, RequestSeries, RequestRank, RequestSizes:
 		return r, nil
 	}
 	return Request{}, fmt.Errorf("unknown request %q", r.Type)
