@@ -244,9 +244,10 @@ func (p *SnapshotPage) startRankWorker(ctx app.Context, rw *rankWorker) {
 		if args[0].Get("type").String() == "error" && args[0].Get("data").Type() != app.TypeObject {
 			m = load.Response{Type: load.ResponseError, Error: "the analysis worker could not start: " + jsString(args[0], "message")}
 		} else {
-			// Rank messages are small (no timeline, no buffers): decoding
-			// them here takes well under a millisecond.
-			r, err := load.DecodeResponse(jsString(args[0].Get("data"), "json"), nil)
+			// Rank messages are small (their line is packed in a buffer):
+			// decoding them here takes well under a millisecond.
+			d := args[0].Get("data")
+			r, err := load.DecodeResponse(jsString(d, "json"), jsBuffers(d.Get("buffers")))
 			if err != nil {
 				r = load.Response{Type: load.ResponseError, ID: rw.req, Error: "its answer could not be read: " + err.Error()}
 			}

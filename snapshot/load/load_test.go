@@ -121,6 +121,14 @@ func TestResponsesRoundTrip(t *testing.T) {
 		t.Error("an internal error is not marked as one")
 	}
 
+	rk := FileRank(f)
+	if js, bufs, err := EncodeResponse(Response{Type: ResponseRank, ID: 1, Rank: &rk}); err != nil || len(bufs) != 1 ||
+		strings.Contains(js, `"a":`) || rk.Line == nil || len(rk.Line.Points) == 0 {
+		t.Errorf("a rank's line is not packed out of the JSON (%d buffers, %v), or the worker's row lost it", len(bufs), err)
+	}
+	if _, err := DecodeResponse(`{"type":"rank","id":1,"rank":{"file":"a","rank":0,"line":{"device":0,"points":null}}}`, nil); err == nil {
+		t.Error("a rank's line without its buffer decoded")
+	}
 	if _, err := DecodeResponse(`{"type":"series","id":1,"series":{"from":0,"to":1}}`, nil); err == nil {
 		t.Error("a series without its buffer decoded")
 	}
