@@ -85,14 +85,20 @@ type snapRanks struct {
 	reserved  bool
 	chart     *chart.Ranks
 	chartKey  rankChartKey
+	chartAt   time.Time
 	chartRows []int
 	hl        int
 }
 
 // rankRenderEvery is the least time between two renders of the overview
-// while files are being analysed: each render diffs up to 128 rows, and
-// the workers' progress messages come far more often.
-const rankRenderEvery = 250 * time.Millisecond
+// while files are being analysed: each render writes the table of up to
+// 128 rows again (one node for the browser to parse and lay out), and the
+// workers' answers come far more often.
+const rankRenderEvery = 400 * time.Millisecond
+
+// rankChartEvery is the least time between two drawings of the chart of
+// ranks while ranks finish (each render draws the table).
+const rankChartEvery = time.Second
 
 // maxRankWorkers caps the pool: each worker holds one analysis at a time,
 // a few times the size of its file.
@@ -701,9 +707,13 @@ func (p *SnapshotPage) onRankTableClick(ctx app.Context, e app.Event) {
 func (p *SnapshotPage) rankChart() *chart.Ranks {
 	r := p.ranks
 	key := rankChartKey{ver: r.ver, unit: p.unit, reserved: r.reserved}
-	if r.chartKey == key {
+	if r.chartKey == key || r.chart != nil && r.finished < len(r.rows) && key.unit == r.chartKey.unit &&
+		key.reserved == r.chartKey.reserved && time.Since(r.chartAt) < rankChartEvery {
+		// While ranks finish, the chart (up to 200 KB of SVG for the
+		// browser to parse and lay out) is drawn again once a second.
 		return r.chart
 	}
+	r.chartAt = time.Now()
 	var lines []chart.RankLine
 	r.chartRows = r.chartRows[:0]
 	done := 0

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,6 +49,21 @@ func TestSnapshotRanks(t *testing.T) {
 	code, out, _ = runCLI([]string{dir}, nil)
 	if code != exitOK || !strings.Contains(out, "4 files as ranks of one job") || strings.Count(out, "outlier: peak allocated") != 1 {
 		t.Errorf("text overview (exit %d):\n%s", code, out)
+	}
+	// Each rank's row says when its peak came: seconds since its first
+	// trace entry, from the times the analysis gives here.
+	for i, r := range o.Ranks {
+		h := r.Devices[0]
+		want := fmt.Sprintf("%.3f s", float64(h.PeakTimeUS-h.FirstTimeUS)/1e6)
+		row := ""
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, fmt.Sprintf("snapshot_rank%d.pickle", i)) {
+				row = l
+			}
+		}
+		if h.PeakTimeUS <= h.FirstTimeUS || !strings.Contains(row, "  "+want+"  ") {
+			t.Errorf("rank %d's row %q does not give its peak at %s", i, row, want)
+		}
 	}
 	code, _, errs = runCLI([]string{"--budget", "1KiB", dir}, nil)
 	if code != exitCheck || !strings.Contains(errs, "over the budget") {

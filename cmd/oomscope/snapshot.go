@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -249,34 +250,48 @@ func expandDirs(args []string) (files []string, dirs bool, err error) {
 func runRanks(files []string, asJSON bool, budget int64, stdout, stderr io.Writer) int {
 	rows := make([]load.Rank, len(files))
 	var internal atomic.Bool
-	work := make(chan int)
 	var wg sync.WaitGroup
-	// Each analysis of a big file holds a few hundred MB until its row is
-	// taken: two at a time keeps memory down and both cores busy.
-	for range min(2, runtime.NumCPU(), len(files)) {
+	// Each analysis holds up to about its file's size until its row is
+	// taken: two at a time keeps both cores busy, and the page's rule
+	// (load.RankPool) keeps the files analysed at once under
+	// load.RankBudget bytes, a bigger one alone.
+	sched := load.RankPool{Workers: min(2, runtime.NumCPU(), len(files)), Budget: load.RankBudget}
+	var mu sync.Mutex
+	freed := sync.NewCond(&mu)
+	for i := range files {
+		size := int64(-1)
+		if st, err := os.Stat(files[i]); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+		mu.Lock()
+		for !sched.CanStart(size) {
+			freed.Wait()
+		}
+		sched.Start(size)
+		mu.Unlock()
 		wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for i := range work {
-				f, closer, err := load.OpenFile(files[i], nil, load.Options{})
-				if err != nil {
-					var ie *load.InternalError
-					if errors.As(err, &ie) {
-						internal.Store(true)
-						err = fmt.Errorf("%s: %w", files[i], err)
-					}
-					rows[i] = load.Rank{File: files[i], Rank: load.RankOf(files[i]), Error: err.Error()}
-					continue
+			defer func() {
+				mu.Lock()
+				sched.Done(size)
+				freed.Broadcast()
+				mu.Unlock()
+				wg.Done()
+			}()
+			f, closer, err := load.OpenFile(files[i], nil, load.Options{})
+			if err != nil {
+				var ie *load.InternalError
+				if errors.As(err, &ie) {
+					internal.Store(true)
+					err = fmt.Errorf("%s: %w", files[i], err)
 				}
-				closer.Close()
-				rows[i] = load.FileRank(f)
+				rows[i] = load.Rank{File: files[i], Rank: load.RankOf(files[i]), Error: err.Error()}
+				return
 			}
+			closer.Close()
+			rows[i] = load.FileRank(f)
 		}()
 	}
-	for i := range files {
-		work <- i
-	}
-	close(work)
 	wg.Wait()
 	o := load.NewOverview(rows)
 	var br *budgetResult
@@ -338,14 +353,14 @@ func printOverview(w io.Writer, o load.Overview) {
 	fmt.Fprintf(w, "%d files as ranks of one job: median peak allocated %s, median peak reserved %s; %d outlier(s)\n\n",
 		len(o.Ranks), bytesize.FormatGiB(o.MedianAllocatedBytes), bytesize.FormatGiB(o.MedianReservedBytes), n)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "  rank\tpeak allocated\tpeak reserved\tentries\tfile\t\n")
+	fmt.Fprintf(tw, "  rank\tpeak allocated\tpeak at\tpeak reserved\tentries\tfile\t\n")
 	for _, r := range o.Ranks {
 		rank := "?"
 		if r.Rank >= 0 {
 			rank = fmt.Sprint(r.Rank)
 		}
 		if r.Error != "" {
-			fmt.Fprintf(tw, "  %s\t-\t-\t-\t%s\tnot analysed\n", rank, untrusted.Line(r.File))
+			fmt.Fprintf(tw, "  %s\t-\t-\t-\t-\t%s\tnot analysed\n", rank, untrusted.Line(r.File))
 			continue
 		}
 		entries := 0
@@ -356,11 +371,34 @@ func printOverview(w io.Writer, o load.Overview) {
 		if r.Outlier {
 			mark = "outlier: " + strings.Join(r.Why, "; ")
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", rank, bytesize.FormatGiB(r.PeakAllocatedBytes),
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", rank, bytesize.FormatGiB(r.PeakAllocatedBytes), peakAt(r),
 			bytesize.FormatGiB(r.PeakReservedBytes), bytesize.Commas(int64(entries)), untrusted.Line(r.File), mark)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nOutliers: %s.\nRun oomscope snapshot FILE for one rank's full analysis.\n", o.Rule)
+}
+
+// peakAt says when a rank reached its peak allocated: the seconds since
+// its device's first trace entry, or the entry when the trace has no
+// times ("-" if none).
+func peakAt(r load.Rank) string {
+	best := -1
+	for i, h := range r.Devices {
+		if best < 0 || h.PeakAllocatedBytes > r.Devices[best].PeakAllocatedBytes {
+			best = i
+		}
+	}
+	if best < 0 {
+		return "-"
+	}
+	h := r.Devices[best]
+	switch {
+	case h.PeakIndex < 0:
+		return "before the trace"
+	case h.FirstTimeUS > 0 && h.PeakTimeUS >= h.FirstTimeUS:
+		return strconv.FormatFloat(float64(h.PeakTimeUS-h.FirstTimeUS)/1e6, 'f', 3, 64) + " s"
+	}
+	return "entry " + bytesize.Commas(int64(h.PeakIndex))
 }
 
 func orNone(s string) string {
