@@ -252,6 +252,7 @@ type traceEvent struct {
 	Name string         `json:"name"`
 	Ph   string         `json:"ph"`
 	Dur  float64        `json:"dur"`
+	TDur float64        `json:"tdur"` // thread (CPU) time
 	Tid  int64          `json:"tid"`
 	Args map[string]any `json:"args"`
 }
@@ -302,11 +303,26 @@ func (ts *traceSums) print(b *testing.B, tb *tab) {
 			ts.main[e.Tid] = true
 		}
 	}
+	// The main thread's tasks by their CPU time (thread clock), which
+	// other processes on the machine do not lengthen, unlike the long
+	// tasks' wall time.
+	var tasks, over int
+	var cpu, longest float64
 	for _, e := range ts.evs {
 		if e.Ph == "X" && ts.main[e.Tid] {
 			ts.dur[e.Name] += e.Dur
+			if e.Name == "RunTask" {
+				tasks++
+				cpu += e.TDur
+				longest = max(longest, e.TDur)
+				if e.TDur > 50e3 {
+					over++
+				}
+			}
 		}
 	}
+	fmt.Printf("main thread: %d tasks, %.0f ms of CPU in all, the longest %.1f ms of CPU, %d over 50 ms of CPU\n",
+		tasks, cpu/1e3, longest/1e3, over)
 	keys := make([]string, 0, len(ts.dur))
 	for k := range ts.dur {
 		keys = append(keys, k)
