@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -253,6 +254,7 @@ type traceEvent struct {
 	Ph   string         `json:"ph"`
 	Dur  float64        `json:"dur"`
 	TDur float64        `json:"tdur"` // thread (CPU) time
+	TS   float64        `json:"ts"`
 	Tid  int64          `json:"tid"`
 	Args map[string]any `json:"args"`
 }
@@ -279,7 +281,7 @@ func startTrace(b *testing.B, tb *tab) *traceSums {
 		b.Fatal(err)
 	}
 	if _, err := chromedp.Call(tb.ctx, tracing.Start, tracing.StartParams{TransferMode: tracing.StartTransferModeReportEvents,
-		TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{"devtools.timeline", "blink", "v8.execute"}}}); err != nil {
+		TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{"toplevel", "devtools.timeline", "blink", "v8.execute"}}}); err != nil {
 		b.Fatal(err)
 	}
 	return ts
@@ -308,13 +310,15 @@ func (ts *traceSums) print(b *testing.B, tb *tab) {
 	// tasks' wall time.
 	var tasks, over int
 	var cpu, longest float64
+	var top []traceEvent // the tasks of the most CPU
 	for _, e := range ts.evs {
 		if e.Ph == "X" && ts.main[e.Tid] {
 			ts.dur[e.Name] += e.Dur
-			if e.Name == "RunTask" {
+			if e.Name == "ThreadControllerImpl::RunTask" || e.Name == "RunTask" {
 				tasks++
 				cpu += e.TDur
 				longest = max(longest, e.TDur)
+				top = append(top, e)
 				if e.TDur > 50e3 {
 					over++
 				}
@@ -323,6 +327,31 @@ func (ts *traceSums) print(b *testing.B, tb *tab) {
 	}
 	fmt.Printf("main thread: %d tasks, %.0f ms of CPU in all, the longest %.1f ms of CPU, %d over 50 ms of CPU\n",
 		tasks, cpu/1e3, longest/1e3, over)
+	sort.Slice(top, func(i, j int) bool { return top[i].TDur > top[j].TDur })
+	var t0 float64
+	for _, e := range ts.evs {
+		if ts.main[e.Tid] && e.Ph == "X" && (t0 == 0 || e.TS < t0) {
+			t0 = e.TS
+		}
+	}
+	for _, task := range top[:min(3, len(top))] {
+		in := map[string]float64{}
+		for _, e := range ts.evs {
+			if e.Ph == "X" && ts.main[e.Tid] && e.TS >= task.TS && e.TS+e.Dur <= task.TS+task.Dur && e.Name != task.Name {
+				in[e.Name] += e.Dur
+			}
+		}
+		keys := make([]string, 0, len(in))
+		for k := range in {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return in[keys[i]] > in[keys[j]] })
+		var parts []string
+		for _, k := range keys[:min(6, len(keys))] {
+			parts = append(parts, fmt.Sprintf("%s %.1f", k, in[k]/1e3))
+		}
+		fmt.Printf("  task at %.0f ms: %.1f ms CPU, %.1f ms wall: %s\n", (task.TS-t0)/1e3, task.TDur/1e3, task.Dur/1e3, strings.Join(parts, ", "))
+	}
 	keys := make([]string, 0, len(ts.dur))
 	for k := range ts.dur {
 		keys = append(keys, k)

@@ -193,6 +193,9 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 	opt := load.Options{
 		Analysis: analysis.Options{TimelinePoints: points},
 		Progress: func(stage load.Stage, done, total int64) {
+			if req.Type == load.RequestRank && stage != load.StageDecode {
+				return // the overview counts bytes read: the later stages add nothing to it
+			}
 			post(load.Response{Type: load.ResponseProgress, ID: req.ID, Progress: &load.Progress{Stage: stage, Done: done, Total: total}})
 		},
 	}
