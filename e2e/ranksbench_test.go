@@ -244,7 +244,6 @@ type traceSums struct {
 	mu   sync.Mutex
 	main map[int64]bool // thread ids of CrRendererMain
 	dur  map[string]float64
-	tid  map[string]int64 // an event name's thread, until the names are known
 	evs  []traceEvent
 	done chan struct{}
 }
