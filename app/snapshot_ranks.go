@@ -795,12 +795,15 @@ func (p *SnapshotPage) renderRankChart() app.UI {
 		app.Div().Class("unit-toggle").Role("group").Aria("label", "Memory drawn").Body(
 			app.Span().Class("muted").Text("Lines show"), mode("allocated", false), mode("reserved", true)),
 		plot,
-		app.P().ID("snap-rk-name").Class("snap-rk-name").Aria("live", "polite").Text("Point at a line, or focus the chart and use the arrow keys, to name its rank."),
+		app.P().ID("snap-rk-name").Class("snap-rk-name").Aria("live", "polite").Text(rankChartHint),
 		app.FigCaption().Class("muted").Text(fmt.Sprintf("Each line is one rank's %s memory over time, at up to %d points per rank "+
 			"that keep its exact peaks; x: %s; y: bytes, the same scale for every rank. Outliers are red and drawn on top%s.",
 			what, load.RankPoints, xs, band)),
 	)
 }
+
+// rankChartHint is the chart's name line when no rank is named.
+const rankChartHint = "Point at a line, or focus the chart and use the arrow keys, to name its rank."
 
 // rankDone counts the ranks analysed.
 func (p *SnapshotPage) rankDone() int {
@@ -834,6 +837,9 @@ func (p *SnapshotPage) showRankLine(ctx app.Context, k int) {
 	if k < 0 {
 		if hl.Truthy() {
 			hl.Call("setAttribute", "d", "")
+		}
+		if name.Truthy() && name.Get("firstChild").Truthy() {
+			name.Get("firstChild").Set("nodeValue", rankChartHint)
 		}
 		return
 	}

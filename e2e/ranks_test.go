@@ -206,6 +206,16 @@ func TestSnapshotRanks(t *testing.T) {
 		const n = document.querySelector("#snap-rk-fig path.snap-rk-outlier").getAttribute("d").match(/-?\d+/g).map(Number);
 		let x = 0, y = 1e9; for (let i = 0; i < n.length; i += 2) if (n[i+1] < y) { x = n[i]; y = n[i+1]; }
 		const r = plot.getBoundingClientRect(); return {x: r.left + x / 10000 * r.width, y: r.top + y / 3000 * r.height}; })()`)
+	// Pointing at the peak names rank 5 first (Escape dropped the
+	// keyboard's choice).
+	tb.do(chromedp.KeyEvent(kb.Escape))
+	if name := tb.text("#snap-rk-name"); strings.Contains(name, "rank 5") {
+		t.Errorf("Escape left the name %q", name)
+	}
+	if _, err := chromedp.Call(tb.ctx, input.DispatchMouseEvent, input.DispatchMouseEventParams{Type: input.DispatchMouseEventTypeMouseMoved, X: at["x"], Y: at["y"]}); err != nil {
+		t.Fatal(err)
+	}
+	tb.waitText("#snap-rk-name", "rank 5: peak allocated "+bytesize.Format(peaks[5], bytesize.Binary))
 	tb.do(chromedp.MouseClickXY(at["x"], at["y"]))
 	requireSnapshot(tb, "rank 5's full view")
 	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(peaks[5], 10) {
