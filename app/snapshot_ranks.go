@@ -17,11 +17,14 @@ import (
 // The overview of many ranks: a distributed job writes one snapshot per
 // rank, and dropping three files or more (or choosing a folder) analyses
 // them in a small pool of analysis workers. Each worker answers a file with
-// its compact row (load.RequestRank: headline numbers, a few hundred bytes)
-// and keeps nothing of it, so the page's memory follows the pool's size
-// and the largest file, not the number of ranks. The outliers are marked
-// by load.NewOverview, the rule the CLI prints too; a rank opens in the
-// full view by analysing its file again in the page's own worker.
+// its compact row (load.RequestRank: headline numbers and a line of at most
+// load.RankPoints points, a few KB) and keeps nothing of it, so the page's
+// memory follows the pool, not the number of ranks; the pool starts files
+// under load.RankPool's budget of bytes. The outliers are marked by
+// load.NewOverview, the rule the CLI prints too; the overview draws every
+// rank's line at once (chart.Ranks) and the table (chart.RankTable), each
+// as one node; a rank opens in the full view by analysing its file again
+// in the page's own worker.
 
 // rankState is where one rank's file is.
 type rankState int
@@ -101,7 +104,7 @@ const rankRenderEvery = 400 * time.Millisecond
 const rankChartEvery = time.Second
 
 // maxRankWorkers caps the pool: each worker holds one analysis at a time,
-// a few times the size of its file.
+// up to about its file's size (and load.RankPool caps their sum).
 const maxRankWorkers = 4
 
 // rankPoolSize is the number of workers for n files:
@@ -633,7 +636,7 @@ func (p *SnapshotPage) renderRankBack() app.UI {
 	)
 }
 
-// renderRanks is the overview: progress, a bar chart and a table of the
+// renderRanks is the overview: progress, the chart of ranks and a table of the
 // peaks per rank, the outliers marked and the rule in words.
 func (p *SnapshotPage) renderRanks() app.UI {
 	r := p.ranks
