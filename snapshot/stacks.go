@@ -229,29 +229,17 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 		t.rebuildIndex()
 	}
 	h := t.hash(st)
-	mask := len(t.index) - 1
-	i := int(h) & mask
-	for ; t.index[i] != 0; i = (i + 1) & mask {
-		e := t.index[i]
-		if e>>32 != h>>32 {
-			continue
-		}
-		id := StackID(uint32(e) - 1)
-		if t.hashes.at(int(id)) != h || t.Depth(id) != len(st) {
-			continue
-		}
-		// The index holds held stacks: they match frame by frame.
-		if slices.Equal(t.MustFrames(id), st) {
-			return id, false
-		}
-	}
 	if len(st) >= lazyBit {
 		panic("snapshot: a stack of 2^31 frames")
 	}
 	id := StackID(t.count)
 	r := stackRec{n: uint32(len(st))}
 	if lazy != nil {
-		// A lazy stack is taken on its 64-bit hash and length.
+		// A lazy stack is taken on its 64-bit hash and length, and the
+		// held stacks' index is not probed (a cache miss per stack on a
+		// file of distinct stacks): one the same as a recent lazy stack
+		// is found in recent, one the same as any other stack is merged
+		// into it by dedupeLazy.
 		if t.recent == nil {
 			if t.recentBits <= 0 {
 				t.recentBits = defaultRecentBits
@@ -271,16 +259,31 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 			t.lazyFrom = id
 		}
 		return id, true
-	} else {
-		np := len(t.pages)
-		if np == 0 || cap(t.pages[np-1])-len(t.pages[np-1]) < len(st) {
-			t.pages = append(t.pages, make([]FrameID, 0, max(holdLimit, len(st))))
-			np++
-		}
-		p := &t.pages[np-1]
-		r.at = uint64(np-1)<<32 | uint64(len(*p))
-		*p = append(*p, st...)
 	}
+	mask := len(t.index) - 1
+	i := int(h) & mask
+	for ; t.index[i] != 0; i = (i + 1) & mask {
+		e := t.index[i]
+		if e>>32 != h>>32 {
+			continue
+		}
+		old := StackID(uint32(e) - 1)
+		if t.hashes.at(int(old)) != h || t.Depth(old) != len(st) {
+			continue
+		}
+		// The index holds held stacks: they match frame by frame.
+		if slices.Equal(t.MustFrames(old), st) {
+			return old, false
+		}
+	}
+	np := len(t.pages)
+	if np == 0 || cap(t.pages[np-1])-len(t.pages[np-1]) < len(st) {
+		t.pages = append(t.pages, make([]FrameID, 0, max(holdLimit, len(st))))
+		np++
+	}
+	p := &t.pages[np-1]
+	r.at = uint64(np-1)<<32 | uint64(len(*p))
+	*p = append(*p, st...)
 	t.push(r, h)
 	t.index[i] = slot(h, id)
 	t.indexed++
@@ -324,17 +327,18 @@ func (t *Stacks) done() {
 	t.index, t.hashes, t.recent = nil, column[uint64]{}, nil
 }
 
-// dedupeLazy merges the stacks added since the first lazy one that are
-// the same stack (lazy ones by 64-bit hash and length, as intern takes
+// dedupeLazy merges, once there is a lazy stack, the stacks that are the
+// same stack (with a lazy one, by 64-bit hash and length, as intern takes
 // them; two held ones frame by frame), keeping the first, and renumbers
-// the rest in order. It returns the new ID of every ID from `from` on
-// (nil when nothing changed); the index is dropped.
+// the rest in order. The held stacks before the first lazy one are in it:
+// intern does not look for a new lazy stack among them. It returns the new
+// ID of every ID from `from` on (nil when nothing changed); the index is
+// dropped.
 func (t *Stacks) dedupeLazy() (rep []StackID, from StackID) {
 	if t.lazyFrom == 0 {
 		return nil, 0
 	}
-	from = t.lazyFrom
-	return t.dedupeFrom(int(from)), from
+	return t.dedupeFrom(1), 1
 }
 
 // dedupeFrom is dedupeLazy for the stacks from ID from on. They are
