@@ -206,3 +206,58 @@ func repeatedStacks(t *testing.T) []byte {
 	}
 	return buf.Bytes()
 }
+
+// TestLazyStackBounds decodes, with a source and HoldFrames 1, stacks at
+// and past the frame count a lazy stack's packed place holds (4095): the
+// longer one stays held, the others are lazy, and the snapshot equals the
+// one decoded with every stack held.
+func TestLazyStackBounds(t *testing.T) {
+	s := &snapshot.Snapshot{}
+	for i := range 80000 {
+		s.Frames = append(s.Frames, snapshot.Frame{Name: fmt.Sprintf("f%d", i), Filename: "x.py", Line: int64(i)})
+	}
+	// Frame IDs past 65535 take 5 bytes per reference (LONG_BINGET).
+	mk := func(n, from int) snapshot.Stack {
+		st := make(snapshot.Stack, n)
+		for i := range st {
+			st[i] = snapshot.FrameID(from + i)
+		}
+		return st
+	}
+	var tr snapshot.Trace
+	// The first stack brings every frame the others use: they are lists of
+	// memo references, which can be lazy.
+	lens := []int{10100, 3, 4095, 4096, 3000, 10}
+	for i, n := range lens {
+		id := s.Stacks.Add(mk(n, 60000+i))
+		tr.Append(snapshot.TraceEntry{Action: snapshot.ActionAlloc, Addr: uint64(512 * (i + 1)), Size: 512, Frames: id})
+	}
+	s.DeviceTraces = []snapshot.Trace{tr}
+	var buf bytes.Buffer
+	if err := snapshot.Encode(&buf, s, snapshot.EncodeOptions{Protocol: 4, FreshStackLists: true}); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	held, err := snapshot.DecodeBytes(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lazy, err := snapshot.Decode(bytes.NewReader(data), int64(len(data)),
+		&snapshot.Options{Summarize: analysis.Summarizer(), Source: bytes.NewReader(data), HoldFrames: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !snapshot.Equal(held, lazy) {
+		t.Fatalf("lazy decoding differs: %s", snapshot.Diff(held, lazy))
+	}
+	tl := lazy.DeviceTraces[0]
+	for i, n := range lens {
+		id := tl.Frames(i)
+		// The first stack is held (nothing is held yet, and it is long);
+		// 4096 frames do not fit a lazy place.
+		wantLazy := i > 0 && n < 4096
+		if lazy.Stacks.Lazy(id) != wantLazy || lazy.Stacks.Depth(id) != n {
+			t.Errorf("stack of %d frames: lazy %v depth %d, want lazy %v depth %d", n, lazy.Stacks.Lazy(id), lazy.Stacks.Depth(id), wantLazy, n)
+		}
+	}
+}

@@ -26,14 +26,23 @@ type Summarizer func(frames []Frame, st Stack) StackSummary
 // are asked for ("lazy"), so that memory does not grow with the number of
 // distinct stacks.
 type Stacks struct {
-	// Per stack, in pages: where it is (at), its frame count with
-	// lazyBit, its summary.
+	// Per stack, in pages: where it is (at, see lazyFlag) and the index
+	// of its summary in sumTab.
 	at    column[uint64]
-	n     column[uint32]
-	sums  column[StackSummary]
+	sum   column[uint32]
 	count int
-	// pages hold the held stacks' frames.
+	// sumTab holds each distinct summary once, sumTab[0] = 0 (stacks
+	// share a few thousand summaries: a site and a phase); sumIdx finds
+	// one (open addressing over sumBits bits; a slot is an index into
+	// sumTab, 0: empty).
+	sumTab  []StackSummary
+	sumIdx  []uint32
+	sumBits int
+	// pages hold the held stacks, each as its frame count followed by
+	// its frames; pages[0][0] is the empty stack's count.
 	pages [][]FrameID
+	// heldFrames is the number of frame IDs of the held stacks.
+	heldFrames int
 	// summarized is true when every stack has its summary.
 	summarized bool
 	// src re-reads lazy stacks; nil when none is lazy.
@@ -65,23 +74,35 @@ type Stacks struct {
 // defaultRecentBits sizes Stacks.recent (512 KiB).
 const defaultRecentBits = 16
 
-// A stack's place (Stacks.at) is, for a held stack, its page << 32 | its
-// offset in the page; for a lazy one, the byte offset of its encoding in
-// the (decompressed) input << 24 | the encoding's length. lazyBit marks a
-// lazy stack's frame count.
-const lazyBit = 1 << 31
+// A stack's place (Stacks.at) is, for a held stack, its page << 32 | the
+// offset of its frame count in the page. A lazy stack has lazyFlag set
+// and packs the byte offset of its encoding in the (decompressed) input
+// (lazyOffBits), the encoding's length (lazySizeBits) and its frame count
+// (lazyNBits): 8 bytes of place and 4 of summary index per stack whatever
+// the number of distinct stacks. A stack beyond these bounds is held (a
+// lazy list is memo references of at most 5 bytes each, so 4095 frames
+// take under 2^15 bytes; files up to 64 GiB).
+const (
+	lazyFlag     = 1 << 63
+	lazyNBits    = 12
+	lazySizeBits = 15
+	lazyOffBits  = 63 - lazyNBits - lazySizeBits
+)
 
-// stackRec is one stack of the table.
-type stackRec struct {
-	at   uint64
-	n    uint32
-	lazy bool
-	sum  StackSummary
+// lazyFits reports whether a stack of n frames encoded in size bytes at
+// byte off can be lazy.
+func lazyFits(off, size int64, n int) bool {
+	return off >= 0 && off < 1<<lazyOffBits && size > 0 && size < 1<<lazySizeBits && n > 0 && n < 1<<lazyNBits
 }
 
-func (t *Stacks) rec(id StackID) stackRec {
-	n := t.n.at(int(id))
-	return stackRec{at: t.at.at(int(id)), n: n &^ lazyBit, lazy: n&lazyBit != 0, sum: t.sums.at(int(id))}
+// lazyAt packs a lazy stack's place.
+func lazyAt(off int64, size, n int) uint64 {
+	return lazyFlag | uint64(off)<<(lazyNBits+lazySizeBits) | uint64(size)<<lazyNBits | uint64(n)
+}
+
+// lazyPlace unpacks a lazy stack's place.
+func lazyPlace(at uint64) (off int64, size, n int) {
+	return int64(at&^lazyFlag) >> (lazyNBits + lazySizeBits), int(at>>lazyNBits) & (1<<lazySizeBits - 1), int(at & (1<<lazyNBits - 1))
 }
 
 // Len returns the number of stacks, the empty one included.
@@ -93,20 +114,26 @@ func (t *Stacks) Depth(id StackID) int {
 	if id < 0 || int(id) >= t.count {
 		return 0
 	}
-	return int(t.n.at(int(id)) &^ lazyBit)
+	at := t.at.at(int(id))
+	if at&lazyFlag != 0 {
+		return int(at & (1<<lazyNBits - 1))
+	}
+	return int(t.pages[at>>32][uint32(at)])
 }
 
 // Lazy reports whether stack id is read from the source when asked for.
 func (t *Stacks) Lazy(id StackID) bool {
-	return id >= 0 && int(id) < t.count && t.n.at(int(id))&lazyBit != 0
+	return id >= 0 && int(id) < t.count && t.at.at(int(id))&lazyFlag != 0
 }
 
 // LazyCount returns how many stacks are lazy.
 func (t *Stacks) LazyCount() int {
 	n := 0
-	for i := range t.count {
-		if t.n.at(i)&lazyBit != 0 {
-			n++
+	for _, p := range t.at.pages {
+		for _, at := range p {
+			if at&lazyFlag != 0 {
+				n++
+			}
 		}
 	}
 	return n
@@ -121,8 +148,44 @@ func (t *Stacks) Summary(id StackID) StackSummary {
 	if id < 0 || int(id) >= t.count {
 		return 0
 	}
-	return t.sums.at(int(id))
+	return t.sumTab[t.sum.at(int(id))]
 }
+
+// setSum sets stack id's summary.
+func (t *Stacks) setSum(id StackID, s StackSummary) { t.sum.set(int(id), t.sumIndex(s)) }
+
+// sumIndex returns the index of s in sumTab, adding it the first time.
+func (t *Stacks) sumIndex(s StackSummary) uint32 {
+	if s == 0 {
+		return 0
+	}
+	if 2*len(t.sumTab) >= len(t.sumIdx) {
+		t.sumBits = max(t.sumBits+1, 8)
+		t.sumIdx = make([]uint32, 1<<t.sumBits)
+		for i := 1; i < len(t.sumTab); i++ {
+			j := sumSlot(t.sumTab[i], t.sumBits)
+			for t.sumIdx[j] != 0 {
+				j = (j + 1) & (len(t.sumIdx) - 1)
+			}
+			t.sumIdx[j] = uint32(i)
+		}
+	}
+	j := sumSlot(s, t.sumBits)
+	for ; t.sumIdx[j] != 0; j = (j + 1) & (len(t.sumIdx) - 1) {
+		if i := t.sumIdx[j]; t.sumTab[i] == s {
+			return i
+		}
+	}
+	if len(t.sumTab) >= 1<<32-1 {
+		panic("snapshot: 2^32 distinct stack summaries")
+	}
+	t.sumTab = append(t.sumTab, s)
+	t.sumIdx[j] = uint32(len(t.sumTab) - 1)
+	return t.sumIdx[j]
+}
+
+// sumSlot is the home slot of summary s in a table of 2^bits slots.
+func sumSlot(s StackSummary, bits int) int { return int(uint64(s) * 0x9e3779b97f4a7c15 >> (64 - bits)) }
 
 // Frames returns the frames of stack id, innermost first: nil for NoStack
 // and IDs outside the table. A lazy stack is read again from the source;
@@ -131,16 +194,14 @@ func (t *Stacks) Frames(id StackID) (Stack, error) {
 	if id < 0 || int(id) >= t.count {
 		return nil, nil
 	}
-	r := t.rec(id)
-	if r.n == 0 {
-		return Stack{}, nil
+	at := t.at.at(int(id))
+	if at&lazyFlag != 0 {
+		return t.src.read(at, t.Summary(id))
 	}
-	if r.lazy {
-		return t.src.read(r)
-	}
-	p := t.pages[r.at>>32]
-	off := uint32(r.at)
-	return p[off : off+r.n : off+r.n], nil
+	p := t.pages[at>>32]
+	off := uint32(at) + 1
+	n := uint32(p[off-1])
+	return p[off : off+n : off+n], nil
 }
 
 // MustFrames is Frames for tables that hold every stack in memory (built by
@@ -162,7 +223,7 @@ func (t *Stacks) Summarize(frames []Frame, fn Summarizer) {
 	t.init()
 	for id := range t.count {
 		if !t.Lazy(StackID(id)) {
-			t.sums.set(id, fn(frames, t.MustFrames(StackID(id))))
+			t.setSum(StackID(id), fn(frames, t.MustFrames(StackID(id))))
 		}
 	}
 	t.summarized = true
@@ -181,7 +242,9 @@ func (t *Stacks) init() {
 	if t.count > 0 {
 		return
 	}
-	t.push(stackRec{}, 0)
+	t.pages = [][]FrameID{append(make([]FrameID, 0, 64), 0)}
+	t.sumTab = []StackSummary{0}
+	t.push(0, 0, 0)
 	t.seed = maphash.MakeSeed()
 	t.index = make([]uint64, 64)
 }
@@ -189,22 +252,16 @@ func (t *Stacks) init() {
 // slot is the index slot of stack id of hash h.
 func slot(h uint64, id StackID) uint64 { return h&^(1<<32-1) | uint64(uint32(id)+1) }
 
-// push appends a stack record and its hash.
-func (t *Stacks) push(r stackRec, h uint64) {
-	n := r.n
-	if r.lazy {
-		n |= lazyBit
-	}
-	if t.at.room() && t.n.room() && t.sums.room() && t.hashes.room() {
+// push appends a stack record (place, summary index) and its hash.
+func (t *Stacks) push(at uint64, sum uint32, h uint64) {
+	if t.at.room() && t.sum.room() && t.hashes.room() {
 		// The common case, without a call per column.
-		t.at.put(r.at)
-		t.n.put(n)
-		t.sums.put(r.sum)
+		t.at.put(at)
+		t.sum.put(sum)
 		t.hashes.put(h)
 	} else {
-		t.at.push(r.at)
-		t.n.push(n)
-		t.sums.push(r.sum)
+		t.at.push(at)
+		t.sum.push(sum)
 		t.hashes.push(h)
 	}
 	t.count++
@@ -219,7 +276,8 @@ const holdLimit = 1 << 16
 
 // intern returns the ID of st, adding it the first time. With lazy set, a
 // new stack is not held: lazy(st) returns its summary, and off and size
-// locate its encoding for the source. It reports whether the stack is new.
+// locate its encoding for the source (lazyFits must hold). It reports
+// whether the stack is new.
 func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size int) (StackID, bool) {
 	t.init()
 	if len(st) == 0 {
@@ -229,11 +287,10 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 		t.rebuildIndex()
 	}
 	h := t.hash(st)
-	if len(st) >= lazyBit {
+	if len(st) >= 1<<31 {
 		panic("snapshot: a stack of 2^31 frames")
 	}
 	id := StackID(t.count)
-	r := stackRec{n: uint32(len(st))}
 	if lazy != nil {
 		// A lazy stack is taken on its 64-bit hash and length, and the
 		// held stacks' index is not probed (a cache miss per stack on a
@@ -252,8 +309,7 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 				return old, false
 			}
 		}
-		r.lazy, r.at, r.sum = true, uint64(off)<<24|uint64(size), lazy(st)
-		t.push(r, h)
+		t.push(lazyAt(off, size, len(st)), t.sumIndex(lazy(st)), h)
 		t.recent[j] = h<<32 | uint64(uint32(id)+1)
 		if t.lazyFrom == 0 {
 			t.lazyFrom = id
@@ -277,14 +333,15 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 		}
 	}
 	np := len(t.pages)
-	if np == 0 || cap(t.pages[np-1])-len(t.pages[np-1]) < len(st) {
-		t.pages = append(t.pages, make([]FrameID, 0, max(holdLimit, len(st))))
+	if cap(t.pages[np-1])-len(t.pages[np-1]) <= len(st) {
+		t.pages = append(t.pages, make([]FrameID, 0, max(holdLimit, len(st)+1)))
 		np++
 	}
 	p := &t.pages[np-1]
-	r.at = uint64(np-1)<<32 | uint64(len(*p))
-	*p = append(*p, st...)
-	t.push(r, h)
+	at := uint64(np-1)<<32 | uint64(len(*p))
+	*p = append(append(*p, FrameID(len(st))), st...)
+	t.heldFrames += len(st)
+	t.push(at, 0, h)
 	t.index[i] = slot(h, id)
 	t.indexed++
 	if 4*t.indexed > 3*len(t.index) {
@@ -324,7 +381,7 @@ func (t *Stacks) rebuildIndex() {
 
 // done drops what only building the table needs.
 func (t *Stacks) done() {
-	t.index, t.hashes, t.recent = nil, column[uint64]{}, nil
+	t.index, t.hashes, t.recent, t.sumIdx, t.sumBits = nil, column[uint64]{}, nil, nil, 0
 }
 
 // dedupeLazy merges, once there is a lazy stack, the stacks that are the
@@ -422,32 +479,24 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 		}
 		rep[id-from] = StackID(next)
 		t.at.set(next, t.at.at(id))
-		t.n.set(next, t.n.at(id))
-		t.sums.set(next, t.sums.at(id))
+		t.sum.set(next, t.sum.at(id))
 		t.hashes.set(next, t.hashes.at(id))
 		next++
 	}
 	t.count = next
 	t.at.truncate(next)
-	t.n.truncate(next)
-	t.sums.truncate(next)
+	t.sum.truncate(next)
 	t.hashes.truncate(next)
 	t.index, t.recent = nil, nil
 	return rep
 }
 
-// stackRecBytes is what one stack costs besides its frames: its record,
-// and while decoding its hash and index slot.
-const stackRecBytes = 20 + 8 + 11
+// stackRecBytes is what one stack costs besides its frames: its record
+// (place and summary index), and while decoding its hash and index slot.
+const stackRecBytes = 12 + 8 + 11
 
 // held returns the number of frame IDs held in memory.
-func (t *Stacks) held() int {
-	n := 0
-	if np := len(t.pages); np > 0 {
-		n = (np-1)*holdLimit + len(t.pages[np-1])
-	}
-	return n
-}
+func (t *Stacks) held() int { return t.heldFrames }
 
 // stackSource re-reads lazy stacks from the input.
 type stackSource struct {
@@ -459,8 +508,9 @@ type stackSource struct {
 	summarize Summarizer
 }
 
-func (s *stackSource) read(r stackRec) (Stack, error) {
-	off, size := int64(r.at>>24), int(r.at&(1<<24-1))
+// read reads the lazy stack at place at of summary sum again.
+func (s *stackSource) read(at uint64, sum StackSummary) (Stack, error) {
+	off, size, n := lazyPlace(at)
 	b := make([]byte, size)
 	if n, err := s.r.ReadAt(b, off); n < size {
 		return nil, fmt.Errorf("reading the stack at byte %d again: %v", off, err)
@@ -469,7 +519,7 @@ func (s *stackSource) read(r stackRec) (Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(st) != int(r.n) || s.summarize(s.frames, st) != r.sum {
+	if len(st) != n || s.summarize(s.frames, st) != sum {
 		return nil, fmt.Errorf("the stack at byte %d differs from when it was decoded: the file changed", off)
 	}
 	return st, nil

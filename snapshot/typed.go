@@ -956,7 +956,7 @@ func typedList[T any](v *vm, x val, arena []T, s listShape[T]) ([]T, error) {
 func (v *vm) intern(ids []FrameID, start, end int64) (StackID, error) {
 	t := &v.snap.Stacks
 	var lazy func(Stack) StackSummary
-	if v.lazyOK && start >= 0 && end > start && end-start < 1<<24 && start < 1<<40 && t.held() >= v.lazyAfter {
+	if v.lazyOK && lazyFits(start, end-start, len(ids)) && t.held() >= v.lazyAfter {
 		lazy = func(st Stack) StackSummary { return v.summarize(v.snap.Frames, st) }
 	}
 	id, isNew := t.intern(ids, lazy, start, int(end-start))
@@ -965,9 +965,9 @@ func (v *vm) intern(ids []FrameID, start, end int64) (StackID, error) {
 	}
 	if lazy == nil {
 		if v.summarize != nil {
-			t.sums.set(int(id), v.summarize(v.snap.Frames, ids))
+			t.setSum(id, v.summarize(v.snap.Frames, ids))
 		}
-		return id, v.budget.charge(int64(len(ids))*4+stackRecBytes, v)
+		return id, v.budget.charge(int64(len(ids)+1)*4+stackRecBytes, v)
 	}
 	return id, v.budget.charge(stackRecBytes, v)
 }
