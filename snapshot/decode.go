@@ -164,6 +164,15 @@ func (v *vm) decode(opt *Options) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	var src *stackSource
+	if s.Stacks.lazyFrom != 0 {
+		src = v.source(opt)
+	}
+	// The memo and the containers are done with: let the merge of lazy
+	// stacks reuse their memory (8 bytes per entry on a file of distinct
+	// stacks).
+	v.memo, v.memoWide, v.memoFar, v.objs, v.freeObjs, v.gens = memoTable{}, nil, nil, nil, nil, nil
+	v.builders, v.stackCache, v.stack, v.scratch = nil, nil, nil, nil
 	if rep, from := s.Stacks.dedupeLazy(); rep != nil {
 		s.remapStacks(v.rows, rep, from)
 	}
@@ -172,9 +181,7 @@ func (v *vm) decode(opt *Options) (*Snapshot, error) {
 	}
 	s.Stacks.init()
 	s.Stacks.done()
-	if s.Stacks.LazyCount() > 0 {
-		s.Stacks.src = v.source(opt)
-	}
+	s.Stacks.src = src
 	if opt.Progress != nil && !opt.Progress(v.in.rawDone(), v.in.rawTotal) {
 		return nil, &DecodeError{Offset: v.in.abs(), Msg: "the progress callback asked to stop", Kind: ErrCanceled}
 	}

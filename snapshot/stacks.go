@@ -402,7 +402,9 @@ func (t *Stacks) dedupeLazy() (rep []StackID, from StackID) {
 // bucketed by the top bits of their hash (a counting pass and a scatter
 // pass, sequential but for 4096 write streams), and each bucket is
 // searched with a small table that stays in cache: no probe of a table
-// the size of the file per stack.
+// the size of the file per stack. A bucket keeps 32 more bits of each
+// hash (8 bytes a stack with the ID); the whole hash is compared only
+// when those match.
 func (t *Stacks) dedupeFrom(from int) []StackID {
 	const bucketBits = 12
 	m := t.count - from
@@ -413,12 +415,12 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 	for b := 1; b < len(start); b++ {
 		start[b] += start[b-1]
 	}
-	hs, ids := make([]uint64, m), make([]int32, m) // by bucket, in ID order within one
+	hs, ids := make([]uint32, m), make([]int32, m) // by bucket, in ID order within one
 	fill := slices.Clone(start[:1<<bucketBits])
 	for id := from; id < t.count; id++ {
 		h := t.hashes.at(id)
 		b := h >> (64 - bucketBits)
-		hs[fill[b]], ids[fill[b]] = h, int32(id)
+		hs[fill[b]], ids[fill[b]] = uint32(h), int32(id)
 		fill[b]++
 	}
 	// rep[id-from] is the stack a stack merges into (made at the first
@@ -450,7 +452,8 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 					continue
 				}
 				yid := StackID(ids[y])
-				if t.Depth(x) == t.Depth(yid) && (t.Lazy(x) || t.Lazy(yid) || slices.Equal(t.MustFrames(x), t.MustFrames(yid))) {
+				if t.hashes.at(int(x)) == t.hashes.at(int(yid)) && t.Depth(x) == t.Depth(yid) &&
+					(t.Lazy(x) || t.Lazy(yid) || slices.Equal(t.MustFrames(x), t.MustFrames(yid))) {
 					if rep == nil {
 						rep = make([]StackID, m)
 						for i := range rep {
