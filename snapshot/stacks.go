@@ -73,8 +73,8 @@ type Stacks struct {
 	recentBits int
 }
 
-// defaultRecentBits sizes Stacks.recent (512 KiB).
-const defaultRecentBits = 16
+// defaultRecentBits sizes Stacks.recent (32 KiB).
+const defaultRecentBits = 12
 
 // A stack's place (Stacks.at) is, for a held stack, its page << 32 | the
 // offset of its frame count in the page. A lazy stack has lazyFlag set
