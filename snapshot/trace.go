@@ -156,7 +156,7 @@ func TraceOf(entries ...TraceEntry) Trace {
 }
 
 // Bytes per entry of the columns (action, addr, size, stream index,
-// time, stack), for the memory budget.
+// time, stack), for the memory budget (time as in a wide page).
 const entryBytes = 1 + 8 + 8 + 2 + 8 + 4
 
 // entryStore holds trace entries by column, one row per entry. The
@@ -168,7 +168,7 @@ type entryStore struct {
 	addr   column[uint64]
 	size   column[int64]
 	stream column[uint16] // index into streams
-	time   column[int64]
+	time   timeColumn
 	stack  column[StackID]
 	// names are the unknown actions, in order of appearance.
 	names []Action
@@ -195,14 +195,14 @@ func (e *entryStore) add() int {
 		e.addr.put(0)
 		e.size.put(0)
 		e.stream.put(0)
-		e.time.put(0)
+		e.time.put0()
 		e.stack.put(NoStack)
 	} else {
 		e.action.push(0)
 		e.addr.push(0)
 		e.size.push(0)
 		e.stream.push(0)
-		e.time.push(0)
+		e.time.push0()
 		e.stack.push(NoStack)
 	}
 	e.n++

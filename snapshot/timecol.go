@@ -1,0 +1,111 @@
+package snapshot
+
+import "math"
+
+// timeColumn holds the trace entries' time_us in pages of pageSize rows
+// (see column): a page stores each time as its 32-bit difference from the
+// page's base, the time of the row before the page (traces are in time
+// order, so a page of 16 Ki entries spans seconds to minutes), or, once
+// one time of the page does not fit, every time whole (a wide page). Half
+// the bytes of an int64 column for nearly every trace.
+type timeColumn struct{ pages []timePage }
+
+// timePage is one page: d (narrow) or w (wide), the other nil.
+type timePage struct {
+	base int64
+	d    []int32
+	w    []int64
+}
+
+// zeroTime is a narrow page's difference for a time of 0 (an entry
+// without time_us), whatever the base.
+const zeroTime = math.MinInt32
+
+func (c *timeColumn) at(i int) int64 {
+	p := &c.pages[i>>pageBits]
+	if p.w != nil {
+		return p.w[i&pageMask]
+	}
+	d := p.d[i&pageMask]
+	if d == zeroTime {
+		return 0
+	}
+	return p.base + int64(d)
+}
+
+// narrow returns v's difference from base, if it fits a narrow page.
+// (v - base may wrap; base + the difference then wraps back to v.)
+func narrow(v, base int64) (int32, bool) {
+	if v == 0 {
+		return zeroTime, true
+	}
+	d := v - base
+	return int32(d), d == int64(int32(d)) && d != zeroTime
+}
+
+func (c *timeColumn) set(i int, v int64) {
+	p := &c.pages[i>>pageBits]
+	if p.w == nil {
+		if d, ok := narrow(v, p.base); ok {
+			p.d[i&pageMask] = d
+			return
+		}
+		p.widen(cap(p.d))
+	}
+	p.w[i&pageMask] = v
+}
+
+// widen turns p into a wide page of capacity n.
+func (p *timePage) widen(n int) {
+	w := make([]int64, len(p.d), n)
+	for k, d := range p.d {
+		if d != zeroTime {
+			w[k] = p.base + int64(d)
+		}
+	}
+	p.w, p.d = w, nil
+}
+
+// room reports whether the last page has room for put0.
+func (c *timeColumn) room() bool {
+	n := len(c.pages)
+	if n == 0 {
+		return false
+	}
+	p := &c.pages[n-1]
+	if p.w != nil {
+		return len(p.w) < cap(p.w)
+	}
+	return len(p.d) < cap(p.d)
+}
+
+// put0 appends a time of 0 to the last page, which has room (see room).
+func (c *timeColumn) put0() {
+	p := &c.pages[len(c.pages)-1]
+	if p.w != nil {
+		p.w = append(p.w, 0)
+	} else {
+		p.d = append(p.d, zeroTime)
+	}
+}
+
+// push0 appends a time of 0, starting a page (or growing the first, as a
+// column does) when the last is full.
+func (c *timeColumn) push0() {
+	n := len(c.pages)
+	if n == 0 {
+		c.pages = append(c.pages, timePage{d: make([]int32, 0, 16)})
+	} else if !c.room() {
+		p := &c.pages[n-1]
+		size := max(len(p.d), len(p.w))
+		switch {
+		case size < pageSize && p.w != nil:
+			p.w = append(make([]int64, 0, min(2*size, pageSize)), p.w...)
+		case size < pageSize:
+			p.d = append(make([]int32, 0, min(2*size, pageSize)), p.d...)
+		default:
+			c.pages = append(c.pages, timePage{base: c.at(n*pageSize - 1), d: make([]int32, 0, pageSize)})
+		}
+	}
+	c.put0()
+}
