@@ -57,3 +57,56 @@ func TestStackHashes(t *testing.T) {
 		}
 	}
 }
+
+// TestStackCacheKeys hashes byte strings with both stack-cache hashes (all
+// of up to 2 bytes, and 1 to 40 bytes long ones that differ in one byte
+// at each place: the 8-byte, 4-byte and single-byte steps): no two alike.
+// The cache finds what was put, by content, and nothing else.
+func TestStackCacheKeys(t *testing.T) {
+	var keys [][]byte
+	keys = append(keys, []byte{})
+	for a := range 256 {
+		keys = append(keys, []byte{byte(a)})
+		for b := range 256 {
+			keys = append(keys, []byte{byte(a), byte(b)})
+		}
+	}
+	for n := 3; n <= 40; n++ {
+		base := make([]byte, n)
+		for i := range base {
+			base[i] = byte('h' + i)
+		}
+		keys = append(keys, base)
+		for i := range n {
+			k := append([]byte(nil), base...)
+			k[i] ^= 0x40
+			keys = append(keys, k)
+		}
+	}
+	c := newStackCache()
+	for name, f := range map[string]func([]byte) uint64{
+		"maphash": func(b []byte) uint64 { return maphash.Bytes(c.seed, b) },
+		"xx":      func(b []byte) uint64 { return bytesHashXX(c.seed64, b) },
+	} {
+		seen := map[uint64]int{}
+		for i, k := range keys {
+			h := f(k)
+			if j, ok := seen[h]; ok {
+				t.Fatalf("%s: %q and %q hash alike", name, keys[j], k)
+			}
+			seen[h] = i
+		}
+	}
+	for i, k := range keys[:1000] {
+		c.put(string(k), StackID(i))
+	}
+	for i, k := range keys {
+		id, ok := c.get(append([]byte(nil), k...))
+		if ok != (i < 1000) || ok && id != StackID(i) {
+			t.Fatalf("key %q: get gives %d, %v; put %v", k, id, ok, i < 1000)
+		}
+	}
+	if c.len() != 1000 {
+		t.Errorf("len %d, want 1000", c.len())
+	}
+}

@@ -293,14 +293,26 @@ func stackHashXX(seed uint64, st Stack) uint64 {
 	h := seed + xxP5 + uint64(len(st))*4
 	i := 0
 	for ; i+2 <= len(st); i += 2 {
-		w := uint64(uint32(st[i])) | uint64(uint32(st[i+1]))<<32
-		h ^= bits.RotateLeft64(w*xxP2, 31) * xxP1
-		h = bits.RotateLeft64(h, 27)*xxP1 + xxP4
+		h = xxMerge(h, uint64(uint32(st[i]))|uint64(uint32(st[i+1]))<<32)
 	}
 	if i < len(st) {
-		h ^= uint64(uint32(st[i])) * xxP1
-		h = bits.RotateLeft64(h, 23)*xxP2 + xxP3
+		h = xxTail4(h, uint64(uint32(st[i])))
 	}
+	return xxAvalanche(h)
+}
+
+// XXH64's step for an 8-byte piece, for a 4-byte one, and its final mix.
+func xxMerge(h, w uint64) uint64 {
+	h ^= rotl(w*xxP2, 31) * xxP1
+	return rotl(h, 27)*xxP1 + xxP4
+}
+
+func xxTail4(h, w uint64) uint64 {
+	h ^= w * xxP1
+	return rotl(h, 23)*xxP2 + xxP3
+}
+
+func xxAvalanche(h uint64) uint64 {
 	h ^= h >> 33
 	h *= xxP2
 	h ^= h >> 29
@@ -308,6 +320,8 @@ func stackHashXX(seed uint64, st Stack) uint64 {
 	h ^= h >> 32
 	return h
 }
+
+func rotl(x uint64, k int) uint64 { return bits.RotateLeft64(x, k) }
 
 // holdLimit is the number of frame IDs one page of held stacks takes.
 const holdLimit = 1 << 16

@@ -442,10 +442,9 @@ func (v *vm) stackOf(where, key string, x val) (StackID, error) {
 				}
 				if b.key != "" && !v.snap.Stacks.Lazy(id) && !v.cacheFull() && !v.memoRewritten {
 					if v.stackCache == nil {
-						v.stackCache = map[string]StackID{}
+						v.stackCache = newStackCache()
 					}
-					v.stackCache[b.key] = id
-					v.cacheKeyBytes += len(b.key)
+					v.stackCache.put(b.key, id)
 				}
 			}
 			b.key = ""

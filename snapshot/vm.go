@@ -208,9 +208,8 @@ type vm struct {
 	// and a list seen before is then found without a memo lookup per
 	// frame. It is valid while no memo slot is stored twice
 	// (memoRewritten): a memo id then always names the same frame.
-	stackCache            map[string]StackID
+	stackCache            *stackCache
 	cacheLooks, cacheHits int
-	cacheKeyBytes         int
 	noStackCache          bool
 
 	proto int
@@ -1106,7 +1105,7 @@ func (v *vm) cachedRun(d []byte, pos, limit int, l val) (int, bool) {
 			break
 		}
 		p = from + j
-		if id, ok = v.stackCache[string(rest[:p])]; ok {
+		if id, ok = v.stackCache.get(rest[:p]); ok {
 			break
 		}
 		from = p + 1
@@ -1127,7 +1126,7 @@ func (v *vm) cachedRun(d []byte, pos, limit int, l val) (int, bool) {
 			return 0, false // no APPENDS, or a candidate tried already
 		}
 		p = q
-		if id, ok = v.stackCache[string(rest[:p])]; !ok {
+		if id, ok = v.stackCache.get(rest[:p]); !ok {
 			return 0, false
 		}
 	}
@@ -1170,7 +1169,7 @@ func indexAppends(b []byte) int {
 
 // cacheFull reports whether the stack cache takes no more entries.
 func (v *vm) cacheFull() bool {
-	return len(v.stackCache) >= stackCacheMax || v.cacheKeyBytes >= stackCacheKeys
+	return v.stackCache != nil && (v.stackCache.len() >= stackCacheMax || v.stackCache.keyBytes >= stackCacheKeys)
 }
 
 // cacheable reports whether a new stack may go into the stack cache: it
