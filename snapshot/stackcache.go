@@ -7,44 +7,54 @@ import (
 )
 
 // stackCache is vm.stackCache: the encodings of frame lists (their bytes
-// from the MARK to the APPENDS) mapped to their held stacks. A key is
-// found by its 64-bit hash (bytesHash: in WebAssembly Go's string hash is
-// a slow path) and then compared whole, so a hash collision is a miss,
-// never a wrong stack.
+// from the MARK to the APPENDS) mapped to their held stacks. Natively a
+// map of strings; in WebAssembly, where Go's string hash is its slow path,
+// a key is found by its 64-bit hash (bytesHashXX) and then compared
+// whole, so that a hash collision is a miss, never a wrong stack (see
+// get and put in stackhash_*.go).
 type stackCache struct {
-	seed     maphash.Seed
+	m        map[string]StackID // natively
 	seed64   uint64
-	idx      map[uint64]int32 // hash -> index in keys and ids
+	idx      map[uint64]int32 // in wasm: hash -> index in keys and ids
 	keys     []string
 	ids      []StackID
 	keyBytes int
 }
 
 func newStackCache() *stackCache {
-	seed := maphash.MakeSeed()
-	return &stackCache{seed: seed, seed64: maphash.Comparable(seed, 0), idx: map[uint64]int32{}}
+	return &stackCache{m: map[string]StackID{}, seed64: maphash.Comparable(maphash.MakeSeed(), 0), idx: map[uint64]int32{}}
 }
 
-func (c *stackCache) len() int { return len(c.keys) }
+func (c *stackCache) len() int { return len(c.m) + len(c.keys) }
 
-// get returns the stack whose encoding is k.
-func (c *stackCache) get(k []byte) (StackID, bool) {
-	i, ok := c.idx[c.hash(k)]
+// getHashed and putHashed are get and put in WebAssembly.
+func (c *stackCache) getHashed(k []byte) (StackID, bool) {
+	i, ok := c.idx[bytesHashXX(c.seed64, k)]
 	if !ok || c.keys[i] != string(k) {
 		return NoStack, false
 	}
 	return c.ids[i], true
 }
 
-// put adds the encoding k of stack id (a second key of the same hash is
-// left out).
-func (c *stackCache) put(k string, id StackID) {
-	h := c.hash(unsafe.Slice(unsafe.StringData(k), len(k)))
+// putHashed leaves out a second key of the same hash.
+func (c *stackCache) putHashed(k string, id StackID) {
+	h := bytesHashXX(c.seed64, unsafe.Slice(unsafe.StringData(k), len(k)))
 	if _, ok := c.idx[h]; ok {
 		return
 	}
 	c.idx[h] = int32(len(c.keys))
 	c.keys, c.ids = append(c.keys, k), append(c.ids, id)
+	c.keyBytes += len(k)
+}
+
+// getMap and putMap are get and put natively.
+func (c *stackCache) getMap(k []byte) (StackID, bool) {
+	id, ok := c.m[string(k)]
+	return id, ok
+}
+
+func (c *stackCache) putMap(k string, id StackID) {
+	c.m[k] = id
 	c.keyBytes += len(k)
 }
 

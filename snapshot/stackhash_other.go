@@ -2,10 +2,11 @@
 
 package snapshot
 
-import "hash/maphash"
-
 // hash hashes a frame list for the stack table (see stackHashMaphash).
 func (t *Stacks) hash(st Stack) uint64 { return stackHashMaphash(t.seed, st) }
 
-// hash hashes a key of the stack cache.
-func (c *stackCache) hash(k []byte) uint64 { return maphash.Bytes(c.seed, k) }
+// get returns the stack whose encoding is k.
+func (c *stackCache) get(k []byte) (StackID, bool) { return c.getMap(k) }
+
+// put adds the encoding k of stack id.
+func (c *stackCache) put(k string, id StackID) { c.putMap(k, id) }

@@ -5,5 +5,8 @@ package snapshot
 // hash hashes a frame list for the stack table (see stackHashXX).
 func (t *Stacks) hash(st Stack) uint64 { return stackHashXX(t.seed64, st) }
 
-// hash hashes a key of the stack cache (see bytesHashXX).
-func (c *stackCache) hash(k []byte) uint64 { return bytesHashXX(c.seed64, k) }
+// get returns the stack whose encoding is k.
+func (c *stackCache) get(k []byte) (StackID, bool) { return c.getHashed(k) }
+
+// put adds the encoding k of stack id.
+func (c *stackCache) put(k string, id StackID) { c.putHashed(k, id) }
