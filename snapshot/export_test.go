@@ -33,3 +33,11 @@ func WithRecentLazyStacks(opt *Options, bits int) *Options {
 
 // IndexAppends is indexAppends, for its test.
 var IndexAppends = indexAppends
+
+// SetDedupeGroup sets how many stacks the merge of lazy stacks scatters at
+// a time, and returns a function that restores it.
+func SetDedupeGroup(n int32) (restore func()) {
+	old := dedupeGroup
+	dedupeGroup = n
+	return func() { dedupeGroup = old }
+}

@@ -116,7 +116,17 @@ func lazyInputs(t *testing.T, real ...string) map[string][]byte {
 // that most repeats become new stacks merged once the file is read: the
 // snapshot must equal the one decoded with every stack held, and every
 // entry must have the stack ID it has when repeats are merged as met.
+// The merge runs with its default group of stacks and with groups of 7
+// (many passes over the hashes).
 func TestLazyStacksMergedAfterReading(t *testing.T) {
+	t.Run("default groups", testLazyStacksMergedAfterReading)
+	t.Run("groups of 7", func(t *testing.T) {
+		defer snapshot.SetDedupeGroup(7)()
+		testLazyStacksMergedAfterReading(t)
+	})
+}
+
+func testLazyStacksMergedAfterReading(t *testing.T) {
 	inputs := lazyInputs(t, "pt26_cs336_ctx128_fullstep.pickle", "pt26_cs336_ctx128_forward.pickle")
 	opt := gen.Scenario("training")
 	data, _, err := gen.Bytes(opt)

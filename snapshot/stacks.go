@@ -451,76 +451,99 @@ func (t *Stacks) dedupeLazy() (rep []StackID, from StackID) {
 }
 
 // dedupeFrom is dedupeLazy for the stacks from ID from on. They are
-// bucketed by the top bits of their hash (a counting pass and a scatter
-// pass, sequential but for 4096 write streams), and each bucket is
+// bucketed by the top bits of their hash (a counting pass, then scatter
+// passes, sequential but for 4096 write streams), and each bucket is
 // searched with a small table that stays in cache: no probe of a table
 // the size of the file per stack. A bucket keeps 32 more bits of each
-// hash (8 bytes a stack with the ID); the whole hash is compared only
-// when those match.
+// hash (8 bytes a stack with the ID; the whole hash is compared only when
+// those match), and at most dedupeGroup stacks are scattered at a time
+// (one pass over the hashes per group of buckets), so that merging takes
+// little memory besides the hashes.
 func (t *Stacks) dedupeFrom(from int) []StackID {
 	const bucketBits = 12
+	const nb = 1 << bucketBits
 	m := t.count - from
-	start := make([]int32, 1<<bucketBits+1)
+	start := make([]int32, nb+1)
 	for id := from; id < t.count; id++ {
 		start[t.hashes.at(id)>>(64-bucketBits)+1]++
 	}
 	for b := 1; b < len(start); b++ {
 		start[b] += start[b-1]
 	}
-	hs, ids := make([]uint32, m), make([]int32, m) // by bucket, in ID order within one
-	fill := slices.Clone(start[:1<<bucketBits])
-	for id := from; id < t.count; id++ {
-		h := t.hashes.at(id)
-		b := h >> (64 - bucketBits)
-		hs[fill[b]], ids[fill[b]] = uint32(h), int32(id)
-		fill[b]++
-	}
 	// rep[id-from] is the stack a stack merges into (made at the first
 	// merge; until then every stack is its own).
 	var rep []StackID
 	var slots []int32
-	for b := 0; b+1 < len(start); b++ {
-		lo, hi := int(start[b]), int(start[b+1])
-		if hi-lo < 2 {
-			continue
+	var hs []uint32 // by bucket, in ID order within one
+	var ids []int32
+	fill := make([]int32, nb)
+	for b0 := 0; b0 < nb; {
+		b1 := b0 + 1
+		for b1 < nb && start[b1+1]-start[b0] <= dedupeGroup {
+			b1++
 		}
-		size := 4
-		for size < 2*(hi-lo) {
-			size *= 2
+		base := start[b0]
+		n := int(start[b1] - base)
+		if cap(hs) < n {
+			hs, ids = make([]uint32, n), make([]int32, n)
 		}
-		if cap(slots) < size {
-			slots = make([]int32, size)
+		hs, ids = hs[:n], ids[:n]
+		for b := b0; b < b1; b++ {
+			fill[b] = start[b] - base
 		}
-		slots = slots[:size]
-		clear(slots)
-		mask := size - 1
-		for k := lo; k < hi; k++ {
-			h, x := hs[k], StackID(ids[k])
-			j := int(h) & mask
-			merged := false
-			for ; slots[j] != 0; j = (j + 1) & mask {
-				y := int(slots[j]) - 1
-				if hs[y] != h {
-					continue
+		for p, page := range t.hashes.pages {
+			id := p << pageBits
+			for k, h := range page {
+				if b := int(h >> (64 - bucketBits)); b >= b0 && b < b1 && id+k >= from {
+					hs[fill[b]], ids[fill[b]] = uint32(h), int32(id+k)
+					fill[b]++
 				}
-				yid := StackID(ids[y])
-				if t.hashes.at(int(x)) == t.hashes.at(int(yid)) && t.Depth(x) == t.Depth(yid) &&
-					(t.Lazy(x) || t.Lazy(yid) || slices.Equal(t.MustFrames(x), t.MustFrames(yid))) {
-					if rep == nil {
-						rep = make([]StackID, m)
-						for i := range rep {
-							rep[i] = StackID(from + i)
-						}
+			}
+		}
+		for b := b0; b < b1; b++ {
+			lo, hi := int(start[b]-base), int(start[b+1]-base)
+			if hi-lo < 2 {
+				continue
+			}
+			size := 4
+			for size < 2*(hi-lo) {
+				size *= 2
+			}
+			if cap(slots) < size {
+				slots = make([]int32, size)
+			}
+			slots = slots[:size]
+			clear(slots)
+			mask := size - 1
+			for k := lo; k < hi; k++ {
+				h, x := hs[k], StackID(ids[k])
+				j := int(h) & mask
+				merged := false
+				for ; slots[j] != 0; j = (j + 1) & mask {
+					y := int(slots[j]) - 1
+					if hs[y] != h {
+						continue
 					}
-					rep[int(x)-from] = yid
-					merged = true
-					break
+					yid := StackID(ids[y])
+					if t.hashes.at(int(x)) == t.hashes.at(int(yid)) && t.Depth(x) == t.Depth(yid) &&
+						(t.Lazy(x) || t.Lazy(yid) || slices.Equal(t.MustFrames(x), t.MustFrames(yid))) {
+						if rep == nil {
+							rep = make([]StackID, m)
+							for i := range rep {
+								rep[i] = StackID(from + i)
+							}
+						}
+						rep[int(x)-from] = yid
+						merged = true
+						break
+					}
+				}
+				if !merged {
+					slots[j] = int32(k + 1)
 				}
 			}
-			if !merged {
-				slots[j] = int32(k + 1)
-			}
 		}
+		b0 = b1
 	}
 	if rep == nil {
 		return nil
@@ -545,6 +568,9 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 	t.index, t.recent = nil, nil
 	return rep
 }
+
+// dedupeGroup bounds the stacks dedupeFrom scatters at a time (8 MiB).
+var dedupeGroup int32 = 1 << 20
 
 // stackRecBytes is what one stack costs besides its frames: its record
 // (place and summary index), and while decoding its hash and index slot.
