@@ -52,63 +52,6 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Origin tells where an allocation's live range comes from.
-type Origin uint8
-
-// Allocation origins.
-const (
-	// FromTrace: its alloc entry is in the trace.
-	FromTrace Origin = iota
-	// PreTraceFreed: only its free is in the trace; it was allocated before
-	// the trace window (late recording or ring-buffer wrap).
-	PreTraceFreed
-	// PreTraceLive: a live block in the segments with no alloc in the trace;
-	// alive for the whole trace window (a "ghost").
-	PreTraceLive
-)
-
-// String returns the origin's JSON name, e.g. "pre_trace_live".
-func (o Origin) String() string {
-	return [...]string{"trace", "pre_trace_freed", "pre_trace_live"}[o]
-}
-
-// Allocation is one live range of a block, from its alloc to its
-// free_completed (docs/snapshot.md#pairing-rule).
-type Allocation struct {
-	// Addr is the block address.
-	Addr uint64
-	// Size is the requested bytes (what alloc/free entries and
-	// requested_size carry).
-	Size int64
-	// BlockSize is the block's rounded size when the segments show it (the
-	// allocation is still alive at the end), 0 otherwise.
-	BlockSize int64
-	// Start is the index of the alloc entry; -1 when it predates the trace.
-	Start int32
-	// End is the index of the free_completed entry; the trace length when it
-	// is still alive at the end.
-	End int32
-	// FreeRequested is the index of its free_requested entry, -1 if none.
-	FreeRequested int32
-	// Stack is the allocation stack; for PreTraceFreed the free's stack.
-	Stack snapshot.StackID
-	// Site indexes Analysis.Sites.
-	Site int32
-	// Origin tells where the live range comes from.
-	Origin Origin
-	// Category and Rule are the bucket and the rule that chose it.
-	Category Category
-	// Rule is the classification rule that fired.
-	Rule Rule
-	// Pending is true when the segments show the block as
-	// active_pending_free (freed but waiting for other streams).
-	Pending bool
-}
-
-// aliveAt reports whether a is live in the state after entry i (i = -1 is
-// the state before the first entry).
-func (a *Allocation) aliveAt(i int) bool { return int(a.Start) <= i && i < int(a.End) }
-
 // Analysis is a replayed snapshot: one Device per device with a trace or
 // segments, plus the allocation sites shared by all devices.
 type Analysis struct {

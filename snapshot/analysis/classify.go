@@ -110,14 +110,15 @@ func windowPhase(ws []window, maxEnd []int64, t int64) phase {
 	return phaseUnknown
 }
 
-// allocPhase is the phase of a trace allocation: its stack's, unless an
-// annotation window says optimizer or the stack says nothing.
-func (d *Device) allocPhase(al *Allocation) (phase, bool) {
-	p := d.a.phaseOf(al.Stack)
-	if len(d.windows) == 0 || al.Start < 0 {
+// allocPhase is the phase of an allocation from entry start with stack
+// stack: its stack's, unless an annotation window says optimizer or the
+// stack says nothing.
+func (d *Device) allocPhase(start int32, stack snapshot.StackID) (phase, bool) {
+	p := d.a.phaseOf(stack)
+	if len(d.windows) == 0 || start < 0 {
 		return p, false
 	}
-	wp := windowPhase(d.windows, d.windowEnds, d.Trace.TimeUS(int(al.Start)))
+	wp := windowPhase(d.windows, d.windowEnds, d.Trace.TimeUS(int(start)))
 	if wp != phaseUnknown && (p == phaseUnknown || wp == phaseOptimizer) && p != phaseInit {
 		return wp, wp != p
 	}
@@ -135,112 +136,115 @@ func (d *Device) classify() {
 			d.windowEnds[j] = max(w.end, d.windowEnds[j-1])
 		}
 	}
-	n := int32(d.Trace.Len())
+	t := &d.allocs
+	n, na := int32(d.Trace.Len()), t.len()
+	t.site, t.cat, t.rule = make([]int32, na), make([]Category, na), make([]Rule, na)
 	// Phase runs over the allocations with a known phase, in trace order.
-	phases := make([]phase, len(d.Allocs))
-	for i := range d.Allocs {
-		al := &d.Allocs[i]
-		al.Site = d.a.siteOf(al.Stack)
-		if al.Origin != FromTrace {
-			phases[i] = d.a.phaseOf(al.Stack)
+	phases := make([]phase, na)
+	for k := range na {
+		stack, start := t.stack(k), t.start[k]
+		t.site[k] = d.a.siteOf(stack)
+		if start < 0 {
+			phases[k] = d.a.phaseOf(stack)
 			continue
 		}
-		p, _ := d.allocPhase(al)
-		phases[i] = p
+		p, _ := d.allocPhase(start, stack)
+		phases[k] = p
 		if p == phaseUnknown || p == phaseInit {
 			continue
 		}
 		if len(d.runs) == 0 || d.runs[len(d.runs)-1].phase != p {
 			if len(d.runs) > 0 {
-				d.runs[len(d.runs)-1].end = al.Start
+				d.runs[len(d.runs)-1].end = start
 			}
-			d.runs = append(d.runs, phaseRun{phase: p, start: al.Start, end: n, bwdStart: -1})
+			d.runs = append(d.runs, phaseRun{phase: p, start: start, end: n, bwdStart: -1})
 		}
-		d.runs[len(d.runs)-1].last = al.Start
+		d.runs[len(d.runs)-1].last = start
 	}
-	for i := range d.Allocs {
-		al := &d.Allocs[i]
-		if al.Origin != FromTrace || phases[i] != phaseUnknown || d.a.Snap.Stacks.Depth(al.Stack) != 0 {
+	for k := range na {
+		start := t.start[k]
+		if start < 0 || phases[k] != phaseUnknown || d.a.Snap.Stacks.Depth(t.stack(k)) != 0 {
 			continue
 		}
-		if k := d.runAt(al.Start); k >= 0 {
-			r := &d.runs[k]
-			if r.phase == phaseForward && al.Start > r.last && r.bwdStart < 0 {
-				r.bwdStart = al.Start
+		if j := d.runAt(start); j >= 0 {
+			r := &d.runs[j]
+			if r.phase == phaseForward && start > r.last && r.bwdStart < 0 {
+				r.bwdStart = start
 			}
 		}
 	}
 	stateInTrace, optimizerInTrace := false, false
-	for i := range d.Allocs {
-		al := &d.Allocs[i]
-		if al.Origin != FromTrace {
+	for k := range na {
+		if o := t.origin(k); o != FromTrace {
 			// Optimizer state recognised by its stack among the blocks alive
 			// before the trace also tells the stackless ones apart.
-			stateInTrace = stateInTrace || (al.Origin == PreTraceLive && phases[i] == phaseOptimizer)
+			stateInTrace = stateInTrace || (o == PreTraceLive && phases[k] == phaseOptimizer)
 			continue
 		}
-		al.Rule = d.traceRule(al, phases[i])
-		switch al.Rule {
+		t.rule[k] = d.traceRule(t.start[k], t.end[k], t.stack(k), phases[k])
+		switch t.rule[k] {
 		case RuleOptimizerSurvives:
 			stateInTrace, optimizerInTrace = true, true
 		case RuleOptimizerDies:
 			optimizerInTrace = true
 		}
 	}
-	for i := range d.Allocs {
-		al := &d.Allocs[i]
-		switch al.Origin {
+	for k := range na {
+		rule, stack, origin := t.rule[k], t.stack(k), t.origin(k)
+		switch origin {
 		case PreTraceFreed:
-			al.Rule = RulePreTraceFreed
-			if phases[i] == phaseBackward {
-				al.Rule = RulePreTraceFreedInBackward
+			rule = RulePreTraceFreed
+			if phases[k] == phaseBackward {
+				rule = RulePreTraceFreedInBackward
 			}
 		case PreTraceLive:
-			switch phases[i] {
+			switch phases[k] {
 			case phaseInit:
-				al.Rule = RuleParamInit
+				rule = RuleParamInit
 			case phaseForward:
-				al.Rule = RuleForwardSurvives
+				rule = RuleForwardSurvives
 			case phaseBackward:
-				al.Rule = RuleBackwardSurvives
+				rule = RuleBackwardSurvives
 			case phaseOptimizer:
-				al.Rule = RuleOptimizerSurvives
+				rule = RuleOptimizerSurvives
 			default:
 				switch {
 				case stateInTrace:
-					al.Rule = RulePreTraceLiveStateKnown
+					rule = RulePreTraceLiveStateKnown
 				case optimizerInTrace:
-					al.Rule = RulePreTraceLiveUnknown
+					rule = RulePreTraceLiveUnknown
 				default:
-					al.Rule = RulePreTraceLiveNoOptimizer
+					rule = RulePreTraceLiveNoOptimizer
 				}
 			}
 		}
-		if d.a.workspaceStack(al.Stack) {
-			al.Rule = RuleWorkspace
+		if d.a.workspaceStack(stack) {
+			rule = RuleWorkspace
 		}
-		al.Category = rules[al.Rule].category
-		if al.Origin == FromTrace {
-			if c, r, ok := d.labelled(al); ok && !(c == OptimizerState && al.Rule == RuleOptimizerDies) {
-				al.Category, al.Rule = c, r
+		cat := rules[rule].category
+		if origin == FromTrace {
+			if c, r, ok := d.labelled(int(t.start[k])); ok && !(c == OptimizerState && rule == RuleOptimizerDies) {
+				cat, rule = c, r
 			}
 		}
+		t.cat[k], t.rule[k] = cat, rule
 	}
 }
 
 // traceRule picks the stack and lifetime rule for an allocation whose alloc
-// is in the trace.
-func (d *Device) traceRule(al *Allocation, p phase) Rule {
-	k := d.runAt(al.Start)
+// is in the trace: live from entry start to entry end, with stack stack and
+// phase p.
+func (d *Device) traceRule(start, end int32, stack snapshot.StackID, p phase) Rule {
+	k := d.runAt(start)
 	survives := func() bool {
 		if k < 0 {
 			return true
 		}
-		end := d.runs[k].end
+		runEnd := d.runs[k].end
 		if p == phaseForward && d.runs[k].bwdStart >= 0 {
-			end = d.runs[k].bwdStart
+			runEnd = d.runs[k].bwdStart
 		}
-		return al.End >= end
+		return end >= runEnd
 	}
 	switch p {
 	case phaseInit:
@@ -261,22 +265,22 @@ func (d *Device) traceRule(al *Allocation, p phase) Rule {
 		}
 		return RuleOptimizerDies
 	}
-	stackless := d.a.Snap.Stacks.Depth(al.Stack) == 0
+	stackless := d.a.Snap.Stacks.Depth(stack) == 0
 	if stackless && k >= 0 {
 		r := &d.runs[k]
-		if r.phase == phaseBackward || (r.phase == phaseForward && r.bwdStart >= 0 && al.Start >= r.bwdStart) {
-			if al.End >= r.end {
+		if r.phase == phaseBackward || (r.phase == phaseForward && r.bwdStart >= 0 && start >= r.bwdStart) {
+			if end >= r.end {
 				return RuleNoStackBackwardSurvives
 			}
 			return RuleNoStackBackwardDies
 		}
 	}
-	if e := d.runAt(al.End); e >= 0 {
+	if e := d.runAt(end); e >= 0 {
 		r := &d.runs[e]
-		if r.phase == phaseBackward && al.Start < r.start && al.End < r.end {
+		if r.phase == phaseBackward && start < r.start && end < r.end {
 			return RuleFreedInBackward
 		}
-		if r.phase == phaseForward && r.bwdStart >= 0 && al.Start < r.bwdStart && al.End >= r.bwdStart && al.End < r.end {
+		if r.phase == phaseForward && r.bwdStart >= 0 && start < r.bwdStart && end >= r.bwdStart && end < r.end {
 			return RuleFreedInBackward
 		}
 	}
@@ -303,10 +307,9 @@ func (d *Device) runAt(i int32) int {
 	return k
 }
 
-// labelled returns an explicit label carried by the alloc entry: a
-// profiler `category` or a user_metadata naming a component.
-func (d *Device) labelled(al *Allocation) (Category, Rule, bool) {
-	i := int(al.Start)
+// labelled returns an explicit label carried by alloc entry i: a profiler
+// `category` or a user_metadata naming a component.
+func (d *Device) labelled(i int) (Category, Rule, bool) {
 	if x := d.Trace.Extra(i); x != nil && x.Category != "" {
 		return profilerCategory(x.Category), RuleProfilerCategory, true
 	}

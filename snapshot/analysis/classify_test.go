@@ -77,9 +77,9 @@ func TestClassify(t *testing.T) {
 	}
 	for _, w := range wants {
 		var got *Allocation
-		for k := range d.Allocs {
-			if d.Allocs[k].Addr == w.addr && int(d.Allocs[k].Start) == w.start {
-				got = &d.Allocs[k]
+		for _, al := range allocations(d) {
+			if al.Addr == w.addr && int(al.Start) == w.start {
+				got = &al
 			}
 		}
 		if got == nil {
@@ -123,7 +123,7 @@ func TestPreTraceLiveRules(t *testing.T) {
 			}
 			b.seg(0x100, false, live(256, 100, snapshot.EmptyStack), state, free(512))
 			d := Analyze(b.s, Options{}).Devices[0]
-			for _, al := range d.Allocs {
+			for _, al := range allocations(d) {
 				if al.Origin == PreTraceLive && (al.Rule.ID() != tt.rule || al.Category != tt.cat) {
 					t.Errorf("ghost: rule %s (%s), want %s (%s)", al.Rule.ID(), al.Category, tt.rule, tt.cat)
 				}

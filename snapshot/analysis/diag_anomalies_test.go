@@ -60,9 +60,9 @@ func TestByteTimeIntegral(t *testing.T) {
 		var integral float64
 		for i := 0; i+1 < d.Trace.Len(); i++ {
 			var alloc int64
-			for k := range d.Allocs {
-				if d.Allocs[k].aliveAt(i) {
-					alloc += d.Allocs[k].Size
+			for _, al := range allocations(d) {
+				if aliveAfter(al, i) {
+					alloc += al.Size
 				}
 			}
 			integral += float64(alloc) * float64(d.Trace.TimeUS(i+1)-d.Trace.TimeUS(i)) / 1e6

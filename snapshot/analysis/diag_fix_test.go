@@ -19,9 +19,8 @@ func bruteSaving(d *Device, share func(c CategoryBytes, leaked int64) int64, lea
 	for i := -1; i < n; i++ {
 		var c CategoryBytes
 		var alloc, leaked int64
-		for k := range d.Allocs {
-			al := &d.Allocs[k]
-			if !al.aliveAt(i) {
+		for _, al := range allocations(d) {
+			if !aliveAfter(al, i) {
 				continue
 			}
 			alloc += al.Size

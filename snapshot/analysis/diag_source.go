@@ -75,8 +75,8 @@ func (s *source) timeUS(i int) int64 { return s.tr.TimeUS(i) }
 
 // numAllocs is the number of allocations; allocOrigin says where
 // allocation k's live range comes from.
-func (s *source) numAllocs() int           { return len(s.d.Allocs) }
-func (s *source) allocOrigin(k int) Origin { return s.d.Allocs[k].Origin }
+func (s *source) numAllocs() int           { return s.d.allocs.len() }
+func (s *source) allocOrigin(k int) Origin { return s.d.allocs.origin(k) }
 
 // entryKind is what a trace entry does, as the diagnosis needs it.
 type entryKind uint8
@@ -183,27 +183,28 @@ type liveRange struct {
 // allocSpan returns allocation k's alloc, free_completed and
 // free_requested entries (see liveRange), the cheap part of live.
 func (s *source) allocSpan(k int) (start, end, freeReq int32) {
-	a := &s.d.Allocs[k]
-	return a.Start, a.End, a.FreeRequested
+	t := &s.d.allocs
+	return t.start[k], t.end[k], t.freeReq[k]
 }
 
 // allocSize returns allocation k's requested bytes.
-func (s *source) allocSize(k int) int64 { return s.d.Allocs[k].Size }
+func (s *source) allocSize(k int) int64 { return s.d.allocs.size[k] }
 
 // allocSite, allocRule and allocCategory return allocation k's site,
 // classification rule and category.
-func (s *source) allocSite(k int) int32        { return s.d.Allocs[k].Site }
-func (s *source) allocRule(k int) Rule         { return s.d.Allocs[k].Rule }
-func (s *source) allocCategory(k int) Category { return s.d.Allocs[k].Category }
+func (s *source) allocSite(k int) int32        { return s.d.allocs.site[k] }
+func (s *source) allocRule(k int) Rule         { return s.d.allocs.rule[k] }
+func (s *source) allocCategory(k int) Category { return s.d.allocs.cat[k] }
 
 // allocStack returns allocation k's stack.
-func (s *source) allocStack(k int) snapshot.StackID { return s.d.Allocs[k].Stack }
+func (s *source) allocStack(k int) snapshot.StackID { return s.d.allocs.stack(k) }
 
 // live returns allocation k's live range.
 func (s *source) live(k int) liveRange {
-	a := &s.d.Allocs[k]
-	return liveRange{start: a.Start, end: a.End, freeReq: a.FreeRequested, size: a.Size, stack: a.Stack,
-		site: a.Site, cat: a.Category, rule: a.Rule, origin: a.Origin, pending: a.Pending}
+	t := &s.d.allocs
+	b, _ := t.block(k)
+	return liveRange{start: t.start[k], end: t.end[k], freeReq: t.freeReq[k], size: t.size[k], stack: t.stack(k),
+		site: t.site[k], cat: t.cat[k], rule: t.rule[k], origin: t.origin(k), pending: b.pending}
 }
 
 // stackFrames returns the frame ids of a stack, innermost first (nil for

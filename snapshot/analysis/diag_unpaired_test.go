@@ -115,9 +115,9 @@ func TestStepsUnpairedTrace(t *testing.T) {
 // liveAfter is the allocated memory after entry i, from the live ranges.
 func liveAfter(d *Device, i int) int64 {
 	var v int64
-	for k := range d.Allocs {
-		if d.Allocs[k].aliveAt(i) {
-			v += d.Allocs[k].Size
+	for _, al := range allocations(d) {
+		if aliveAfter(al, i) {
+			v += al.Size
 		}
 	}
 	return v

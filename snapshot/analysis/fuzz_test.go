@@ -84,7 +84,7 @@ func FuzzAnalyze(f *testing.F) {
 				dev.StateAt(k, -1, 3)
 			}
 			dev.AllocationView(-1)
-			dev.AllocationView(len(dev.Allocs))
+			dev.AllocationView(dev.NumAllocs())
 			checkDiagnosis(t, &d)
 		}
 		Markdown(r)

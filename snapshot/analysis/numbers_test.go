@@ -221,8 +221,8 @@ func numbersOf(a *Analysis) numbers {
 			Rule          string
 			Pending       bool
 		}
-		allocs := make([]alloc, len(dev.Allocs))
-		for k, al := range dev.Allocs {
+		allocs := make([]alloc, dev.NumAllocs())
+		for k, al := range allocations(dev) {
 			allocs[k] = alloc{al.Addr, al.Size, al.BlockSize, al.Start, al.End, al.FreeRequested,
 				a.Sites[al.Site].Key, al.Origin.String(), al.Category.String(), al.Rule.ID(), al.Pending}
 		}

@@ -14,10 +14,6 @@ type Device struct {
 	// Trace is the device's trace, oldest entry first (read it by index:
 	// Trace.Kind(i), Addr(i), Size(i), TimeUS(i), Frames(i), Entry(i)).
 	Trace snapshot.Trace
-	// Allocs holds every allocation's live range: those whose alloc is in
-	// the trace in trace order, pre-trace ones freed in the trace at their
-	// free, then the pre-trace blocks still alive at the end.
-	Allocs []Allocation
 	// Actions counts trace entries per action.
 	Actions map[string]int
 	// Warnings lists inconsistencies between the trace and the segments.
@@ -25,6 +21,8 @@ type Device struct {
 
 	a        *Analysis
 	segments []int // indices of this device's segments in Snap.Segments
+	// allocs holds every allocation's live range (NumAllocs, Allocation).
+	allocs allocTable
 
 	initialAllocated int64 // live requested bytes before the first entry
 	preTrace         int   // allocations alive before the first entry
@@ -119,7 +117,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	}
 	// Every alloc entry makes one allocation; unmatched frees and live
 	// blocks add a few more.
-	d.Allocs = make([]Allocation, 0, nAlloc+nAlloc/16+64)
+	d.allocs = newAllocTable(tr, nAlloc+nAlloc/16+64)
 	mode := freeOnCompleted
 	if nComp == 0 && nReq > d.pendingBlocks() {
 		mode = freeOnRequested
@@ -128,7 +126,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 
 	d.buckets = newBuckets(a.opt.TimelinePoints, -1, n+1)
 	var counts [snapshot.KindOther]int
-	open := make(map[uint64]int32)
+	open := make(map[uint64]openAlloc)
 	var cur, res int64
 	// over is the most allocated exceeded reserved (relative to the
 	// starting state), overAt where.
@@ -149,32 +147,29 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 		switch {
 		case k == snapshot.KindAlloc:
 			addr, size := tr.Addr(i), d.count(tr.Size(i))
-			if j, ok := open[addr]; ok {
-				d.Allocs[j].End = int32(i)
-				cur -= d.Allocs[j].Size
+			if o, ok := open[addr]; ok {
+				d.allocs.end[o.k] = int32(i)
+				cur -= o.size
 				doubleAlloc++
 			}
-			open[addr] = int32(len(d.Allocs))
-			d.Allocs = append(d.Allocs, Allocation{Addr: addr, Size: size, Start: int32(i), End: int32(n),
-				FreeRequested: -1, Stack: tr.Frames(i)})
+			open[addr] = openAlloc{d.allocs.add(int32(i), int32(n), size), size}
 			cur += size
 		case isFree:
 			addr := tr.Addr(i)
-			if j, ok := open[addr]; ok {
-				d.Allocs[j].End = int32(i)
-				cur -= d.Allocs[j].Size
+			if o, ok := open[addr]; ok {
+				d.allocs.end[o.k] = int32(i)
+				cur -= o.size
 				delete(open, addr)
 			} else {
 				size := d.count(tr.Size(i))
-				d.Allocs = append(d.Allocs, Allocation{Addr: addr, Size: size, Start: -1, End: int32(i),
-					FreeRequested: -1, Stack: tr.Frames(i), Origin: PreTraceFreed})
+				d.allocs.add(-1, int32(i), size)
 				d.initialAllocated += size
 				d.preTrace++
 				cur -= size
 			}
 		case k == snapshot.KindFreeRequested:
-			if j, ok := open[tr.Addr(i)]; ok {
-				d.Allocs[j].FreeRequested = int32(i)
+			if o, ok := open[tr.Addr(i)]; ok {
+				d.allocs.freeReq[o.k] = int32(i)
 			}
 		case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
 			res += d.count(tr.Size(i))
@@ -240,10 +235,17 @@ func (d *Device) pendingBlocks() int {
 	return n
 }
 
+// openAlloc is an allocation the replay has not seen freed yet: its
+// number and its size.
+type openAlloc struct {
+	k    int32
+	size int64
+}
+
 // matchSegments joins the allocations still open at the end of the trace
 // with the live blocks of the segments, and adds the live blocks that have
 // no alloc in the trace as allocations alive for the whole window.
-func (d *Device) matchSegments(open map[uint64]int32) {
+func (d *Device) matchSegments(open map[uint64]openAlloc) {
 	s := d.a.Snap
 	n := int32(d.Trace.Len())
 	var sizeMismatch, freeInSegments int
@@ -266,21 +268,21 @@ func (d *Device) matchSegments(open map[uint64]int32) {
 			} else {
 				d.finalAllocated += req
 			}
-			if j, ok := open[b.Address]; ok {
-				al := &d.Allocs[j]
-				al.BlockSize, al.Pending = size, pending
-				if s.Stacks.Depth(al.Stack) == 0 {
+			if o, ok := open[b.Address]; ok {
+				stack := d.Trace.Frames(int(d.allocs.start[o.k]))
+				if s.Stacks.Depth(stack) == 0 {
 					// torch 2.0 traces carry no frames; the block's history does.
-					al.Stack = b.AllocStack()
+					stack = b.AllocStack()
 				}
-				if al.Size != req {
+				d.allocs.atEnd[o.k] = endBlock{addr: b.Address, size: size, stack: stack, pending: pending}
+				if o.size != req {
 					sizeMismatch++
 				}
 				delete(open, b.Address)
 				continue
 			}
-			d.Allocs = append(d.Allocs, Allocation{Addr: b.Address, Size: req, BlockSize: size,
-				Start: -1, End: n, FreeRequested: -1, Stack: b.AllocStack(), Origin: PreTraceLive, Pending: pending})
+			k := d.allocs.add(-1, n, req)
+			d.allocs.atEnd[k] = endBlock{addr: b.Address, size: size, stack: b.AllocStack(), pending: pending}
 			d.initialAllocated += req
 			d.preTrace++
 		}

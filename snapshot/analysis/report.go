@@ -98,7 +98,7 @@ type RuleBytes struct {
 
 // AllocationView describes one allocation for display.
 type AllocationView struct {
-	// Alloc indexes Device.Allocs.
+	// Alloc is the allocation's number (Device.Allocation).
 	Alloc int32 `json:"alloc"`
 	// Address is the block address in hex.
 	Address string `json:"address"`
@@ -272,7 +272,7 @@ func (d *Device) Report() DeviceReport {
 		InitialAllocatedBytes: d.initialAllocated,
 		InitialReservedBytes:  d.initialReserved,
 		PreTraceAllocations:   d.preTrace,
-		Allocations:           len(d.Allocs),
+		Allocations:           d.allocs.len(),
 		OOMEvents:             []OOMEvent{},
 	}
 	r.Expandable, r.Streams = d.streamsAndExpandable()
@@ -316,10 +316,10 @@ func (d *Device) streamsAndExpandable() (bool, int) {
 // ruleTotals sums the live allocations per classification rule.
 func (d *Device) ruleTotals(live []int32) []RuleBytes {
 	var by [numRules]RuleBytes
+	t := &d.allocs
 	for _, k := range live {
-		al := &d.Allocs[k]
-		by[al.Rule].Bytes += al.Size
-		by[al.Rule].Count++
+		by[t.rule[k]].Bytes += t.size[k]
+		by[t.rule[k]].Count++
 	}
 	out := []RuleBytes{}
 	for r := Rule(0); r < numRules; r++ {
@@ -341,10 +341,10 @@ func (d *Device) ruleTotals(live []int32) []RuleBytes {
 // largest returns views of the n biggest live allocations.
 func (d *Device) largest(live []int32, n int) []AllocationView {
 	idx := append([]int32(nil), live...)
+	size := d.allocs.size
 	sort.Slice(idx, func(i, j int) bool {
-		x, y := &d.Allocs[idx[i]], &d.Allocs[idx[j]]
-		if x.Size != y.Size {
-			return x.Size > y.Size
+		if x, y := size[idx[i]], size[idx[j]]; x != y {
+			return x > y
 		}
 		return idx[i] < idx[j]
 	})
@@ -358,13 +358,13 @@ func (d *Device) largest(live []int32, n int) []AllocationView {
 	return out
 }
 
-// AllocationView describes allocation k of Allocs; the zero view when k is
-// out of range.
+// AllocationView describes allocation k (see Allocation); the zero view
+// when k is out of range.
 func (d *Device) AllocationView(k int) AllocationView {
-	if k < 0 || k >= len(d.Allocs) {
+	if k < 0 || k >= d.allocs.len() {
 		return AllocationView{Alloc: -1, Stack: []string{}}
 	}
-	al := &d.Allocs[k]
+	al := d.Allocation(k)
 	v := AllocationView{
 		Alloc: int32(k), Address: hex(al.Addr), Bytes: al.Size, BlockBytes: al.BlockSize,
 		AllocIndex: int(al.Start), FreeIndex: int(al.End), Origin: al.Origin.String(),
@@ -460,18 +460,18 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
 		return sort.Search(m, func(j int) bool { return pts[j].Index >= int(idx) })
 	}
 	other := len(ss.Sites) - 1
-	for k := range d.Allocs {
-		al := &d.Allocs[k]
-		j0, j1 := first(al.Start), first(al.End)
+	t := &d.allocs
+	for k := range t.len() {
+		j0, j1 := first(t.start[k]), first(t.end[k])
 		if j0 >= j1 {
 			continue
 		}
-		g, ok := band[al.Site]
+		g, ok := band[t.site[k]]
 		if !ok {
 			g = other
 		}
-		diff[g][j0] += al.Size
-		diff[g][j1] -= al.Size
+		diff[g][j0] += t.size[k]
+		diff[g][j1] -= t.size[k]
 	}
 	ss.Values = make([][]int64, len(diff))
 	for g := range diff {

@@ -29,16 +29,17 @@ func (d *Device) Series(from, to, points, sites int) Series {
 	// later entry of the range.
 	var alloc, res int64
 	delta := make([]int64, width)
-	for k := range d.Allocs {
-		al := &d.Allocs[k]
-		if al.aliveAt(from) {
-			alloc += al.Size
+	t := &d.allocs
+	for k := range t.len() {
+		size := t.size[k]
+		if t.aliveAt(k, from) {
+			alloc += size
 		}
-		if s := int(al.Start); s > from && s <= to {
-			delta[s-from] += al.Size
+		if s := int(t.start[k]); s > from && s <= to {
+			delta[s-from] += size
 		}
-		if e := int(al.End); e > from && e <= to {
-			delta[e-from] -= al.Size
+		if e := int(t.end[k]); e > from && e <= to {
+			delta[e-from] -= size
 		}
 	}
 	res = d.initialReserved

@@ -35,20 +35,21 @@ type SiteBytes struct {
 func (d *Device) siteTotals(live []int32, n int) []SiteBytes {
 	idx := make(map[int32]int, 64)
 	var out []SiteBytes
+	t := &d.allocs
 	for _, k := range live {
-		al := &d.Allocs[k]
-		j, ok := idx[al.Site]
+		site, size := t.site[k], t.size[k]
+		j, ok := idx[site]
 		if !ok {
 			j = len(out)
-			idx[al.Site] = j
-			out = append(out, SiteBytes{Site: d.a.Sites[al.Site], SiteIndex: al.Site, largest: k})
+			idx[site] = j
+			out = append(out, SiteBytes{Site: d.a.Sites[site], SiteIndex: site, largest: k})
 		}
 		sb := &out[j]
-		sb.Bytes += al.Size
+		sb.Bytes += size
 		sb.Count++
-		sb.Categories.Add(al.Category, al.Size)
-		if al.Size > sb.LargestBytes {
-			sb.LargestBytes, sb.largest = al.Size, k
+		sb.Categories.Add(t.cat[k], size)
+		if size > sb.LargestBytes {
+			sb.LargestBytes, sb.largest = size, k
 		}
 	}
 	slices.SortFunc(out, func(x, y SiteBytes) int {
@@ -69,12 +70,11 @@ func (d *Device) siteTotals(live []int32, n int) []SiteBytes {
 			}
 		}
 		sb.Category = best.String()
-		al := &d.Allocs[sb.largest]
-		sb.Stack = DisplayStack(d.a.Snap, al.Stack)
+		sb.Stack = DisplayStack(d.a.Snap, t.stack(int(sb.largest)))
 		if sb.Stack == nil {
 			sb.Stack = []string{}
 		}
-		sb.Rule = al.Rule.ID()
+		sb.Rule = t.rule[sb.largest].ID()
 	}
 	return out
 }

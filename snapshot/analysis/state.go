@@ -77,7 +77,7 @@ type BlockView struct {
 	Requested int64 `json:"requested"`
 	// Exact is true when Size comes from the segments.
 	Exact bool `json:"exact"`
-	// Alloc indexes Device.Allocs (for AllocationView).
+	// Alloc is the allocation's number (for AllocationView).
 	Alloc int32 `json:"alloc"`
 	// Site indexes Analysis.Sites.
 	Site int32 `json:"site"`
@@ -144,10 +144,10 @@ func (d *Device) StateAt(i int, segments int, topSites int) State {
 	}
 	live := d.liveAt(i)
 	st.LiveAllocations = len(live)
+	t := &d.allocs
 	for _, k := range live {
-		al := &d.Allocs[k]
-		st.AllocatedBytes += al.Size
-		st.Categories.Add(al.Category, al.Size)
+		st.AllocatedBytes += t.size[k]
+		st.Categories.Add(t.cat[k], t.size[k])
 	}
 	st.TopSites = d.siteTotals(live, topSites)
 	segs := d.segmentsAt(i)
@@ -178,11 +178,12 @@ func (d *Device) StateAt(i int, segments int, topSites int) State {
 	return st
 }
 
-// liveAt returns the indices of allocations live after entry i.
+// liveAt returns the numbers of the allocations live after entry i.
 func (d *Device) liveAt(i int) []int32 {
 	var out []int32
-	for k := range d.Allocs {
-		if d.Allocs[k].aliveAt(i) {
+	t := &d.allocs
+	for k := range t.len() {
+		if t.aliveAt(k, i) {
 			out = append(out, int32(k))
 		}
 	}
@@ -271,13 +272,18 @@ func (d *Device) layout(i int, live []int32, segs segSet, keep bool) (Fragmentat
 	for _, r := range segs.r {
 		f.ReservedBytes += r.size
 	}
-	byAddr := slices.Clone(live)
-	slices.SortFunc(byAddr, func(x, y int32) int {
-		ax, ay := d.Allocs[x].Addr, d.Allocs[y].Addr
+	t := &d.allocs
+	// The live allocations by address (the same sort of the same
+	// comparisons as by number with the address read each time).
+	byAddr := make([]liveBlock, len(live))
+	for j, k := range live {
+		byAddr[j] = liveBlock{addr: t.addr(int(k)), k: k}
+	}
+	slices.SortFunc(byAddr, func(x, y liveBlock) int {
 		switch {
-		case ax < ay:
+		case x.addr < y.addr:
 			return -1
-		case ax > ay:
+		case x.addr > y.addr:
 			return 1
 		}
 		return 0
@@ -285,7 +291,7 @@ func (d *Device) layout(i int, live []int32, segs segSet, keep bool) (Fragmentat
 	var out []SegmentState
 	k := 0
 	for _, r := range segs.r {
-		for k < len(byAddr) && d.Allocs[byAddr[k]].Addr < r.addr {
+		for k < len(byAddr) && byAddr[k].addr < r.addr {
 			f.OutsideSegments++
 			k++
 		}
@@ -294,37 +300,38 @@ func (d *Device) layout(i int, live []int32, segs segSet, keep bool) (Fragmentat
 			ss.Pool = "small"
 		}
 		cursor := r.addr
-		for k < len(byAddr) && d.Allocs[byAddr[k]].Addr < r.end() {
-			ai := byAddr[k]
-			al := &d.Allocs[ai]
+		for k < len(byAddr) && byAddr[k].addr < r.end() {
+			ai, addr := byAddr[k].k, byAddr[k].addr
+			req := t.size[ai]
 			k++
-			if al.Addr < cursor {
+			if addr < cursor {
 				// Overlaps the previous block: inconsistent data; count it as
 				// allocated but give it no extent.
-				ss.AllocatedBytes += al.Size
+				ss.AllocatedBytes += req
 				continue
 			}
-			size, exact := al.BlockSize, al.BlockSize > 0
+			b, _ := t.block(int(ai))
+			size, exact := b.size, b.size > 0
 			if !exact {
-				size = roundBlock(al.Size)
+				size = roundBlock(req)
 				f.EstimatedBlocks++
 			}
 			limit := r.end()
-			if k < len(byAddr) && d.Allocs[byAddr[k]].Addr < limit {
-				limit = d.Allocs[byAddr[k]].Addr
+			if k < len(byAddr) && byAddr[k].addr < limit {
+				limit = byAddr[k].addr
 			}
-			size = min(size, int64(limit-al.Addr))
-			if gap := int64(al.Addr - cursor); gap > 0 {
+			size = min(size, int64(limit-addr))
+			if gap := int64(addr - cursor); gap > 0 {
 				ss.ExternalFreeBytes += gap
 				ss.LargestFreeBytes = max(ss.LargestFreeBytes, gap)
 			}
-			ss.AllocatedBytes += al.Size
-			ss.InternalFreeBytes += max(0, size-al.Size)
+			ss.AllocatedBytes += req
+			ss.InternalFreeBytes += max(0, size-req)
 			if keep {
-				ss.Blocks = append(ss.Blocks, BlockView{Offset: int64(al.Addr - r.addr), Size: size, Requested: al.Size,
-					Exact: exact, Alloc: ai, Site: al.Site, Category: al.Category.String(), Pending: al.Pending})
+				ss.Blocks = append(ss.Blocks, BlockView{Offset: int64(addr - r.addr), Size: size, Requested: req,
+					Exact: exact, Alloc: ai, Site: t.site[ai], Category: t.cat[ai].String(), Pending: b.pending})
 			}
-			cursor = al.Addr + uint64(size)
+			cursor = addr + uint64(size)
 		}
 		if gap := int64(r.end() - cursor); gap > 0 {
 			ss.ExternalFreeBytes += gap
@@ -342,6 +349,12 @@ func (d *Device) layout(i int, live []int32, segs segSet, keep bool) (Fragmentat
 	}
 	f.OutsideSegments += len(byAddr) - k
 	return f, out
+}
+
+// liveBlock is a live allocation's address and number.
+type liveBlock struct {
+	addr uint64
+	k    int32
 }
 
 func hex(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }

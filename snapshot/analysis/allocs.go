@@ -1,0 +1,192 @@
+package analysis
+
+import "oomscope/snapshot"
+
+// Origin tells where an allocation's live range comes from.
+type Origin uint8
+
+// Allocation origins.
+const (
+	// FromTrace: its alloc entry is in the trace.
+	FromTrace Origin = iota
+	// PreTraceFreed: only its free is in the trace; it was allocated before
+	// the trace window (late recording or ring-buffer wrap).
+	PreTraceFreed
+	// PreTraceLive: a live block in the segments with no alloc in the trace;
+	// alive for the whole trace window (a "ghost").
+	PreTraceLive
+)
+
+// String returns the origin's JSON name, e.g. "pre_trace_live".
+func (o Origin) String() string {
+	return [...]string{"trace", "pre_trace_freed", "pre_trace_live"}[o]
+}
+
+// Allocation is one live range of a block, from its alloc to its
+// free_completed (docs/snapshot.md#pairing-rule), as Device.Allocation
+// assembles it from the device's columns.
+type Allocation struct {
+	// Addr is the block address.
+	Addr uint64
+	// Size is the requested bytes (what alloc/free entries and
+	// requested_size carry).
+	Size int64
+	// BlockSize is the block's rounded size when the segments show it (the
+	// allocation is still alive at the end), 0 otherwise.
+	BlockSize int64
+	// Start is the index of the alloc entry; -1 when it predates the trace.
+	Start int32
+	// End is the index of the free_completed entry; the trace length when it
+	// is still alive at the end.
+	End int32
+	// FreeRequested is the index of its free_requested entry, -1 if none.
+	FreeRequested int32
+	// Stack is the allocation stack; for PreTraceFreed the free's stack.
+	Stack snapshot.StackID
+	// Site indexes Analysis.Sites.
+	Site int32
+	// Origin tells where the live range comes from.
+	Origin Origin
+	// Category and Rule are the bucket and the rule that chose it.
+	Category Category
+	// Rule is the classification rule that fired.
+	Rule Rule
+	// Pending is true when the segments show the block as
+	// active_pending_free (freed but waiting for other streams).
+	Pending bool
+}
+
+// allocTable holds a device's allocations as columns indexed by allocation
+// number: those whose alloc is in the trace in trace order, pre-trace ones
+// freed in the trace at their free, then the pre-trace blocks still alive at
+// the end. What the trace holds is not copied: an allocation's address and
+// stack are those of its entry (the alloc; the free for PreTraceFreed), and
+// only the allocations alive at the end that the segments show as live
+// blocks keep more (atEnd). That is 26 bytes per allocation, and each scan
+// reads only the columns it needs.
+type allocTable struct {
+	tr snapshot.Trace
+	n  int32 // tr.Len(): the end of the allocations alive at the end
+	// start is the alloc entry (-1: before the trace), end the
+	// free_completed entry (n: alive at the end), freeReq the
+	// free_requested entry (-1: none).
+	start, end, freeReq []int32
+	// size is the requested bytes as the replay counts them (Device.count).
+	size []int64
+	// site indexes Analysis.Sites; cat and rule are the classification.
+	site []int32
+	cat  []Category
+	rule []Rule
+	// atEnd holds, for each allocation alive at the end that is a live
+	// block of the segments, that block.
+	atEnd map[int32]endBlock
+}
+
+// endBlock is the live block of the segments that an allocation alive at
+// the end of the trace is.
+type endBlock struct {
+	addr uint64
+	// size is the block's rounded size.
+	size int64
+	// stack is the allocation's stack: its alloc entry's, or the block's
+	// history stack when there is no alloc entry or it has no frames (torch
+	// 2.0 traces carry none).
+	stack   snapshot.StackID
+	pending bool
+}
+
+// newAllocTable returns an empty table for trace tr with room for capacity
+// allocations.
+func newAllocTable(tr snapshot.Trace, capacity int) allocTable {
+	return allocTable{
+		tr: tr, n: int32(tr.Len()),
+		start: make([]int32, 0, capacity), end: make([]int32, 0, capacity), freeReq: make([]int32, 0, capacity),
+		size: make([]int64, 0, capacity), atEnd: map[int32]endBlock{},
+	}
+}
+
+// add appends an allocation live from entry start to entry end (see the
+// columns) and returns its number; it has no free_requested entry yet.
+func (t *allocTable) add(start, end int32, size int64) int32 {
+	k := int32(len(t.start))
+	t.start = append(t.start, start)
+	t.end = append(t.end, end)
+	t.freeReq = append(t.freeReq, -1)
+	t.size = append(t.size, size)
+	return k
+}
+
+// len returns the number of allocations.
+func (t *allocTable) len() int { return len(t.start) }
+
+// aliveAt reports whether allocation k is live in the state after entry i
+// (i = -1 is the state before the first entry).
+func (t *allocTable) aliveAt(k int, i int) bool {
+	return int(t.start[k]) <= i && i < int(t.end[k])
+}
+
+// origin says where allocation k's live range comes from.
+func (t *allocTable) origin(k int) Origin {
+	switch {
+	case t.start[k] >= 0:
+		return FromTrace
+	case t.end[k] < t.n:
+		return PreTraceFreed
+	}
+	return PreTraceLive
+}
+
+// block returns the live block allocation k is at the end, if any.
+func (t *allocTable) block(k int) (endBlock, bool) {
+	if t.end[k] != t.n {
+		return endBlock{}, false
+	}
+	b, ok := t.atEnd[int32(k)]
+	return b, ok
+}
+
+// entry is the trace entry that describes allocation k: its alloc, or its
+// free for PreTraceFreed; -1 for PreTraceLive.
+func (t *allocTable) entry(k int) int {
+	if s := t.start[k]; s >= 0 {
+		return int(s)
+	}
+	if e := t.end[k]; e < t.n {
+		return int(e)
+	}
+	return -1
+}
+
+// addr returns allocation k's block address.
+func (t *allocTable) addr(k int) uint64 {
+	if i := t.entry(k); i >= 0 {
+		return t.tr.Addr(i)
+	}
+	return t.atEnd[int32(k)].addr
+}
+
+// stack returns allocation k's stack (for PreTraceFreed the free's).
+func (t *allocTable) stack(k int) snapshot.StackID {
+	if b, ok := t.block(k); ok {
+		return b.stack
+	}
+	if i := t.entry(k); i >= 0 {
+		return t.tr.Frames(i)
+	}
+	return snapshot.NoStack
+}
+
+// NumAllocs returns the number of allocations (see Allocation).
+func (d *Device) NumAllocs() int { return d.allocs.len() }
+
+// Allocation returns allocation k, 0 ≤ k < NumAllocs(): those whose alloc
+// is in the trace in trace order, pre-trace ones freed in the trace at their
+// free, then the pre-trace blocks still alive at the end.
+func (d *Device) Allocation(k int) Allocation {
+	t := &d.allocs
+	b, _ := t.block(k)
+	return Allocation{
+		Addr: t.addr(k), Size: t.size[k], BlockSize: b.size, Start: t.start[k], End: t.end[k], FreeRequested: t.freeReq[k],
+		Stack: t.stack(k), Site: t.site[k], Origin: t.origin(k), Category: t.cat[k], Rule: t.rule[k], Pending: b.pending,
+	}
+}
