@@ -90,9 +90,9 @@ func leakSteps(steps []Step) []int {
 }
 
 // findLeak looks for sites whose blocks are born in step after step and
-// never freed, from the survivors (allocations alive at the end of the
-// trace that the program never freed).
-func findLeak(src source, steps []Step, surv []survivor) leakResult {
+// never freed, from the survivors (the numbers of the allocations alive at
+// the end of the trace that the program never freed).
+func findLeak(src source, steps []Step, surv []int32) leakResult {
 	eligible := leakSteps(steps)
 	if len(eligible) < 2 {
 		return leakResult{}
@@ -129,29 +129,31 @@ func findLeak(src source, steps []Step, surv []survivor) leakResult {
 	}
 	sites := map[int32]*acc{}
 	var order []int32
-	for _, s := range surv {
-		a, ok := sites[s.site]
+	for _, k := range surv {
+		site, size := src.allocSite(int(k)), src.allocSize(int(k))
+		a, ok := sites[site]
 		if !ok {
 			a = &acc{exampleStack: snapshot.NoStack}
-			sites[s.site] = a
-			order = append(order, s.site)
+			sites[site] = a
+			order = append(order, site)
 		}
-		a.held += s.size
-		if s.rule == RuleForwardSurvives {
-			a.fwd += s.size
+		a.held += size
+		if src.allocRule(int(k)) == RuleForwardSurvives {
+			a.fwd += size
 		}
-		e, ok := slot[stepOf(int(s.start))]
+		start, _, _ := src.allocSpan(int(k))
+		e, ok := slot[stepOf(int(start))]
 		if !ok {
 			continue
 		}
 		if n := len(a.cells); n > 0 && a.cells[n-1].e == int32(e) {
-			a.cells[n-1].bytes += s.size
+			a.cells[n-1].bytes += size
 			a.cells[n-1].blocks++
 		} else {
-			a.cells = append(a.cells, cell{e: int32(e), bytes: s.size, blocks: 1})
+			a.cells = append(a.cells, cell{e: int32(e), bytes: size, blocks: 1})
 		}
-		if s.size > a.largest {
-			a.largest, a.exampleStack = s.size, s.stack
+		if size > a.largest {
+			a.largest, a.exampleStack = size, src.allocStack(int(k))
 		}
 	}
 	need := max(2, (6*len(eligible)+9)/10)

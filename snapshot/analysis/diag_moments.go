@@ -34,21 +34,13 @@ type moment struct {
 // momentSet is a few moments measured in one pass over the allocations.
 type momentSet []moment
 
-// survivor is an allocation made in the trace and alive at its end, never
-// freed by the program: what a leak is made of.
-type survivor struct {
-	start int32
-	size  int64
-	site  int32
-	stack snapshot.StackID
-	rule  Rule
-}
-
 // measureMoments measures the live memory after each of the given entries
-// (duplicates allowed), collects the survivors (with survivors set) and
+// (duplicates allowed), collects the survivors (with survivors set: the
+// numbers of the allocations made in the trace and alive at its end, never
+// freed by the program, what a leak is made of) and
 // feeds every allocation to the anomaly collector, in one pass over the
 // allocations. Leaked bytes are filled in later (addLeaked).
-func measureMoments(src source, idx []int, phases []string, col *anomalyCollector, survivors bool) (momentSet, []survivor) {
+func measureMoments(src source, idx []int, phases []string, col *anomalyCollector, survivors bool) (momentSet, []int32) {
 	ms := make(momentSet, len(idx))
 	lo, hi := math.MaxInt, -1
 	for j, i := range idx {
@@ -59,7 +51,7 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 	// Layers are counted once, at the moment holding the most activations
 	// (known after the pass): keep per-moment counts of activation stacks.
 	repeats := make([]map[snapshot.StackID]int, len(idx))
-	var surv []survivor
+	var surv []int32
 	for k := range src.numAllocs() {
 		// The fields every allocation needs, read one by one; the whole
 		// live range only for the few that are candidates or survivors.
@@ -71,7 +63,7 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 			col.add(&l)
 		}
 		if survivors && int(end) == n && freeReq < 0 && start >= 0 {
-			surv = append(surv, survivor{start: start, size: size, site: src.allocSite(k), stack: stack, rule: src.allocRule(k)})
+			surv = append(surv, int32(k))
 		}
 		if int(start) > hi || int(end) <= lo {
 			continue // alive at no moment
@@ -114,16 +106,18 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 	return ms, surv
 }
 
-// addLeaked sets each moment's leaked bytes: the survivors of the leaking
-// sites born by then.
-func (ms momentSet) addLeaked(surv []survivor, sites map[int32]bool) {
-	for _, s := range surv {
-		if !sites[s.site] {
+// addLeaked sets each moment's leaked bytes: the survivors (allocation
+// numbers) of the leaking sites born by then.
+func (ms momentSet) addLeaked(src source, surv []int32, sites map[int32]bool) {
+	for _, k := range surv {
+		if !sites[src.allocSite(int(k))] {
 			continue
 		}
+		start, _, _ := src.allocSpan(int(k))
+		size := src.allocSize(int(k))
 		for j := range ms {
-			if int(s.start) <= ms[j].index {
-				ms[j].leaked += s.size
+			if int(start) <= ms[j].index {
+				ms[j].leaked += size
 			}
 		}
 	}

@@ -58,7 +58,7 @@ func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 	col := newAnomalyCollector(src, sr.steps, r.PeakAllocatedBytes, sr.st.clock)
 	ms, surv := measureMoments(src, idx, phases, col, len(leakSteps(sr.steps)) >= 2)
 	lr := findLeak(src, sr.steps, surv)
-	ms.addLeaked(surv, lr.sites)
+	ms.addLeaked(src, surv, lr.sites)
 	dr.Leak = lr.leak
 	dr.Anomalies, dr.ByteTime = col.result(lr.sites)
 	gpu := ""

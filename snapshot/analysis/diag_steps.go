@@ -906,8 +906,9 @@ type stepResult struct {
 	// maxPhase holds, per phase, the entry of its highest allocated memory
 	// over all steps.
 	maxPhase map[string]int
-	spans    []span
-	st       *stepper
+	// st is the stepper: its intervals and clock (its runs are dropped
+	// once the steps are measured).
+	st *stepper
 	// ivStep and ivPhase are each interval's step (-1: none) and phase.
 	ivStep  []int
 	ivPhase []string
@@ -951,7 +952,7 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		st.remeasure(allocatedCurve(src))
 	}
 	spans, rule := st.steps()
-	res := stepResult{spans: spans, st: st, peak: PeakPhase{Step: -1, Phase: PhaseOther}, maxPhase: map[string]int{},
+	res := stepResult{st: st, peak: PeakPhase{Step: -1, Phase: PhaseOther}, maxPhase: map[string]int{},
 		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: []Step{}, phasePeaks: []PhasePeak{}, spansOut: []PhaseSpan{}}
 	maxBytes := map[string]int64{}
 	res.ivStep, res.ivPhase = make([]int, len(st.ivs)), make([]string, len(st.ivs))
@@ -1029,6 +1030,9 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		}
 	}
 	flush()
+	// The later passes read the intervals and the clock only: let the
+	// runs go (on traces whose phases change often, a million runs).
+	st.runs = nil
 	return res
 }
 
