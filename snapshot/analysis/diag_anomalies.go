@@ -86,8 +86,10 @@ type anomalyCollector struct {
 	big   int64 // long-lived threshold
 	// clock tells entries' times (no samples: lifetimes count entries).
 	clock clock
-	// weight is the byte-time per stack id (index NoStack+1 = 0 for
-	// allocations without a stack).
+	// stacks holds the allocations' stacks by id+1 (0: NoStack, for
+	// allocations without a stack), and weight the byte-time of each
+	// member, by its rank in stacks.
+	stacks  rankSet
 	weight  []float64
 	pending map[int32]*anomalyAcc
 	long    map[int32]*anomalyAcc
@@ -102,8 +104,13 @@ type anomalyAcc struct {
 }
 
 func newAnomalyCollector(src source, steps []Step, peak int64, clk clock) *anomalyCollector {
-	return &anomalyCollector{src: src, n: src.entries(), steps: steps, big: max(1<<20, peak/200), clock: clk,
-		weight: make([]float64, src.numStacks()+1), pending: map[int32]*anomalyAcc{}, long: map[int32]*anomalyAcc{}}
+	c := &anomalyCollector{src: src, n: src.entries(), steps: steps, big: max(1<<20, peak/200), clock: clk,
+		stacks: newRankSet(src.numStacks() + 1), pending: map[int32]*anomalyAcc{}, long: map[int32]*anomalyAcc{}}
+	for k := range src.numAllocs() {
+		c.stacks.add(int(src.allocStack(k)) + 1)
+	}
+	c.weight = make([]float64, c.stacks.seal())
+	return c
 }
 
 // weigh adds an allocation's bytes × lifetime to its stack's weight.
@@ -117,8 +124,8 @@ func (c *anomalyCollector) weigh(start, end int32, size int64, stack snapshot.St
 	default:
 		life = float64(hi - lo)
 	}
-	if i := int(stack) + 1; life > 0 && i >= 0 && i < len(c.weight) {
-		c.weight[i] += float64(size) * life
+	if r := c.stacks.rank(int(stack) + 1); life > 0 && r >= 0 {
+		c.weight[r] += float64(size) * life
 	}
 }
 
@@ -245,7 +252,8 @@ func (c *anomalyCollector) flame() *ByteTime {
 			i = l
 		}
 	}
-	for i, w := range c.weight {
+	for i, r := range c.stacks.all() {
+		w := c.weight[r]
 		if w <= 0 {
 			continue
 		}
