@@ -110,15 +110,26 @@ func windowPhase(ws []window, maxEnd []int64, t int64) phase {
 	return phaseUnknown
 }
 
+// classifier is the state of one device's classification: the phase
+// runs and annotation windows, dropped once every allocation is labelled.
+type classifier struct {
+	d       *Device
+	runs    []phaseRun
+	runHint int // the run runAt found last
+	windows []window
+	// windowEnds[j] is the largest end among windows[0..j].
+	windowEnds []int64
+}
+
 // allocPhase is the phase of an allocation from entry start with stack
 // stack: its stack's, unless an annotation window says optimizer or the
 // stack says nothing.
-func (d *Device) allocPhase(start int32, stack snapshot.StackID) (phase, bool) {
-	p := d.a.phaseOf(stack)
-	if len(d.windows) == 0 || start < 0 {
+func (c *classifier) allocPhase(start int32, stack snapshot.StackID) (phase, bool) {
+	p := c.d.a.phaseOf(stack)
+	if len(c.windows) == 0 || start < 0 {
 		return p, false
 	}
-	wp := windowPhase(d.windows, d.windowEnds, d.Trace.TimeUS(int(start)))
+	wp := windowPhase(c.windows, c.windowEnds, c.d.Trace.TimeUS(int(start)))
 	if wp != phaseUnknown && (p == phaseUnknown || wp == phaseOptimizer) && p != phaseInit {
 		return wp, wp != p
 	}
@@ -128,12 +139,12 @@ func (d *Device) allocPhase(start int32, stack snapshot.StackID) (phase, bool) {
 // classify labels every allocation with a category and the rule that chose
 // it (docs/snapshot.md#classification), and assigns sites.
 func (d *Device) classify() {
-	d.windows = annotationWindows(d.a.Snap, d.ID)
-	d.windowEnds = make([]int64, len(d.windows))
-	for j, w := range d.windows {
-		d.windowEnds[j] = w.end
+	c := &classifier{d: d, windows: annotationWindows(d.a.Snap, d.ID)}
+	c.windowEnds = make([]int64, len(c.windows))
+	for j, w := range c.windows {
+		c.windowEnds[j] = w.end
 		if j > 0 {
-			d.windowEnds[j] = max(w.end, d.windowEnds[j-1])
+			c.windowEnds[j] = max(w.end, c.windowEnds[j-1])
 		}
 	}
 	t := &d.allocs
@@ -148,26 +159,26 @@ func (d *Device) classify() {
 			phases[k] = d.a.phaseOf(stack)
 			continue
 		}
-		p, _ := d.allocPhase(start, stack)
+		p, _ := c.allocPhase(start, stack)
 		phases[k] = p
 		if p == phaseUnknown || p == phaseInit {
 			continue
 		}
-		if len(d.runs) == 0 || d.runs[len(d.runs)-1].phase != p {
-			if len(d.runs) > 0 {
-				d.runs[len(d.runs)-1].end = start
+		if len(c.runs) == 0 || c.runs[len(c.runs)-1].phase != p {
+			if len(c.runs) > 0 {
+				c.runs[len(c.runs)-1].end = start
 			}
-			d.runs = append(d.runs, phaseRun{phase: p, start: start, end: n, bwdStart: -1})
+			c.runs = append(c.runs, phaseRun{phase: p, start: start, end: n, bwdStart: -1})
 		}
-		d.runs[len(d.runs)-1].last = start
+		c.runs[len(c.runs)-1].last = start
 	}
 	for k := range na {
 		start := t.start[k]
 		if start < 0 || phases[k] != phaseUnknown || d.a.Snap.Stacks.Depth(t.stack(k)) != 0 {
 			continue
 		}
-		if j := d.runAt(start); j >= 0 {
-			r := &d.runs[j]
+		if j := c.runAt(start); j >= 0 {
+			r := &c.runs[j]
 			if r.phase == phaseForward && start > r.last && r.bwdStart < 0 {
 				r.bwdStart = start
 			}
@@ -181,7 +192,7 @@ func (d *Device) classify() {
 			stateInTrace = stateInTrace || (o == PreTraceLive && phases[k] == phaseOptimizer)
 			continue
 		}
-		t.rule[k] = d.traceRule(t.start[k], t.end[k], t.stack(k), phases[k])
+		t.rule[k] = c.traceRule(t.start[k], t.end[k], t.stack(k), phases[k])
 		switch t.rule[k] {
 		case RuleOptimizerSurvives:
 			stateInTrace, optimizerInTrace = true, true
@@ -234,15 +245,15 @@ func (d *Device) classify() {
 // traceRule picks the stack and lifetime rule for an allocation whose alloc
 // is in the trace: live from entry start to entry end, with stack stack and
 // phase p.
-func (d *Device) traceRule(start, end int32, stack snapshot.StackID, p phase) Rule {
-	k := d.runAt(start)
+func (c *classifier) traceRule(start, end int32, stack snapshot.StackID, p phase) Rule {
+	k := c.runAt(start)
 	survives := func() bool {
 		if k < 0 {
 			return true
 		}
-		runEnd := d.runs[k].end
-		if p == phaseForward && d.runs[k].bwdStart >= 0 {
-			runEnd = d.runs[k].bwdStart
+		runEnd := c.runs[k].end
+		if p == phaseForward && c.runs[k].bwdStart >= 0 {
+			runEnd = c.runs[k].bwdStart
 		}
 		return end >= runEnd
 	}
@@ -265,9 +276,9 @@ func (d *Device) traceRule(start, end int32, stack snapshot.StackID, p phase) Ru
 		}
 		return RuleOptimizerDies
 	}
-	stackless := d.a.Snap.Stacks.Depth(stack) == 0
+	stackless := c.d.a.Snap.Stacks.Depth(stack) == 0
 	if stackless && k >= 0 {
-		r := &d.runs[k]
+		r := &c.runs[k]
 		if r.phase == phaseBackward || (r.phase == phaseForward && r.bwdStart >= 0 && start >= r.bwdStart) {
 			if end >= r.end {
 				return RuleNoStackBackwardSurvives
@@ -275,8 +286,8 @@ func (d *Device) traceRule(start, end int32, stack snapshot.StackID, p phase) Ru
 			return RuleNoStackBackwardDies
 		}
 	}
-	if e := d.runAt(end); e >= 0 {
-		r := &d.runs[e]
+	if e := c.runAt(end); e >= 0 {
+		r := &c.runs[e]
 		if r.phase == phaseBackward && start < r.start && end < r.end {
 			return RuleFreedInBackward
 		}
@@ -292,17 +303,17 @@ func (d *Device) traceRule(start, end int32, stack snapshot.StackID, p phase) Ru
 
 // runAt returns the index of the phase run holding trace index i, -1 if
 // none has started yet.
-func (d *Device) runAt(i int32) int {
+func (c *classifier) runAt(i int32) int {
 	// Most calls come in trace order: try the run found last first.
-	if k := d.runHint; k < len(d.runs) && d.runs[k].start <= i && (k+1 == len(d.runs) || i < d.runs[k+1].start) {
+	if k := c.runHint; k < len(c.runs) && c.runs[k].start <= i && (k+1 == len(c.runs) || i < c.runs[k+1].start) {
 		return k
 	}
-	k, ok := slices.BinarySearchFunc(d.runs, i, func(r phaseRun, s int32) int { return compareInt64(int64(r.start), int64(s)) })
+	k, ok := slices.BinarySearchFunc(c.runs, i, func(r phaseRun, s int32) int { return compareInt64(int64(r.start), int64(s)) })
 	if !ok {
 		k--
 	}
 	if k >= 0 {
-		d.runHint = k
+		c.runHint = k
 	}
 	return k
 }

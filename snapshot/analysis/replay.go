@@ -38,11 +38,6 @@ type Device struct {
 	segEvents []int32 // indices of segment_* entries
 	ooms      []int32 // indices of oom entries
 	buckets   buckets
-	runs      []phaseRun
-	runHint   int // the run runAt found last
-	windows   []window
-	// windowEnds[j] is the largest end among windows[0..j].
-	windowEnds []int64
 
 	initSegs *segSet // reserved ranges before the first entry, built lazily
 }
