@@ -300,7 +300,10 @@ func (d *Device) streamsAndExpandable() (bool, int) {
 	exp := false
 	tr := d.Trace
 	for i := range tr.Len() {
-		streams[tr.Stream(i)] = true
+		// Entries come in runs on one stream: add a stream when it changes.
+		if s := tr.Stream(i); i == 0 || s != tr.Stream(i-1) {
+			streams[s] = true
+		}
 		if k := tr.Kind(i); k == snapshot.KindSegmentMap || k == snapshot.KindSegmentUnmap {
 			exp = true
 		}
@@ -442,10 +445,15 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
 	if len(top) > k {
 		top = top[:k]
 	}
-	band := make(map[int32]int, len(top))
+	// band[s] is site s's band: its place among the top sites, or the
+	// last band, "other sites".
+	band := make([]int32, len(d.a.Sites))
+	for s := range band {
+		band[s] = int32(len(top))
+	}
 	ss := &SiteSeries{}
 	for j, sb := range top {
-		band[sb.SiteIndex] = j
+		band[sb.SiteIndex] = int32(j)
 		ss.Sites = append(ss.Sites, sb.Label)
 		ss.SiteIndex = append(ss.SiteIndex, sb.SiteIndex)
 	}
@@ -459,17 +467,23 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
 	first := func(idx int32) int { // first point with Index >= idx
 		return sort.Search(m, func(j int) bool { return pts[j].Index >= int(idx) })
 	}
-	other := len(ss.Sites) - 1
 	t := &d.allocs
+	next := 0 // first(start) of the allocations from the trace, whose starts grow with k
 	for k := range t.len() {
-		j0, j1 := first(t.start[k]), first(t.end[k])
+		var j0 int
+		if s := int(t.start[k]); s >= 0 {
+			for next < m && pts[next].Index < s {
+				next++
+			}
+			j0 = next
+		} else {
+			j0 = first(t.start[k])
+		}
+		j1 := first(t.end[k])
 		if j0 >= j1 {
 			continue
 		}
-		g, ok := band[t.site[k]]
-		if !ok {
-			g = other
-		}
+		g := band[t.site[k]]
 		diff[g][j0] += t.size[k]
 		diff[g][j1] -= t.size[k]
 	}
