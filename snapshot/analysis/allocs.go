@@ -59,20 +59,19 @@ type Allocation struct {
 // allocTable holds a device's allocations as columns indexed by allocation
 // number: those whose alloc is in the trace in trace order, pre-trace ones
 // freed in the trace at their free, then the pre-trace blocks still alive at
-// the end. What the trace holds is not copied: an allocation's address and
-// stack are those of its entry (the alloc; the free for PreTraceFreed), and
-// only the allocations alive at the end that the segments show as live
-// blocks keep more (atEnd). That is 26 bytes per allocation, and each scan
-// reads only the columns it needs.
+// the end. What the trace holds is not copied: an allocation's address,
+// size and stack are those of its entry (the alloc; the free for
+// PreTraceFreed), and only the allocations alive at the end that the
+// segments show as live blocks keep more (atEnd). That is 18 bytes per
+// allocation, and each scan reads only the columns it needs.
 type allocTable struct {
 	tr snapshot.Trace
 	n  int32 // tr.Len(): the end of the allocations alive at the end
+	a  *Analysis
 	// start is the alloc entry (-1: before the trace), end the
 	// free_completed entry (n: alive at the end), freeReq the
 	// free_requested entry (-1: none).
 	start, end, freeReq []int32
-	// size is the requested bytes as the replay counts them (Device.count).
-	size []int64
 	// site indexes Analysis.Sites; cat and rule are the classification.
 	site []int32
 	cat  []Category
@@ -86,8 +85,9 @@ type allocTable struct {
 // the end of the trace is.
 type endBlock struct {
 	addr uint64
-	// size is the block's rounded size.
-	size int64
+	// size is the block's rounded size; req its requested size, the
+	// allocation's size when it has no entry (PreTraceLive).
+	size, req int64
 	// stack is the allocation's stack: its alloc entry's, or the block's
 	// history stack when there is no alloc entry or it has no frames (torch
 	// 2.0 traces carry none).
@@ -95,24 +95,23 @@ type endBlock struct {
 	pending bool
 }
 
-// newAllocTable returns an empty table for trace tr with room for capacity
-// allocations.
-func newAllocTable(tr snapshot.Trace, capacity int) allocTable {
+// newAllocTable returns an empty table for trace tr of a's snapshot with
+// room for capacity allocations.
+func newAllocTable(a *Analysis, tr snapshot.Trace, capacity int) allocTable {
 	return allocTable{
-		tr: tr, n: int32(tr.Len()),
+		tr: tr, n: int32(tr.Len()), a: a,
 		start: make([]int32, 0, capacity), end: make([]int32, 0, capacity), freeReq: make([]int32, 0, capacity),
-		size: make([]int64, 0, capacity), atEnd: map[int32]endBlock{},
+		atEnd: map[int32]endBlock{},
 	}
 }
 
 // add appends an allocation live from entry start to entry end (see the
 // columns) and returns its number; it has no free_requested entry yet.
-func (t *allocTable) add(start, end int32, size int64) int32 {
+func (t *allocTable) add(start, end int32) int32 {
 	k := int32(len(t.start))
 	t.start = append(t.start, start)
 	t.end = append(t.end, end)
 	t.freeReq = append(t.freeReq, -1)
-	t.size = append(t.size, size)
 	return k
 }
 
@@ -165,6 +164,16 @@ func (t *allocTable) addr(k int) uint64 {
 	return t.atEnd[int32(k)].addr
 }
 
+// size returns allocation k's requested bytes as the replay counts them
+// (Analysis.sane).
+func (t *allocTable) size(k int) int64 {
+	if i := t.entry(k); i >= 0 {
+		v, _ := t.a.sane(t.tr.Size(i))
+		return v
+	}
+	return t.atEnd[int32(k)].req
+}
+
 // stack returns allocation k's stack (for PreTraceFreed the free's).
 func (t *allocTable) stack(k int) snapshot.StackID {
 	if b, ok := t.block(k); ok {
@@ -186,7 +195,7 @@ func (d *Device) Allocation(k int) Allocation {
 	t := &d.allocs
 	b, _ := t.block(k)
 	return Allocation{
-		Addr: t.addr(k), Size: t.size[k], BlockSize: b.size, Start: t.start[k], End: t.end[k], FreeRequested: t.freeReq[k],
+		Addr: t.addr(k), Size: t.size(k), BlockSize: b.size, Start: t.start[k], End: t.end[k], FreeRequested: t.freeReq[k],
 		Stack: t.stack(k), Site: t.site[k], Origin: t.origin(k), Category: t.cat[k], Rule: t.rule[k], Pending: b.pending,
 	}
 }

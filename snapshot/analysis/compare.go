@@ -105,10 +105,10 @@ func compareDevices(b, a *Device, maxSites int) DeviceComparison {
 	lb, la := b.liveAt(b.peakIndex), a.liveAt(a.peakIndex)
 	var cb, ca CategoryBytes
 	for _, k := range lb {
-		cb.Add(b.allocs.cat[k], b.allocs.size[k])
+		cb.Add(b.allocs.cat[k], b.allocs.size(int(k)))
 	}
 	for _, k := range la {
-		ca.Add(a.allocs.cat[k], a.allocs.size[k])
+		ca.Add(a.allocs.cat[k], a.allocs.size(int(k)))
 	}
 	for _, cat := range Categories() {
 		dc.Categories = append(dc.Categories, CategoryDelta{cat.String(), delta(cb.Get(cat), ca.Get(cat))})

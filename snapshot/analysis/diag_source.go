@@ -188,7 +188,7 @@ func (s *source) allocSpan(k int) (start, end, freeReq int32) {
 }
 
 // allocSize returns allocation k's requested bytes.
-func (s *source) allocSize(k int) int64 { return s.d.allocs.size[k] }
+func (s *source) allocSize(k int) int64 { return s.d.allocs.size(k) }
 
 // allocSite, allocRule and allocCategory return allocation k's site,
 // classification rule and category.
@@ -203,7 +203,7 @@ func (s *source) allocStack(k int) snapshot.StackID { return s.d.allocs.stack(k)
 func (s *source) live(k int) liveRange {
 	t := &s.d.allocs
 	b, _ := t.block(k)
-	return liveRange{start: t.start[k], end: t.end[k], freeReq: t.freeReq[k], size: t.size[k], stack: t.stack(k),
+	return liveRange{start: t.start[k], end: t.end[k], freeReq: t.freeReq[k], size: t.size(k), stack: t.stack(k),
 		site: t.site[k], cat: t.cat[k], rule: t.rule[k], origin: t.origin(k), pending: b.pending}
 }
 

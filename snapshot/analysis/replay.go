@@ -112,7 +112,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	}
 	// Every alloc entry makes one allocation; unmatched frees and live
 	// blocks add a few more.
-	d.allocs = newAllocTable(tr, nAlloc+nAlloc/16+64)
+	d.allocs = newAllocTable(a, tr, nAlloc+nAlloc/16+64)
 	mode := freeOnCompleted
 	if nComp == 0 && nReq > d.pendingBlocks() {
 		mode = freeOnRequested
@@ -147,7 +147,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 				cur -= o.size
 				doubleAlloc++
 			}
-			open[addr] = openAlloc{d.allocs.add(int32(i), int32(n), size), size}
+			open[addr] = openAlloc{d.allocs.add(int32(i), int32(n)), size}
 			cur += size
 		case isFree:
 			addr := tr.Addr(i)
@@ -157,7 +157,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 				delete(open, addr)
 			} else {
 				size := d.count(tr.Size(i))
-				d.allocs.add(-1, int32(i), size)
+				d.allocs.add(-1, int32(i))
 				d.initialAllocated += size
 				d.preTrace++
 				cur -= size
@@ -269,15 +269,15 @@ func (d *Device) matchSegments(open map[uint64]openAlloc) {
 					// torch 2.0 traces carry no frames; the block's history does.
 					stack = b.AllocStack()
 				}
-				d.allocs.atEnd[o.k] = endBlock{addr: b.Address, size: size, stack: stack, pending: pending}
+				d.allocs.atEnd[o.k] = endBlock{addr: b.Address, size: size, req: req, stack: stack, pending: pending}
 				if o.size != req {
 					sizeMismatch++
 				}
 				delete(open, b.Address)
 				continue
 			}
-			k := d.allocs.add(-1, n, req)
-			d.allocs.atEnd[k] = endBlock{addr: b.Address, size: size, stack: b.AllocStack(), pending: pending}
+			k := d.allocs.add(-1, n)
+			d.allocs.atEnd[k] = endBlock{addr: b.Address, size: size, req: req, stack: b.AllocStack(), pending: pending}
 			d.initialAllocated += req
 			d.preTrace++
 		}

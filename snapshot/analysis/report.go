@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 
 	"oomscope/snapshot"
@@ -321,7 +323,7 @@ func (d *Device) ruleTotals(live []int32) []RuleBytes {
 	var by [numRules]RuleBytes
 	t := &d.allocs
 	for _, k := range live {
-		by[t.rule[k]].Bytes += t.size[k]
+		by[t.rule[k]].Bytes += t.size(int(k))
 		by[t.rule[k]].Count++
 	}
 	out := []RuleBytes{}
@@ -343,20 +345,24 @@ func (d *Device) ruleTotals(live []int32) []RuleBytes {
 
 // largest returns views of the n biggest live allocations.
 func (d *Device) largest(live []int32, n int) []AllocationView {
-	idx := append([]int32(nil), live...)
-	size := d.allocs.size
-	sort.Slice(idx, func(i, j int) bool {
-		if x, y := size[idx[i]], size[idx[j]]; x != y {
-			return x > y
-		}
-		return idx[i] < idx[j]
-	})
-	if len(idx) > n {
-		idx = idx[:n]
+	// Biggest first, then by number: a total order.
+	type sized struct {
+		size int64
+		k    int32
 	}
-	out := make([]AllocationView, 0, len(idx))
-	for _, k := range idx {
-		out = append(out, d.AllocationView(int(k)))
+	v := make([]sized, len(live))
+	for j, k := range live {
+		v[j] = sized{d.allocs.size(int(k)), k}
+	}
+	slices.SortFunc(v, func(x, y sized) int {
+		if c := cmp.Compare(y.size, x.size); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.k, y.k)
+	})
+	out := make([]AllocationView, 0, min(n, len(v)))
+	for _, s := range v[:min(n, len(v))] {
+		out = append(out, d.AllocationView(int(s.k)))
 	}
 	return out
 }
@@ -483,9 +489,9 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
 		if j0 >= j1 {
 			continue
 		}
-		g := band[t.site[k]]
-		diff[g][j0] += t.size[k]
-		diff[g][j1] -= t.size[k]
+		g, size := band[t.site[k]], t.size(k)
+		diff[g][j0] += size
+		diff[g][j1] -= size
 	}
 	ss.Values = make([][]int64, len(diff))
 	for g := range diff {

@@ -31,7 +31,7 @@ func (d *Device) Series(from, to, points, sites int) Series {
 	delta := make([]int64, width)
 	t := &d.allocs
 	for k := range t.len() {
-		size := t.size[k]
+		size := t.size(k)
 		if t.aliveAt(k, from) {
 			alloc += size
 		}

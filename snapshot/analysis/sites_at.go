@@ -37,7 +37,7 @@ func (d *Device) siteTotals(live []int32, n int) []SiteBytes {
 	var out []SiteBytes
 	t := &d.allocs
 	for _, k := range live {
-		site, size := t.site[k], t.size[k]
+		site, size := t.site[k], t.size(int(k))
 		j, ok := idx[site]
 		if !ok {
 			j = len(out)

@@ -146,8 +146,9 @@ func (d *Device) StateAt(i int, segments int, topSites int) State {
 	st.LiveAllocations = len(live)
 	t := &d.allocs
 	for _, k := range live {
-		st.AllocatedBytes += t.size[k]
-		st.Categories.Add(t.cat[k], t.size[k])
+		size := t.size(int(k))
+		st.AllocatedBytes += size
+		st.Categories.Add(t.cat[k], size)
 	}
 	st.TopSites = d.siteTotals(live, topSites)
 	segs := d.segmentsAt(i)
@@ -302,7 +303,7 @@ func (d *Device) layout(i int, live []int32, segs segSet, keep bool) (Fragmentat
 		cursor := r.addr
 		for k < len(byAddr) && byAddr[k].addr < r.end() {
 			ai, addr := byAddr[k].k, byAddr[k].addr
-			req := t.size[ai]
+			req := t.size(int(ai))
 			k++
 			if addr < cursor {
 				// Overlaps the previous block: inconsistent data; count it as
