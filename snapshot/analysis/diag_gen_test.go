@@ -217,3 +217,39 @@ func TestPhaseSpans(t *testing.T) {
 		}
 	}
 }
+
+// TestOOMPhaseFromSpans checks the phase findSteps gives an OOM event's
+// entry against the phase spans it reports (the span holding the entry,
+// else "other"), for entries all over the trace of every scenario.
+func TestOOMPhaseFromSpans(t *testing.T) {
+	phases := map[string]int{} // the phases sampled, over all scenarios
+	for _, name := range gen.Scenarios() {
+		t.Run(name, func(t *testing.T) {
+			a, r, _ := analyzeScenario(t, name)
+			for di, d := range a.Devices {
+				rep := r.Devices[di]
+				src := newSource(d)
+				n := d.Trace.Len()
+				for i := 0; i < n; i += max(1, n/97) {
+					want := PhaseOther
+					for _, sp := range rep.PhaseSpans {
+						if sp.FirstEntry <= i && i <= sp.LastEntry {
+							want = sp.Phase
+						}
+					}
+					oom := rep
+					oom.OOMEvents = []OOMEvent{{Index: i}}
+					if got := findSteps(src, &oom).oomPhase; got != want {
+						t.Fatalf("device %d, OOM at entry %d: phase %q, want %q (from the phase spans)", d.ID, i, got, want)
+					}
+					phases[want]++
+				}
+			}
+		})
+	}
+	for _, ph := range []string{PhaseForward, PhaseBackward, PhaseOptimizer, PhaseOther} {
+		if phases[ph] == 0 {
+			t.Errorf("no sampled entry in phase %s (%v): the check saw too little", ph, phases)
+		}
+	}
+}

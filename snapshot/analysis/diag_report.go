@@ -52,8 +52,7 @@ func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 	var ev *OOMEvent
 	if n := len(r.OOMEvents); n > 0 {
 		ev = &r.OOMEvents[n-1]
-		_, ph := sr.phaseAt(ev.Index)
-		idx, phases = append(idx, ev.Index), append(phases, ph)
+		idx, phases = append(idx, ev.Index), append(phases, sr.oomPhase)
 	}
 	col := newAnomalyCollector(src, sr.steps, r.PeakAllocatedBytes, sr.st.clock)
 	ms, surv := measureMoments(src, idx, phases, col, len(leakSteps(sr.steps)) >= 2)

@@ -906,22 +906,12 @@ type stepResult struct {
 	// maxPhase holds, per phase, the entry of its highest allocated memory
 	// over all steps.
 	maxPhase map[string]int
-	// st is the stepper: its intervals and clock (its runs are dropped
-	// once the steps are measured).
+	// oomPhase is the phase of the last OOM event's entry (PhaseOther
+	// when there is none).
+	oomPhase string
+	// st is the stepper, for its clock (its runs and intervals are
+	// dropped once the steps are measured).
 	st *stepper
-	// ivStep and ivPhase are each interval's step (-1: none) and phase.
-	ivStep  []int
-	ivPhase []string
-}
-
-// phaseAt returns the step (-1: none) and phase of entry i.
-func (res *stepResult) phaseAt(i int) (int, string) {
-	ivs := res.st.ivs
-	j := sort.Search(len(ivs), func(j int) bool { return ivs[j].start > i }) - 1
-	if j < 0 {
-		return -1, PhaseOther
-	}
-	return res.ivStep[j], res.ivPhase[j]
 }
 
 // findSteps cuts the trace into steps and phases and measures them, in one
@@ -952,10 +942,13 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		st.remeasure(allocatedCurve(src))
 	}
 	spans, rule := st.steps()
-	res := stepResult{st: st, peak: PeakPhase{Step: -1, Phase: PhaseOther}, maxPhase: map[string]int{},
+	oom := -1 // the last OOM event's entry
+	if n := len(r.OOMEvents); n > 0 {
+		oom = r.OOMEvents[n-1].Index
+	}
+	res := stepResult{st: st, peak: PeakPhase{Step: -1, Phase: PhaseOther}, oomPhase: PhaseOther, maxPhase: map[string]int{},
 		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: []Step{}, phasePeaks: []PhasePeak{}, spansOut: []PhaseSpan{}}
 	maxBytes := map[string]int64{}
-	res.ivStep, res.ivPhase = make([]int, len(st.ivs)), make([]string, len(st.ivs))
 	k, runLo := -1, 0
 	var peaks map[string]*PhasePeak
 	var order []string
@@ -995,7 +988,6 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		if r := st.runAt(iv.start); r >= 0 && step >= 0 && st.runs[r].first >= spans[step].first {
 			ph = phaseName(st.runs[r].ph)
 		}
-		res.ivStep[j], res.ivPhase[j] = step, ph
 		if step >= 0 {
 			last := st.n - 1
 			if j+1 < len(st.ivs) {
@@ -1009,8 +1001,12 @@ func findSteps(src source, r *DeviceReport) stepResult {
 				res.spansOut = append(res.spansOut, PhaseSpan{Step: step, Phase: ph, FirstEntry: first, LastEntry: last})
 			}
 		}
-		if r.PeakIndex >= iv.start && (j+1 == len(st.ivs) || r.PeakIndex < st.ivs[j+1].start) && r.PeakIndex >= 0 {
+		holds := func(i int) bool { return i >= iv.start && (j+1 == len(st.ivs) || i < st.ivs[j+1].start) }
+		if holds(r.PeakIndex) && r.PeakIndex >= 0 {
 			res.peak = PeakPhase{Step: step, Phase: ph}
+		}
+		if holds(oom) {
+			res.oomPhase = ph
 		}
 		if step < 0 {
 			continue
@@ -1030,9 +1026,9 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		}
 	}
 	flush()
-	// The later passes read the intervals and the clock only: let the
-	// runs go (on traces whose phases change often, a million runs).
-	st.runs = nil
+	// The later passes read the clock only: let the runs and intervals
+	// go (on traces whose phases change often, hundreds of thousands).
+	st.runs, st.ivs = nil, nil
 	return res
 }
 
