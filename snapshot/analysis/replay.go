@@ -121,7 +121,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 
 	d.buckets = newBuckets(a.opt.TimelinePoints, -1, n+1)
 	var counts [snapshot.KindOther]int
-	open := make(map[uint64]openAlloc)
+	open := newOpenTable()
 	var cur, res int64
 	// over is the most allocated exceeded reserved (relative to the
 	// starting state), overAt where.
@@ -142,19 +142,19 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 		switch {
 		case k == snapshot.KindAlloc:
 			addr, size := tr.Addr(i), d.count(tr.Size(i))
-			if o, ok := open[addr]; ok {
+			if o, ok := open.get(addr); ok {
 				d.allocs.end[o.k] = int32(i)
 				cur -= o.size
 				doubleAlloc++
 			}
-			open[addr] = openAlloc{d.allocs.add(int32(i), int32(n)), size}
+			open.put(addr, openAlloc{d.allocs.add(int32(i), int32(n)), size})
 			cur += size
 		case isFree:
 			addr := tr.Addr(i)
-			if o, ok := open[addr]; ok {
+			if o, ok := open.get(addr); ok {
 				d.allocs.end[o.k] = int32(i)
 				cur -= o.size
-				delete(open, addr)
+				open.del(addr)
 			} else {
 				size := d.count(tr.Size(i))
 				d.allocs.add(-1, int32(i))
@@ -163,7 +163,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 				cur -= size
 			}
 		case k == snapshot.KindFreeRequested:
-			if o, ok := open[tr.Addr(i)]; ok {
+			if o, ok := open.get(tr.Addr(i)); ok {
 				d.allocs.freeReq[o.k] = int32(i)
 			}
 		case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
@@ -240,7 +240,7 @@ type openAlloc struct {
 // matchSegments joins the allocations still open at the end of the trace
 // with the live blocks of the segments, and adds the live blocks that have
 // no alloc in the trace as allocations alive for the whole window.
-func (d *Device) matchSegments(open map[uint64]openAlloc) {
+func (d *Device) matchSegments(open *openTable) {
 	s := d.a.Snap
 	n := int32(d.Trace.Len())
 	var sizeMismatch, freeInSegments int
@@ -251,7 +251,7 @@ func (d *Device) matchSegments(open map[uint64]openAlloc) {
 			switch b.State {
 			case snapshot.StateActiveAllocated, snapshot.StateActivePendingFree:
 			default:
-				if _, ok := open[b.Address]; ok {
+				if _, ok := open.get(b.Address); ok {
 					freeInSegments++
 				}
 				continue
@@ -263,7 +263,7 @@ func (d *Device) matchSegments(open map[uint64]openAlloc) {
 			} else {
 				d.finalAllocated += req
 			}
-			if o, ok := open[b.Address]; ok {
+			if o, ok := open.get(b.Address); ok {
 				stack := d.Trace.Frames(int(d.allocs.start[o.k]))
 				if s.Stacks.Depth(stack) == 0 {
 					// torch 2.0 traces carry no frames; the block's history does.
@@ -273,7 +273,7 @@ func (d *Device) matchSegments(open map[uint64]openAlloc) {
 				if o.size != req {
 					sizeMismatch++
 				}
-				delete(open, b.Address)
+				open.del(b.Address)
 				continue
 			}
 			k := d.allocs.add(-1, n)
@@ -282,8 +282,8 @@ func (d *Device) matchSegments(open map[uint64]openAlloc) {
 			d.preTrace++
 		}
 	}
-	if len(open) > 0 {
-		d.warn(fmt.Sprintf("%d allocations still open at the end of the trace are not live blocks in the segments", len(open)))
+	if open.len() > 0 {
+		d.warn(fmt.Sprintf("%d allocations still open at the end of the trace are not live blocks in the segments", open.len()))
 	}
 	if freeInSegments > 0 {
 		d.warn(fmt.Sprintf("%d of them are inactive (free) blocks in the segments", freeInSegments))

@@ -1,0 +1,44 @@
+package analysis
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestOpenTable runs random puts, gets and deletes on an openTable and a Go
+// map side by side: few distinct addresses (0 among them) so that slots
+// collide, are reused and the table grows, and every get and the length
+// must agree after each step.
+func TestOpenTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, distinct := range []int{1, 7, 100, 5000} {
+		tab, ref := newOpenTable(), map[uint64]openAlloc{}
+		addr := func() uint64 { return uint64(rng.IntN(distinct)) * 512 }
+		for step := range 200000 {
+			a := addr()
+			switch op := rng.IntN(10); {
+			case op < 5:
+				v := openAlloc{k: int32(step), size: rng.Int64()}
+				tab.put(a, v)
+				ref[a] = v
+			case op < 8:
+				tab.del(a)
+				delete(ref, a)
+			}
+			b := addr()
+			got, ok := tab.get(b)
+			want, wok := ref[b]
+			if ok != wok || got != want {
+				t.Fatalf("%d addresses, step %d: get(%#x) = %v %v, want %v %v", distinct, step, b, got, ok, want, wok)
+			}
+			if tab.len() != len(ref) {
+				t.Fatalf("%d addresses, step %d: len %d, want %d", distinct, step, tab.len(), len(ref))
+			}
+		}
+		for a, want := range ref {
+			if got, ok := tab.get(a); !ok || got != want {
+				t.Fatalf("%d addresses: get(%#x) = %v %v at the end, want %v", distinct, a, got, ok, want)
+			}
+		}
+	}
+}
