@@ -64,8 +64,9 @@ type Analysis struct {
 
 	opt       Options
 	siteIndex map[string]int32
-	// siteBySum caches the site index of each stack summary's site part.
-	siteBySum map[snapshot.StackSummary]int32
+	// siteBySum caches the site index of each stack summary's site part
+	// (looked up once per allocation).
+	siteBySum *uintMap[int32]
 	// maxSize is the largest plausible size (see sane).
 	maxSize int64
 }
@@ -107,7 +108,7 @@ func Analyze(s *snapshot.Snapshot, opt Options) *Analysis {
 		Snap:      s,
 		opt:       opt.withDefaults(),
 		siteIndex: map[string]int32{},
-		siteBySum: map[snapshot.StackSummary]int32{},
+		siteBySum: newUintMap[int32](),
 		maxSize:   sizeLimit(s),
 	}
 	if !s.Stacks.Summarized() {
@@ -161,11 +162,11 @@ func deviceOrdinals(s *snapshot.Snapshot, segs map[int][]int) []int {
 // siteOf returns the site index of a stack.
 func (a *Analysis) siteOf(id snapshot.StackID) int32 {
 	key := a.Snap.Stacks.Summary(id) &^ 15 // the site part
-	if v, ok := a.siteBySum[key]; ok {
+	if v, ok := a.siteBySum.get(uint64(key)); ok {
 		return v
 	}
 	v := a.internSite(siteOfSummary(a.Snap.Frames, key))
-	a.siteBySum[key] = v
+	a.siteBySum.put(uint64(key), v)
 	return v
 }
 

@@ -121,7 +121,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 
 	d.buckets = newBuckets(a.opt.TimelinePoints, -1, n+1)
 	var counts [snapshot.KindOther]int
-	open := newOpenTable()
+	open := newUintMap[openAlloc]()
 	var cur, res int64
 	// over is the most allocated exceeded reserved (relative to the
 	// starting state), overAt where.
@@ -240,7 +240,7 @@ type openAlloc struct {
 // matchSegments joins the allocations still open at the end of the trace
 // with the live blocks of the segments, and adds the live blocks that have
 // no alloc in the trace as allocations alive for the whole window.
-func (d *Device) matchSegments(open *openTable) {
+func (d *Device) matchSegments(open *uintMap[openAlloc]) {
 	s := d.a.Snap
 	n := int32(d.Trace.Len())
 	var sizeMismatch, freeInSegments int

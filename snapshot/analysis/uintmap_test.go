@@ -5,14 +5,14 @@ import (
 	"testing"
 )
 
-// TestOpenTable runs random puts, gets and deletes on an openTable and a Go
-// map side by side: few distinct addresses (0 among them) so that slots
+// TestUintMap runs random puts, gets and deletes on a uintMap and a Go map
+// side by side: few distinct addresses (0 among them) so that slots
 // collide, are reused and the table grows, and every get and the length
 // must agree after each step.
-func TestOpenTable(t *testing.T) {
+func TestUintMap(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, distinct := range []int{1, 7, 100, 5000} {
-		tab, ref := newOpenTable(), map[uint64]openAlloc{}
+		tab, ref := newUintMap[openAlloc](), map[uint64]openAlloc{}
 		addr := func() uint64 { return uint64(rng.IntN(distinct)) * 512 }
 		for step := range 200000 {
 			a := addr()

@@ -1,0 +1,126 @@
+package analysis
+
+// uintMap is a map from uint64 keys (block addresses, stack summaries):
+// open addressing with linear probing in a power-of-two number of slots
+// kept at most half full, deletion by shifting the following entries back
+// (no tombstones). It does what a Go map does with a fraction of the work
+// per operation: the replay looks up an address at every alloc and free,
+// classify a site per allocation, millions of times, and WebAssembly
+// hashes a Go map's uint64 keys byte by byte. Key 0, the empty slot's
+// mark, is kept aside.
+type uintMap[V any] struct {
+	slots []uintSlot[V]
+	shift uint // 64 − log2(len(slots))
+	n     int  // keys held, zero's included
+	zero  V
+	// hasZero: key 0 is held (in zero).
+	hasZero bool
+}
+
+type uintSlot[V any] struct {
+	key uint64 // 0: empty
+	v   V
+}
+
+func newUintMap[V any]() *uintMap[V] {
+	return &uintMap[V]{slots: make([]uintSlot[V], 64), shift: 64 - 6}
+}
+
+// home is key's first slot (Fibonacci hashing: block addresses are
+// multiples of 512, whose low bits say nothing).
+func (t *uintMap[V]) home(key uint64) int {
+	return int((key * 0x9E3779B97F4A7C15) >> t.shift)
+}
+
+// get returns what key maps to.
+func (t *uintMap[V]) get(key uint64) (V, bool) {
+	if key == 0 {
+		return t.zero, t.hasZero
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(key); ; i = (i + 1) & mask {
+		switch t.slots[i].key {
+		case key:
+			return t.slots[i].v, true
+		case 0:
+			var none V
+			return none, false
+		}
+	}
+}
+
+// put maps key to v, replacing what it mapped to.
+func (t *uintMap[V]) put(key uint64, v V) {
+	if key == 0 {
+		if !t.hasZero {
+			t.n++
+		}
+		t.zero, t.hasZero = v, true
+		return
+	}
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(key); ; i = (i + 1) & mask {
+		switch t.slots[i].key {
+		case key:
+			t.slots[i].v = v
+			return
+		case 0:
+			t.slots[i] = uintSlot[V]{key, v}
+			t.n++
+			return
+		}
+	}
+}
+
+// del removes key, if held.
+func (t *uintMap[V]) del(key uint64) {
+	if key == 0 {
+		if t.hasZero {
+			t.n--
+		}
+		var none V
+		t.zero, t.hasZero = none, false
+		return
+	}
+	mask := len(t.slots) - 1
+	i := t.home(key)
+	for t.slots[i].key != key {
+		if t.slots[i].key == 0 {
+			return
+		}
+		i = (i + 1) & mask
+	}
+	// Shift back each following entry whose home is not between the hole
+	// and it (cyclically), so that every entry stays reachable from home.
+	for j := (i + 1) & mask; t.slots[j].key != 0; j = (j + 1) & mask {
+		if h := t.home(t.slots[j].key); (j-h)&mask >= (j-i)&mask {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = uintSlot[V]{}
+	t.n--
+}
+
+// len returns the number of keys held.
+func (t *uintMap[V]) len() int { return t.n }
+
+// grow doubles the slots.
+func (t *uintMap[V]) grow() {
+	old := t.slots
+	t.slots, t.shift = make([]uintSlot[V], 2*len(old)), t.shift-1
+	mask := len(t.slots) - 1
+	for _, s := range old {
+		if s.key == 0 {
+			continue
+		}
+		i := t.home(s.key)
+		for t.slots[i].key != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = s
+	}
+}
