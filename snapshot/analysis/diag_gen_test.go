@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"oomscope/snapshot"
@@ -129,7 +130,7 @@ func (ps phasePeaks) max() int64 {
 func TestLeakMatchesGenerator(t *testing.T) {
 	for _, name := range gen.Scenarios() {
 		t.Run(name, func(t *testing.T) {
-			_, r, truth := analyzeScenario(t, name)
+			a, r, truth := analyzeScenario(t, name)
 			for i, dt := range truth.Devices {
 				lk := r.Devices[i].Leak
 				if dt.Leak == nil {
@@ -151,6 +152,10 @@ func TestLeakMatchesGenerator(t *testing.T) {
 				if len(lk.Sites) > 0 && len(lk.Sites[0].Stack) == 0 {
 					t.Errorf("device %d: leak site without a stack", dt.Device)
 				}
+				if ls := lk.Sites[0]; !slices.Equal(ls.Stack, leakExample(a.Devices[i], r.Devices[i], ls.SiteIndex)) {
+					t.Errorf("device %d: leak site stack %q, want the largest kept block's %q", dt.Device, ls.Stack,
+						leakExample(a.Devices[i], r.Devices[i], ls.SiteIndex))
+				}
 				kind := map[string]LeakKind{gen.LeakHistory: "tensors", gen.LeakLossGraph: "graph"}[gen.Scenario(name).Loop.Leak]
 				if lk.Kind != kind {
 					t.Errorf("device %d: leak kind %q, want %q", dt.Device, lk.Kind, kind)
@@ -161,6 +166,30 @@ func TestLeakMatchesGenerator(t *testing.T) {
 			}
 		})
 	}
+}
+
+// leakExample is the displayed stack of the largest allocation of site
+// that the leak rule counts (made in the trace in a complete step before
+// the last, alive at the end, never freed; the first of equals), read from
+// the allocations and the steps.
+func leakExample(d *Device, rep DeviceReport, site int32) []string {
+	n := d.Trace.Len()
+	var best *Allocation
+	for _, al := range allocations(d) {
+		if al.Site != site || al.Start < 0 || int(al.End) != n || al.FreeRequested >= 0 {
+			continue
+		}
+		for j, s := range rep.Steps {
+			if j < len(rep.Steps)-1 && !s.Partial && s.FirstEntry <= int(al.Start) && int(al.Start) <= s.LastEntry &&
+				(best == nil || al.Size > best.Size) {
+				best = &al
+			}
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	return DisplayStack(d.a.Snap, best.Stack)
 }
 
 // TestLeakConfidence checks that the verdict gets less sure with fewer

@@ -97,7 +97,10 @@ func findLeak(src source, steps []Step, surv []int32) leakResult {
 	if len(eligible) < 2 {
 		return leakResult{}
 	}
-	slot := make(map[int]int, len(eligible)) // step index → position in eligible
+	slot := make([]int, len(steps)) // step index → position in eligible (-1: not eligible)
+	for k := range slot {
+		slot[k] = -1
+	}
 	for e, k := range eligible {
 		slot[k] = e
 	}
@@ -142,10 +145,11 @@ func findLeak(src source, steps []Step, surv []int32) leakResult {
 			a.fwd += size
 		}
 		start, _, _ := src.allocSpan(int(k))
-		e, ok := slot[stepOf(int(start))]
-		if !ok {
+		step := stepOf(int(start))
+		if step < 0 || slot[step] < 0 {
 			continue
 		}
+		e := slot[step]
 		if n := len(a.cells); n > 0 && a.cells[n-1].e == int32(e) {
 			a.cells[n-1].bytes += size
 			a.cells[n-1].blocks++
