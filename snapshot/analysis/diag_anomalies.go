@@ -77,20 +77,13 @@ const (
 	flameMaxDepth = 48
 )
 
-// anomalyCollector gathers the anomalies and byte-time weights during the
-// pass over the allocations.
+// anomalyCollector gathers the anomalies during the pass over the
+// allocations.
 type anomalyCollector struct {
-	src   source
-	n     int
-	steps []Step
-	big   int64 // long-lived threshold
-	// clock tells entries' times (no samples: lifetimes count entries).
-	clock clock
-	// stacks holds the allocations' stacks by id+1 (0: NoStack, for
-	// allocations without a stack), and weight the byte-time of each
-	// member, by its rank in stacks.
-	stacks  rankSet
-	weight  []float64
+	src     source
+	n       int
+	steps   []Step
+	big     int64 // long-lived threshold
 	pending map[int32]*anomalyAcc
 	long    map[int32]*anomalyAcc
 }
@@ -103,18 +96,42 @@ type anomalyAcc struct {
 	stack   snapshot.StackID
 }
 
-func newAnomalyCollector(src source, steps []Step, peak int64, clk clock) *anomalyCollector {
-	c := &anomalyCollector{src: src, n: src.entries(), steps: steps, big: max(1<<20, peak/200), clock: clk,
-		stacks: newRankSet(src.numStacks() + 1), pending: map[int32]*anomalyAcc{}, long: map[int32]*anomalyAcc{}}
+func newAnomalyCollector(src source, steps []Step, peak int64) *anomalyCollector {
+	return &anomalyCollector{src: src, n: src.entries(), steps: steps, big: max(1<<20, peak/200),
+		pending: map[int32]*anomalyAcc{}, long: map[int32]*anomalyAcc{}}
+}
+
+// byteTimer weighs the allocation stacks by bytes × lifetime, in one pass
+// over the allocations of its own, before the steps are cut: its weights
+// are gone before the diagnosis's other passes hold theirs.
+type byteTimer struct {
+	src source
+	n   int
+	// clock tells entries' times (no samples: lifetimes count entries).
+	clock clock
+	// stacks holds the allocations' stacks by id+1 (0: NoStack, for
+	// allocations without a stack), and weight the byte-time of each
+	// member, by its rank in stacks.
+	stacks rankSet
+	weight []float64
+}
+
+// byteTime weighs every allocation's stack and returns the byte-time tree.
+func byteTime(src source) *ByteTime {
+	c := &byteTimer{src: src, n: src.entries(), clock: traceClock(src), stacks: newRankSet(src.numStacks() + 1)}
 	for k := range src.numAllocs() {
 		c.stacks.add(int(src.allocStack(k)) + 1)
 	}
 	c.weight = make([]float64, c.stacks.seal())
-	return c
+	for k := range src.numAllocs() {
+		start, end, _ := src.allocSpan(k)
+		c.weigh(start, end, src.allocSize(k), src.allocStack(k))
+	}
+	return c.flame()
 }
 
 // weigh adds an allocation's bytes × lifetime to its stack's weight.
-func (c *anomalyCollector) weigh(start, end int32, size int64, stack snapshot.StackID) {
+func (c *byteTimer) weigh(start, end int32, size int64, stack snapshot.StackID) {
 	lo, hi := max(int(start), 0), min(int(end), c.n-1)
 	var life float64
 	switch {
@@ -181,14 +198,14 @@ func stepOf(steps []Step, i int) int {
 }
 
 // result turns the collected numbers into the anomalies (leak sites left
-// out of the long-lived ones) and the byte-time tree.
-func (c *anomalyCollector) result(leakSites map[int32]bool) (Anomalies, *ByteTime) {
+// out of the long-lived ones).
+func (c *anomalyCollector) result(leakSites map[int32]bool) Anomalies {
 	an := Anomalies{PendingFrees: c.sites(c.pending, nil, func(a *anomalyAcc) Text {
 		return textf("%d block(s) holding %s were freed by the program (free_requested from entry %d on) but never returned to the cache: another stream still uses them", a.blocks, sz(a.bytes), a.first)
 	}), LongLived: c.sites(c.long, leakSites, func(a *anomalyAcc) Text {
 		return textf("%d block(s) holding %s, made in a step (first at entry %d), outlive the next step and are not model state", a.blocks, sz(a.bytes), a.first)
 	}), Rule: AnomalyRule}
-	return an, c.flame()
+	return an
 }
 
 func (c *anomalyCollector) sites(m map[int32]*anomalyAcc, skip map[int32]bool, why func(*anomalyAcc) Text) []AnomalySite {
@@ -220,7 +237,7 @@ func (c *anomalyCollector) sites(m map[int32]*anomalyAcc, skip map[int32]bool, w
 // their frames, outermost first, with the unwinder, allocator and
 // interpreter frames left out as in displayed stacks; only the nodes kept
 // are formatted.
-func (c *anomalyCollector) flame() *ByteTime {
+func (c *byteTimer) flame() *ByteTime {
 	bt := &ByteTime{Unit: "byte_entries", Nodes: []FlameNode{}}
 	if c.clock.on() {
 		bt.Unit = "byte_seconds"

@@ -37,9 +37,9 @@ type momentSet []moment
 // measureMoments measures the live memory after each of the given entries
 // (duplicates allowed), collects the survivors (with survivors set: the
 // numbers of the allocations made in the trace and alive at its end, never
-// freed by the program, what a leak is made of) and
-// feeds every allocation to the anomaly collector, in one pass over the
-// allocations. Leaked bytes are filled in later (addLeaked).
+// freed by the program, what a leak is made of) and feeds the candidate
+// allocations to the anomaly collector, in one pass over the allocations.
+// Leaked bytes are filled in later (addLeaked).
 func measureMoments(src source, idx []int, phases []string, col *anomalyCollector, survivors bool) (momentSet, []int32) {
 	ms := make(momentSet, len(idx))
 	lo, hi := math.MaxInt, -1
@@ -57,7 +57,6 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 		// live range only for the few that are candidates or survivors.
 		start, end, freeReq := src.allocSpan(k)
 		size, stack := src.allocSize(k), src.allocStack(k)
-		col.weigh(start, end, size, stack)
 		if col.candidate(end, freeReq, size) {
 			l := src.live(k)
 			col.add(&l)

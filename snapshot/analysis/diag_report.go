@@ -38,6 +38,7 @@ type DiagnosisReport struct {
 // complete.
 func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 	src := newSource(d)
+	bt := byteTime(src)
 	sr := findSteps(src, r)
 	dr := DiagnosisReport{Steps: sr.steps, StepInfo: sr.info, PeakPhase: sr.peak, PhasePeaks: sr.phasePeaks, PhaseSpans: sr.spansOut}
 
@@ -54,12 +55,12 @@ func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 		ev = &r.OOMEvents[n-1]
 		idx, phases = append(idx, ev.Index), append(phases, sr.oomPhase)
 	}
-	col := newAnomalyCollector(src, sr.steps, r.PeakAllocatedBytes, sr.st.clock)
+	col := newAnomalyCollector(src, sr.steps, r.PeakAllocatedBytes)
 	ms, surv := measureMoments(src, idx, phases, col, len(leakSteps(sr.steps)) >= 2)
 	lr := findLeak(src, sr.steps, surv)
 	ms.addLeaked(src, surv, lr.sites)
 	dr.Leak = lr.leak
-	dr.Anomalies, dr.ByteTime = col.result(lr.sites)
+	dr.Anomalies, dr.ByteTime = col.result(lr.sites), bt
 	gpu := ""
 	if ev != nil {
 		dr.OOMCard = oomCard(ev)

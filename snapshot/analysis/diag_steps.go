@@ -218,10 +218,8 @@ type stepper struct {
 	stacked, pythonOnly bool
 	onRequested         bool
 	initial             int64
-	// clock samples the entries' time_us (see clock).
-	clock clock
-	runs  []run
-	ivs   []interval
+	runs                []run
+	ivs                 []interval
 	// firstWork is the first allocation that is not module construction;
 	// lastInit the last one that is (-1: none); zgBeforeWork a zero_grad
 	// between them; zgBeforeRuns the first zero_grad before any run.
@@ -359,12 +357,6 @@ func (st *stepper) scan() (int64, int) {
 		}
 	}
 	timed := len(st.zgStarts)+len(st.profTimes) > 0
-	st.clock = clock{}
-	if st.n > 0 {
-		if first, last := st.src.timeUS(0), st.src.timeUS(st.n-1); first > 0 && last > first {
-			st.clock = newClock(st.n)
-		}
-	}
 	// Without zero_grad annotations, zero_grad shows in the frees' stacks.
 	stackZeroGrad := len(st.zgStarts) == 0 && st.stacked && st.src.anyZeroGrad()
 	sc := &scanState{st: st, cur: st.initial, ivMax: math.MinInt64, ivArg: -1, streak: -1}
@@ -578,14 +570,6 @@ func (st *stepper) scan() (int64, int) {
 			peak, peakIdx = iv.max, iv.arg
 		}
 	}
-	// The clock's samples, apart: a few thousand reads.
-	if st.clock.t != nil {
-		for i := 0; i < st.n; i += st.clock.mask + 1 {
-			st.clock.t = append(st.clock.t, st.src.timeUS(i))
-		}
-		st.clock.t = append(st.clock.t, st.src.timeUS(st.n-1))
-		st.clock.seal()
-	}
 	for r := range st.runs {
 		st.runs[r].next, st.runs[r].nextCut, st.runs[r].zeroGrad = cuts[r].alloc, cuts[r].cut, cuts[r].zeroGrad
 	}
@@ -615,7 +599,27 @@ type clock struct {
 	inv   float64 // 1 / step
 }
 
-// newClock returns a clock for n entries, to be fed with sample.
+// traceClock returns the clock of the trace's entries, sampled apart: a
+// few thousand reads. Lifetimes count entries (no clock: on() is false)
+// when the times do not advance.
+func traceClock(src source) clock {
+	n := src.entries()
+	if n == 0 {
+		return clock{}
+	}
+	if first, last := src.timeUS(0), src.timeUS(n-1); first <= 0 || last <= first {
+		return clock{}
+	}
+	c := newClock(n)
+	for i := 0; i < n; i += c.mask + 1 {
+		c.t = append(c.t, src.timeUS(i))
+	}
+	c.t = append(c.t, src.timeUS(n-1))
+	c.seal()
+	return c
+}
+
+// newClock returns a clock for n entries, to be fed with samples.
 func newClock(n int) clock {
 	var shift uint
 	for n>>shift > clockSamples {
@@ -909,9 +913,6 @@ type stepResult struct {
 	// oomPhase is the phase of the last OOM event's entry (PhaseOther
 	// when there is none).
 	oomPhase string
-	// st is the stepper, for its clock (its runs and intervals are
-	// dropped once the steps are measured).
-	st *stepper
 }
 
 // findSteps cuts the trace into steps and phases and measures them, in one
@@ -946,7 +947,7 @@ func findSteps(src source, r *DeviceReport) stepResult {
 	if n := len(r.OOMEvents); n > 0 {
 		oom = r.OOMEvents[n-1].Index
 	}
-	res := stepResult{st: st, peak: PeakPhase{Step: -1, Phase: PhaseOther}, oomPhase: PhaseOther, maxPhase: map[string]int{},
+	res := stepResult{peak: PeakPhase{Step: -1, Phase: PhaseOther}, oomPhase: PhaseOther, maxPhase: map[string]int{},
 		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: []Step{}, phasePeaks: []PhasePeak{}, spansOut: []PhaseSpan{}}
 	maxBytes := map[string]int64{}
 	k, runLo := -1, 0
@@ -1026,9 +1027,6 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		}
 	}
 	flush()
-	// The later passes read the clock only: let the runs and intervals
-	// go (on traces whose phases change often, hundreds of thousands).
-	st.runs, st.ivs = nil, nil
 	return res
 }
 
