@@ -948,20 +948,20 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		oom = r.OOMEvents[n-1].Index
 	}
 	res := stepResult{peak: PeakPhase{Step: -1, Phase: PhaseOther}, oomPhase: PhaseOther, maxPhase: map[string]int{},
-		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: []Step{}, phasePeaks: []PhasePeak{}, spansOut: []PhaseSpan{}}
+		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: make([]Step, 0, len(spans)), phasePeaks: []PhasePeak{}, spansOut: []PhaseSpan{}}
 	maxBytes := map[string]int64{}
 	k, runLo := -1, 0
-	var peaks map[string]*PhasePeak
-	var order []string
+	// stepPeaks are step k's phase peaks in the order its phases first
+	// appear: at most four, found by a linear search.
+	var stepPeaks []PhasePeak
 	flush := func() {
 		if k < 0 {
 			return
 		}
-		for _, ph := range order {
-			pp := *peaks[ph]
+		for _, pp := range stepPeaks {
 			res.phasePeaks = append(res.phasePeaks, pp)
-			if b, ok := maxBytes[ph]; !ok || pp.PeakAllocatedBytes > b {
-				maxBytes[ph], res.maxPhase[ph] = pp.PeakAllocatedBytes, pp.PeakIndex
+			if b, ok := maxBytes[pp.Phase]; !ok || pp.PeakAllocatedBytes > b {
+				maxBytes[pp.Phase], res.maxPhase[pp.Phase] = pp.PeakAllocatedBytes, pp.PeakIndex
 			}
 		}
 		s := &res.steps[k]
@@ -976,7 +976,7 @@ func findSteps(src source, r *DeviceReport) stepResult {
 			k++
 			sp := spans[k]
 			res.steps = append(res.steps, Step{FirstEntry: sp.first, LastEntry: sp.last, Partial: sp.partial, PeakIndex: -1})
-			peaks, order = map[string]*PhasePeak{}, nil
+			stepPeaks = stepPeaks[:0]
 			for runLo < len(st.runs) && st.runs[runLo].first < sp.first {
 				runLo++
 			}
@@ -1017,13 +1017,11 @@ func findSteps(src source, r *DeviceReport) stepResult {
 			s.PeakAllocatedBytes, s.PeakIndex = iv.max, iv.arg
 		}
 		s.EndAllocatedBytes = iv.end
-		pp, ok := peaks[ph]
-		if !ok {
-			pp = &PhasePeak{Step: step, Phase: ph, PeakAllocatedBytes: iv.max, PeakIndex: iv.arg}
-			peaks[ph] = pp
-			order = append(order, ph)
-		} else if iv.max > pp.PeakAllocatedBytes {
-			pp.PeakAllocatedBytes, pp.PeakIndex = iv.max, iv.arg
+		switch p := slices.IndexFunc(stepPeaks, func(pp PhasePeak) bool { return pp.Phase == ph }); {
+		case p < 0:
+			stepPeaks = append(stepPeaks, PhasePeak{Step: step, Phase: ph, PeakAllocatedBytes: iv.max, PeakIndex: iv.arg})
+		case iv.max > stepPeaks[p].PeakAllocatedBytes:
+			stepPeaks[p].PeakAllocatedBytes, stepPeaks[p].PeakIndex = iv.max, iv.arg
 		}
 	}
 	flush()
