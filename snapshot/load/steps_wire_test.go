@@ -45,12 +45,12 @@ func TestStepsBufferCut(t *testing.T) {
 func TestStepsReaderVarints(t *testing.T) {
 	for _, v := range []int64{0, 1, -1, 63, -64, 64, 1 << 40, -(1 << 40), math.MaxInt64, math.MinInt64} {
 		r := &stepsReader{b: binary.AppendVarint(nil, v)}
-		if got := r.varint(); got != v || r.err != nil || len(r.b) != 0 {
-			t.Errorf("varint %d read as %d (%v, %d bytes left)", v, got, r.err, len(r.b))
+		if got := r.varint(); got != v || r.err != nil || len(r.rest()) != 0 {
+			t.Errorf("varint %d read as %d (%v, %d bytes left)", v, got, r.err, len(r.rest()))
 		}
 		u := uint64(v)
 		r = &stepsReader{b: binary.AppendUvarint(nil, u)}
-		if got := r.uvarint(); got != u || r.err != nil || len(r.b) != 0 {
+		if got := r.uvarint(); got != u || r.err != nil || len(r.rest()) != 0 {
 			t.Errorf("uvarint %d read as %d (%v)", u, got, r.err)
 		}
 	}
