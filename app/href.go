@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 )
@@ -19,12 +20,28 @@ func Href(p string) string {
 	if !app.IsClient {
 		return p
 	}
-	if isPage(p) {
-		if u := app.Window().URL(); u != nil && u.Query().Get(EmbedKey) == "1" {
-			p = withParam(p, EmbedKey, "1")
-		}
+	if isPage(p) && embedded() {
+		p = withParam(p, EmbedKey, "1")
 	}
 	return rootPrefix() + p
+}
+
+// clientURL remembers, in the browser, the last address embedded parsed
+// and its answer; pages draw their layout (a dozen links) on every update,
+// which parsed the address once per link.
+var clientURL struct {
+	href     string
+	embedded bool
+}
+
+// embedded reports whether the page's address has embed=1.
+func embedded() bool {
+	href := app.Window().Get("location").Get("href").String()
+	if href != clientURL.href {
+		u, err := url.Parse(href)
+		clientURL.href, clientURL.embedded = href, err == nil && u.Query().Get(EmbedKey) == "1"
+	}
+	return clientURL.embedded
 }
 
 // Asset returns the URL of a file of the site ("/web/snapworker.js") with
@@ -63,9 +80,20 @@ func withParam(p, k, v string) string {
 }
 
 // rootPrefix is the site's path prefix without a trailing slash ("" at the
-// root of a host).
+// root of a host). In the browser it is read once: it is fixed when the
+// site is built, and app.Getenv takes three calls into JavaScript.
 func rootPrefix() string {
-	return strings.TrimSuffix(app.Getenv("GOAPP_ROOT_PREFIX"), "/")
+	if !app.IsClient {
+		return strings.TrimSuffix(app.Getenv("GOAPP_ROOT_PREFIX"), "/")
+	}
+	clientPrefix.Do(func() { clientPrefix.v = strings.TrimSuffix(app.Getenv("GOAPP_ROOT_PREFIX"), "/") })
+	return clientPrefix.v
+}
+
+// clientPrefix is rootPrefix's value in the browser, read once.
+var clientPrefix struct {
+	sync.Once
+	v string
 }
 
 // Query returns the page's state parameters: the URL's query without the
