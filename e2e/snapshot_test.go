@@ -113,6 +113,35 @@ func TestSnapshotPage(t *testing.T) {
 		t.Errorf("state after entry %d: page %q lacks allocated %d", idx, txt, st.AllocatedBytes)
 	}
 
+	// The state section's own controls (it is a component of its own:
+	// its handlers redraw it, not the page): End, a typed entry, a bad
+	// one, then Peak, each checked against the analysis.
+	stateIs := func(i int, what string) {
+		t.Helper()
+		poll[string](tb, fmt.Sprintf(`document.body.getAttribute("data-snapshot-state") === "%d" ? "y" : ""`, i), 20*time.Second)
+		st := a.Devices[0].StateAt(i, 0, 0)
+		wantText := bytesize.Commas(int64(st.LiveAllocations)) + " live allocations"
+		if txt := tb.text("#snap-state"); !strings.Contains(txt, wantText) || !strings.Contains(txt, bytesize.Format(st.ReservedBytes, bytesize.Binary)) {
+			t.Errorf("%s: state after entry %d lacks %q or reserved %d: %q", what, i, wantText, st.ReservedBytes, txt)
+		}
+		if got := evalJS[string](tb, `document.getElementById("snap-index").value`); got != strconv.Itoa(i) {
+			t.Errorf("%s: the entry field shows %q, want %d", what, got, i)
+		}
+	}
+	entries := want.Entries
+	tb.click(`#snap-state .snap-toolbar button:nth-of-type(3)`) // End
+	stateIs(entries-1, "End")
+	mid := entries / 3
+	evalJS[bool](tb, fmt.Sprintf(`(() => { const e = document.getElementById("snap-index"); e.value = "%d"; e.dispatchEvent(new Event("change", {bubbles: true})); return true; })()`, mid))
+	stateIs(mid, "typed entry")
+	evalJS[bool](tb, `(() => { const e = document.getElementById("snap-index"); e.value = ""; e.dispatchEvent(new Event("change", {bubbles: true})); return true; })()`)
+	tb.waitText("#snap-state", fmt.Sprintf("Type an entry number between -1 and %d.", entries-1))
+	tb.click(`#snap-state .snap-toolbar button:nth-of-type(1)`) // Peak
+	stateIs(want.PeakIndex, "Peak")
+	if txt := tb.text("#snap-state"); strings.Contains(txt, "Type an entry number") {
+		t.Errorf("the entry error stays after Peak: %q", txt)
+	}
+
 	// Drag to zoom, then back.
 	pointer("pointerdown", 0.6)
 	pointer("pointermove", 0.8)
