@@ -71,6 +71,8 @@ type SnapshotPage struct {
 	// stepRows is how many steps the step table lists (at least
 	// maxStepRows; "List more" adds to it).
 	stepRows int
+	// stacks is the text of the top sites' stacks (prepareStacks).
+	stacks siteStacks
 	// setupModel is the catalog model picked for the estimator link
 	// (snapshot_diagnosis.go); "" uses the one the setup matched.
 	setupModel string
@@ -284,7 +286,7 @@ func warmUp() {
 // reset forgets the previous file.
 func (p *SnapshotPage) reset() {
 	p.errMsg, p.res, p.summary, p.state, p.stateErr, p.zoom = "", nil, nil, nil, "", nil
-	p.chart, p.markdown, p.copyNote, p.cmp, p.setupModel = nil, "", "", snapCompare{}, ""
+	p.chart, p.markdown, p.copyNote, p.cmp, p.setupModel, p.stacks = nil, "", "", snapCompare{}, "", siteStacks{}
 	p.progress, p.dev, p.hover, p.dragging, p.stepRows = 0, 0, -1, false, 0
 	MarkBody("data-snapshot-ready", "")
 	MarkBody("data-snapshot-summary", "")
@@ -536,6 +538,8 @@ func (p *SnapshotPage) revealMore(ctx app.Context, file, dev int) {
 		case 2:
 			p.chart = p.newChart(d.Timeline, d.SiteSeries)
 			ctx.Defer(func(app.Context) { MarkBody("data-snapshot-timeline", now()) })
+		case 3: // the stage before the sites'
+			p.prepareStacks(ctx, d)
 		case stateStage:
 			p.requestState(ctx, d.PeakIndex)
 		case revealStages:

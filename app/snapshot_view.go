@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -207,11 +208,16 @@ func (p *SnapshotPage) renderBuckets(d *analysis.DeviceReport) app.UI {
 }
 
 // stackBlock shows a displayed stack, or why there is none.
-func stackBlock(lines []string) app.UI {
+func stackBlock(lines []string, text string) app.UI {
 	if len(lines) == 0 {
 		return app.P().Class("muted").Text(analysis.NoStackExplanation)
 	}
-	// Your own code first: it is what you can change.
+	return app.Pre().Class("snap-stack").TabIndex(0).Text(text)
+}
+
+// groupedStack is a stack as the sites section shows it: your own code first,
+// since it is what you can change, then torch and Python, then C++.
+func groupedStack(lines []string) string {
 	user, lib, native := analysis.StackGroups(lines)
 	var out []string
 	for _, g := range []struct {
@@ -227,7 +233,43 @@ func stackBlock(lines []string) app.UI {
 		out = append(out, "— "+g.title+" —")
 		out = append(out, g.lines...)
 	}
-	return app.Pre().Class("snap-stack").TabIndex(0).Text(strings.Join(shownLines(out), "\n"))
+	return strings.Join(shownLines(out), "\n")
+}
+
+// siteStacks holds the text of each top site's stack of one device
+// (groupedStack), worked out in a task of its own before the sites section is
+// shown: grouping the frames (a few regular expressions per line) made the
+// sites' stage one of the page's longest tasks.
+type siteStacks struct {
+	dev  *analysis.DeviceReport
+	text []string
+}
+
+// prepareStacks works out the stacks' text of d's top sites after the
+// current task, in a task of its own; the sites section uses it when it is
+// ready and works it out itself otherwise.
+func (p *SnapshotPage) prepareStacks(ctx app.Context, d *analysis.DeviceReport) {
+	sites := d.TopSites
+	go func() {
+		time.Sleep(time.Millisecond) // after this task and its frame
+		text := make([]string, len(sites))
+		for i, s := range sites {
+			text[i] = groupedStack(s.Stack)
+		}
+		ctx.Dispatch(func(app.Context) {
+			if p.device() == d {
+				p.stacks = siteStacks{dev: d, text: text}
+			}
+		})
+	}()
+}
+
+// siteStack returns the text of the stack of d's top site i.
+func (p *SnapshotPage) siteStack(d *analysis.DeviceReport, i int) string {
+	if p.stacks.dev == d && i < len(p.stacks.text) {
+		return p.stacks.text[i]
+	}
+	return groupedStack(d.TopSites[i].Stack)
 }
 
 func (p *SnapshotPage) renderSites(d *analysis.DeviceReport) app.UI {
@@ -239,7 +281,7 @@ func (p *SnapshotPage) renderSites(d *analysis.DeviceReport) app.UI {
 				app.Summary().Text(shown(s.Label)),
 				app.P().Class("muted").Text(fmt.Sprintf("%d allocation(s), mostly %s. Stack of the largest (%s), labelled by rule %s:",
 					s.Count, s.Category, bytesize.Format(s.LargestBytes, p.unit), s.Rule)),
-				stackBlock(s.Stack),
+				stackBlock(s.Stack, p.siteStack(d, i)),
 			)),
 			app.Td().Class("num").Text(bytesize.Format(s.Bytes, p.unit)),
 			app.Td().Class("num snap-wide").Text(strconv.Itoa(s.Count)),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,6 +84,39 @@ func TestSnapshotPage(t *testing.T) {
 		if !strings.Contains(tb.text(sel), text) {
 			t.Errorf("%s lacks %q: %q", sel, text, tb.text(sel))
 		}
+	}
+
+	// Each top site shows its own stack (worked out before the section is
+	// drawn): the same lines as the analysis's, regrouped, plus headings.
+	tb.waitText("#snap-sites", want.TopSites[0].Label)
+	stacks := evalJS[[]string](tb, `[...document.querySelectorAll("#snap-sites td.snap-site")].map(td => { const p = td.querySelector("pre.snap-stack"); return p ? p.textContent : ""; })`)
+	if len(stacks) != len(want.TopSites) {
+		t.Errorf("%d sites with a stack cell, want %d", len(stacks), len(want.TopSites))
+	}
+	withStack := 0
+	for i := range min(len(stacks), len(want.TopSites)) {
+		if len(want.TopSites[i].Stack) == 0 {
+			if stacks[i] != "" {
+				t.Errorf("site %d (%s) has no stack but shows %q", i, want.TopSites[i].Label, stacks[i])
+			}
+			continue
+		}
+		withStack++
+		var got []string
+		for _, l := range strings.Split(stacks[i], "\n") {
+			if l != "" && !strings.HasPrefix(l, "— ") {
+				got = append(got, l)
+			}
+		}
+		wantLines := slices.Clone(want.TopSites[i].Stack)
+		slices.Sort(got)
+		slices.Sort(wantLines)
+		if !slices.Equal(got, wantLines) {
+			t.Errorf("site %d (%s): the stack shown has %d lines, not the analysis's %d", i, want.TopSites[i].Label, len(got), len(wantLines))
+		}
+	}
+	if withStack == 0 {
+		t.Errorf("no top site has a stack: the check does not test")
 	}
 
 	// The state view starts at the peak.
