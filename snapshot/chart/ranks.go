@@ -205,17 +205,7 @@ func (c *Ranks) draw() string {
 	num := strconv.AppendInt
 	yi := func(v int64) int64 { return int64(math.Round(math.Max(0, math.Min(1, c.Y(v))) * svgH)) }
 	b = append(b, `<div class="snap-rk"><div class="snap-chart snap-rk-plot"><svg class="snap-chart-svg" viewBox="0 0 10000 3000" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg" aria-hidden="true">`...)
-	for _, tk := range c.Ticks {
-		if tk.Bytes == 0 || tk.Bytes >= c.Top {
-			continue
-		}
-		y := yi(tk.Bytes)
-		b = append(b, `<line class="snap-grid" x1="0" x2="10000" y1="`...)
-		b = num(b, y, 10)
-		b = append(b, `" y2="`...)
-		b = num(b, y, 10)
-		b = append(b, `" vector-effect="non-scaling-stroke"/>`...)
-	}
+	b = appendGrid(b, c.Ticks, c.Top, yi)
 	if c.opt.BandHi > 0 {
 		hi, lo := yi(c.opt.BandHi), yi(max(0, c.opt.BandLo))
 		b = append(b, `<rect class="snap-rk-band" x="0" width="10000" y="`...)

@@ -194,17 +194,7 @@ func (t *Timeline) draw() string {
 		b = append(b, ' ')
 		return num(b, y, 10)
 	}
-	for _, tk := range t.Ticks {
-		if tk.Bytes == 0 || tk.Bytes >= t.Top {
-			continue
-		}
-		y := yi(tk.Bytes)
-		b = append(b, `<line class="snap-grid" x1="0" x2="10000" y1="`...)
-		b = num(b, y, 10)
-		b = append(b, `" y2="`...)
-		b = num(b, y, 10)
-		b = append(b, `" vector-effect="non-scaling-stroke"/>`...)
-	}
+	b = appendGrid(b, t.Ticks, t.Top, yi)
 	for k, s := range t.opt.Shades {
 		lo, hi := max(s.From, t.From), min(s.To, t.To)
 		if lo > hi {
@@ -290,4 +280,21 @@ func className(s string) string {
 		}
 		return -1
 	}, s)
+}
+
+// appendGrid writes a horizontal grid line for each tick strictly between 0
+// and top, at the SVG height yi gives it.
+func appendGrid(b []byte, ticks []Tick, top int64, yi func(int64) int64) []byte {
+	for _, tk := range ticks {
+		if tk.Bytes == 0 || tk.Bytes >= top {
+			continue
+		}
+		y := yi(tk.Bytes)
+		b = append(b, `<line class="snap-grid" x1="0" x2="10000" y1="`...)
+		b = strconv.AppendInt(b, y, 10)
+		b = append(b, `" y2="`...)
+		b = strconv.AppendInt(b, y, 10)
+		b = append(b, `" vector-effect="non-scaling-stroke"/>`...)
+	}
+	return b
 }
