@@ -109,14 +109,17 @@ type run struct {
 	ph phase
 	// first is the entry where the run starts (its first labelled entry,
 	// or the segment growth right before it); last its last labelled entry.
-	first, last int
-	// window is the annotation window that labelled its entries (-1: their
-	// stacks did); entries of another window start a new run.
-	window int
+	// Entry indices are int32 (the decoder keeps fewer than 2^31 - 1
+	// entries): a run is 32 bytes, not 64, and a trace cut into many
+	// short phases has hundreds of thousands of runs.
+	first, last int32
 	// next is the first allocation after its last entry, nextCut where
 	// the scan cut before it, and zeroGrad a zero_grad between the two (-1:
 	// none): where a step it ends stops.
-	next, nextCut, zeroGrad int
+	next, nextCut, zeroGrad int32
+	// window is the annotation window that labelled its entries (-1: their
+	// stacks did); entries of another window start a new run.
+	window int
 }
 
 // kind of an annotation window.
@@ -233,7 +236,7 @@ type stepper struct {
 // gapCut marks, for a run, where a step it ends would stop: the first
 // allocation after its last entry, where the scan cut before it (back over
 // the segment growth that made room for it), and a zero_grad before that.
-type gapCut struct{ alloc, cut, zeroGrad int }
+type gapCut struct{ alloc, cut, zeroGrad int32 }
 
 // recording looks at what the recording kept of the stacks: whether any
 // allocation has frames, and whether the snapshot holds any C++ frame
@@ -415,7 +418,7 @@ func (st *stepper) scan() (int64, int) {
 						if p != lastPh {
 							break fastLoop
 						}
-						r.last = base + j
+						r.last = int32(base + j)
 						streak = -1
 					case kindFreeReq, kindFreeDone:
 						if zgWatch {
@@ -466,7 +469,7 @@ func (st *stepper) scan() (int64, int) {
 				if marker {
 					switch {
 					case gap >= 0 && cuts[gap].zeroGrad < 0:
-						cuts[gap].zeroGrad = i
+						cuts[gap].zeroGrad = int32(i)
 						ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
 					case len(st.runs) == 0 && st.zgBeforeRuns < 0:
 						st.zgBeforeRuns = i
@@ -512,13 +515,14 @@ func (st *stepper) scan() (int64, int) {
 				switch {
 				case p == phaseUnknown || p == phaseInit:
 					if alloc && gap >= 0 && cuts[gap].alloc < 0 {
-						cuts[gap].alloc = i
-						cuts[gap].cut, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
+						var cut int
+						cut, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
+						cuts[gap].alloc, cuts[gap].cut = int32(i), int32(cut)
 						gap = -1
 					}
 				case last >= 0 && lastPh == p && (win < 0 || lastWin < 0 || win == lastWin):
 					r := &st.runs[last]
-					r.last = i
+					r.last = int32(i)
 					if win >= 0 {
 						r.window, lastWin = win, win
 					}
@@ -531,16 +535,16 @@ func (st *stepper) scan() (int64, int) {
 					var first int
 					first, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
 					if gap >= 0 && cuts[gap].alloc < 0 {
-						cuts[gap].alloc, cuts[gap].cut = i, first
+						cuts[gap].alloc, cuts[gap].cut = int32(i), int32(first)
 					}
-					st.runs = append(st.runs, run{ph: p, first: first, last: i, window: win})
+					st.runs = append(st.runs, run{ph: p, first: int32(first), last: int32(i), window: win})
 					lastPh, lastWin = p, win
 					cuts = append(cuts, gapCut{-1, -1, -1})
 					gap = len(cuts) - 1
 				}
 			case stackZeroGrad && (k == kindFreeReq || k == kindFreeDone) && gap >= 0 && cuts[gap].zeroGrad < 0 &&
 				st.runs[gap].ph == phaseOptimizer && st.isZeroGrad(ch.stacks[j]):
-				cuts[gap].zeroGrad = i
+				cuts[gap].zeroGrad = int32(i)
 				ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
 			}
 			if k != kindGrowth {
@@ -727,11 +731,11 @@ func (st *stepper) isZeroGrad(id snapshot.StackID) bool { return st.src.stackZer
 func (st *stepper) boundaryAfter(r run) int {
 	switch {
 	case r.zeroGrad >= 0 && (r.next < 0 || r.zeroGrad <= r.next):
-		return r.zeroGrad
+		return int(r.zeroGrad)
 	case r.next < 0:
 		return st.n
 	}
-	return r.nextCut
+	return int(r.nextCut)
 }
 
 // span is a step being built: its entries and whether it is cut.
@@ -772,7 +776,7 @@ func (st *stepper) steps() ([]span, string) {
 	if len(ends) == 0 {
 		return []span{{first: st.start0(false), last: st.n - 1}}, stepRuleNone
 	}
-	partial := st.firstPartial(ends[0].last)
+	partial := st.firstPartial(int(ends[0].last))
 	var out []span
 	start := st.start0(partial)
 	for _, e := range ends {
@@ -872,7 +876,7 @@ func (st *stepper) firstPartial(end int) bool {
 
 // runAt returns the run holding entry i, -1 before the first.
 func (st *stepper) runAt(i int) int {
-	k := sort.Search(len(st.runs), func(j int) bool { return st.runs[j].first > i })
+	k := sort.Search(len(st.runs), func(j int) bool { return int(st.runs[j].first) > i })
 	return k - 1
 }
 
@@ -977,7 +981,7 @@ func findSteps(src source, r *DeviceReport) stepResult {
 			sp := spans[k]
 			res.steps = append(res.steps, Step{FirstEntry: sp.first, LastEntry: sp.last, Partial: sp.partial, PeakIndex: -1})
 			stepPeaks = stepPeaks[:0]
-			for runLo < len(st.runs) && st.runs[runLo].first < sp.first {
+			for runLo < len(st.runs) && int(st.runs[runLo].first) < sp.first {
 				runLo++
 			}
 		}
@@ -986,7 +990,7 @@ func findSteps(src source, r *DeviceReport) stepResult {
 			step = -1 // after the last step (cannot happen: the last step ends the trace)
 		}
 		ph := PhaseOther
-		if r := st.runAt(iv.start); r >= 0 && step >= 0 && st.runs[r].first >= spans[step].first {
+		if r := st.runAt(iv.start); r >= 0 && step >= 0 && int(st.runs[r].first) >= spans[step].first {
 			ph = phaseName(st.runs[r].ph)
 		}
 		if step >= 0 {
@@ -1060,10 +1064,10 @@ func (st *stepper) evalPrefix(fwd, bwd run) bool {
 	for ; st.cursor < st.src.numAllocs(); st.cursor++ {
 		k := st.cursor
 		start, end, _ := st.src.allocSpan(k)
-		if int(start) < fwd.first {
+		if int(start) < int(fwd.first) {
 			continue // before the run, or made before the trace
 		}
-		if int(start) > fwd.last {
+		if int(start) > int(fwd.last) {
 			break
 		}
 		if st.src.stackPhase(st.src.allocStack(k)) != phaseForward {
@@ -1072,7 +1076,7 @@ func (st *stepper) evalPrefix(fwd, bwd run) bool {
 		switch {
 		case found:
 			post++
-		case int(end) >= bwd.first:
+		case int(end) >= int(bwd.first):
 			if pre < 8 {
 				return false // the common case: the training forward starts the run
 			}
