@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -82,11 +81,34 @@ func TestAdversarialBounded(t *testing.T) {
 // runtime/metrics) grew above what it held before, sampled every 200 µs
 // and at the end: an estimate of the peak memory f needed.
 func peakHeap(f func()) int64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	read := func() int64 { metrics.Read(sample); return int64(sample[0].Value.Uint64()) }
-	base := read()
-	var peak atomic.Int64
+	heap, _ := peakMemory(f)
+	return heap
+}
+
+// peakMemory is peakHeap that also returns the peak of the memory the Go
+// runtime holds from the system and has not released (heap spans, free
+// ones included, and its metadata: what the process's RSS pays for),
+// sampled likewise, not relative to before (what earlier work left free
+// is released first).
+func peakMemory(f func()) (heap, mapped int64) {
+	debug.FreeOSMemory()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	read := func() (int64, int64) {
+		metrics.Read(sample)
+		return int64(sample[0].Value.Uint64()), int64(sample[1].Value.Uint64() - sample[2].Value.Uint64())
+	}
+	base, _ := read()
+	var peak, peakMapped atomic.Int64
+	note := func() {
+		h, m := read()
+		if h > peak.Load() {
+			peak.Store(h)
+		}
+		if m > peakMapped.Load() {
+			peakMapped.Store(m)
+		}
+	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -95,9 +117,7 @@ func peakHeap(f func()) int64 {
 		t := time.NewTicker(200 * time.Microsecond)
 		defer t.Stop()
 		for {
-			if h := read(); h > peak.Load() {
-				peak.Store(h)
-			}
+			note()
 			select {
 			case <-done:
 				return
@@ -108,7 +128,8 @@ func peakHeap(f func()) int64 {
 	f()
 	close(done)
 	wg.Wait()
-	return max(peak.Load(), read()) - base
+	note()
+	return peak.Load() - base, peakMapped.Load()
 }
 
 // BenchmarkAdversarial times each hostile input through Load (the issue's

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"time"
 
@@ -177,8 +176,9 @@ func Load(in Input, opt Options) (f *File, err error) {
 		// The decoder's tables (memo, stack index) are garbage now:
 		// collect them before the analysis needs memory, so that its
 		// allocations reuse theirs (a browser worker never gives memory
-		// back, so its peak is what counts).
-		runtime.GC()
+		// back, so its peak is what counts). FreeOSMemory also hands the
+		// freed pages back to the system natively.
+		debug.FreeOSMemory()
 	}
 	decoded := time.Since(start)
 	stage = StageAnalyse
