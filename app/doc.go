@@ -36,7 +36,9 @@
 //     first, then the others in name order). Page rules go in
 //     static/web/css/<page>.css, with class names prefixed by the page name.
 //   - Handlers must not panic: a panic ends the Go program for the page's
-//     life. Heavy work yields (time.Sleep) or runs in a Web Worker (wasm/).
+//     life. Heavy work yields (nextTask: a browser timer, not time.Sleep,
+//     whose end can fall inside the same browser task) or runs in a Web
+//     Worker (wasm/).
 //   - Numbers: show bytes as GiB by default (bytesize.Format) with GB on
 //     request, and show the formula or rule next to every number.
 package app

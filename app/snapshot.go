@@ -366,13 +366,13 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			r, err := load.DecodeResponse(js, bufs)
 			m := workerMsg{Response: r, err: err}
 			if len(js) > 4096 {
-				time.Sleep(time.Millisecond)
+				nextTask(0)
 			}
 			if err == nil && r.Type == load.ResponseResult && r.Result != nil {
 				// The timeline too, in a task of its own: the result's
 				// first frame then shows it with the answer.
 				m.first = newFirstChart(r.Result, p.unit)
-				time.Sleep(time.Millisecond)
+				nextTask(0)
 			}
 			ctx.Dispatch(func(ctx app.Context) { p.onWorker(ctx, m) })
 		}()
@@ -528,7 +528,7 @@ const stateStage = 6
 // browser draw a frame: building everything at once took more than 100 ms
 // of main-thread time on a slow machine.
 func (p *SnapshotPage) revealMore(ctx app.Context, file, dev int) {
-	ctx.After(20*time.Millisecond, func(ctx app.Context) {
+	afterTask(ctx, 20*time.Millisecond, func(ctx app.Context) {
 		d := p.device()
 		if p.fileReq != file || p.dev != dev || d == nil || p.reveal >= revealStages {
 			return
@@ -685,4 +685,36 @@ func (p *SnapshotPage) renderStatus() app.UI {
 		)
 	}
 	return app.Text("")
+}
+
+// nextTask blocks the calling goroutine (never the UI goroutine) until a
+// browser timer of d has fired, so that what follows runs in a browser task
+// of its own. time.Sleep does not promise that: the Go runtime returns to
+// the browser only when no goroutine can run, so a sleep that ends while
+// other Go work is still running (a render, the garbage collector marking
+// the result's allocations) goes on in the same task, and the tasks
+// meant to be apart become one long task.
+func nextTask(d time.Duration) {
+	if !app.IsClient {
+		time.Sleep(d)
+		return
+	}
+	done := make(chan struct{})
+	var f app.Func
+	f = app.FuncOf(func(app.Value, []app.Value) any {
+		f.Release()
+		close(done)
+		return nil
+	})
+	app.Window().Call("setTimeout", f, d.Milliseconds())
+	<-done
+}
+
+// afterTask is ctx.After with nextTask's promise: f runs in a browser task
+// after the current one (and after a pause of at least d).
+func afterTask(ctx app.Context, d time.Duration, f func(app.Context)) {
+	ctx.Async(func() {
+		nextTask(d)
+		ctx.Dispatch(f)
+	})
 }

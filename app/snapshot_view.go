@@ -251,7 +251,7 @@ type siteStacks struct {
 func (p *SnapshotPage) prepareStacks(ctx app.Context, d *analysis.DeviceReport) {
 	sites := d.TopSites
 	go func() {
-		time.Sleep(time.Millisecond) // after this task and its frame
+		nextTask(time.Millisecond) // after this task and its frame
 		text := make([]string, len(sites))
 		for i, s := range sites {
 			text[i] = groupedStack(s.Stack)
