@@ -180,7 +180,7 @@ func workersMemory(tb *tab) (sum float64, n int) {
 		v, err := chromedp.Run(wctx, chromedp.Evaluate[float64](`(typeof go === "object" && go._inst) ? go._inst.exports.mem.buffer.byteLength : 0`))
 		cancel()
 		stop()
-		if err == nil {
+		if err == nil && v > 0 { // 0: a worker's file reader (snapworker.js)
 			sum += v
 			n++
 		}

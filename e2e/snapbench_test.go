@@ -209,9 +209,13 @@ func workerMemory(b *testing.B, tb *tab) (wasm, heap float64) {
 		}
 		wctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID))
 		defer cancel()
-		v, err := chromedp.Run(wctx, chromedp.Evaluate[map[string]float64](`({wasm: go._inst.exports.mem.buffer.byteLength, heap: self.__oomscopeMem ? self.__oomscopeMem.heapAlloc : -1})`))
+		// go is null in the worker's file reader (snapworker.js).
+		v, err := chromedp.Run(wctx, chromedp.Evaluate[map[string]float64](`go ? {wasm: go._inst.exports.mem.buffer.byteLength, heap: self.__oomscopeMem ? self.__oomscopeMem.heapAlloc : -1} : {reader: 1}`))
 		if err != nil {
 			b.Fatalf("reading the worker's memory: %v", err)
+		}
+		if v["reader"] == 1 {
+			continue
 		}
 		return v["wasm"], v["heap"]
 	}

@@ -10,7 +10,8 @@
 // where json is a load.Request and file the dropped File (for analyze and
 // compare); the worker answers {json, buffers} made by load.EncodeResponse,
 // with the buffers transferred. The File is read in slices while it is
-// decoded (the next slice is read while the current one is decoded), and
+// decoded (the next slice is read, by a nested worker, while the current
+// one is decoded: static/web/snapworker.js readSlice), and
 // read again, a few bytes at a time, for the stacks of files with very many
 // distinct stacks (see snapshot.Stacks): it is never held whole.
 package main
@@ -264,12 +265,20 @@ func (r *blobReader) start(off int64) *pending {
 	end := min(off+readChunk, r.size)
 	buf := r.spare
 	r.spare = nil
-	return readSlice(r.file, off, end, buf)
+	// Through the worker's reader (snapworker.js readSlice), which reads
+	// on its own thread while this one decodes.
+	return readSlice(js.Global().Call("readSlice", r.file, float64(off), float64(end)), off, end, buf)
 }
 
-// readSlice asks the browser for bytes [off, end) of a Blob, into buf
-// when it is large enough (nil: a new buffer).
-func readSlice(file js.Value, off, end int64, buf []byte) *pending {
+// blobSlice starts reading bytes [off, end) of a Blob on this thread.
+func blobSlice(file js.Value, off, end int64) js.Value {
+	return file.Call("slice", float64(off), float64(end)).Call("arrayBuffer")
+}
+
+// readSlice waits for read, a promise of bytes [off, end) of the file as an
+// ArrayBuffer, and copies them into buf when it is large enough (nil: a new
+// buffer).
+func readSlice(read js.Value, off, end int64, buf []byte) *pending {
 	p := &pending{ch: make(chan chunk, 1)}
 	p.ok = js.FuncOf(func(this js.Value, args []js.Value) any {
 		u8 := js.Global().Get("Uint8Array").New(args[0])
@@ -296,7 +305,7 @@ func readSlice(file js.Value, off, end int64, buf []byte) *pending {
 		p.ch <- chunk{err: errors.New(msg)}
 		return nil
 	})
-	file.Call("slice", float64(off), float64(end)).Call("arrayBuffer").Call("then", p.ok, p.fail)
+	read.Call("then", p.ok, p.fail)
 	return p
 }
 
@@ -344,7 +353,9 @@ type blobReaderAt struct{ file js.Value }
 
 // ReadAt implements io.ReaderAt.
 func (r blobReaderAt) ReadAt(b []byte, off int64) (int, error) {
-	c := readSlice(r.file, off, off+int64(len(b)), b).wait() // straight into b
+	end := off + int64(len(b))
+	// A few bytes at a time: on this thread, without the reader's round trip.
+	c := readSlice(blobSlice(r.file, off, end), off, end, b).wait() // straight into b
 	n := copy(b, c.b)
 	if c.err != nil {
 		return n, c.err

@@ -1,0 +1,84 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestSnapshotWorkerReader checks that the analysis worker reads a dropped
+// file through its nested reader worker (static/web/snapworker.js
+// readSlice), not on its own thread, and that readSlice returns the bytes
+// [off, end) of a Blob: compared with the file's bytes read here, at a
+// start, a middle range crossing nothing in particular, and the end.
+func TestSnapshotWorkerReader(t *testing.T) {
+	path := realSnapshotPath(t, "pt26_cs336_ctx128_fullstep.pickle")
+	// A Blob of blobSize bytes, byte i being (7i+3) mod 256, made in the
+	// worker; readSlice's answers are checked against this formula.
+	const blobSize = 5 << 20
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	tb.uploadFile("#snap-file", path)
+	requireSnapshot(tb, "the real snapshot")
+	tb.requireWatched("worker")
+
+	targets, err := chromedp.Targets(tb.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := chromedp.FromContext(tb.ctx)
+	analysers, readers := 0, 0
+	for _, ti := range targets {
+		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID {
+			continue
+		}
+		tctx, stop := context.WithTimeout(tb.ctx, 20*time.Second)
+		wctx, cancel := chromedp.NewContext(tctx, chromedp.WithTargetID(ti.TargetID))
+		role, err := chromedp.Run(wctx, chromedp.Evaluate[string](`self.name === readerName ? "reader" : (go ? "analyser" : "?")`))
+		if err != nil {
+			t.Fatalf("worker %s: %v", ti.URL, err)
+		}
+		switch role {
+		case "reader":
+			readers++
+		case "analyser":
+			analysers++
+			used, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`reader !== null && !readerFailed`))
+			if err != nil || !used {
+				t.Errorf("the analysis worker read the file on its own thread (reader started: %v, %v)", used, err)
+			}
+			// Through the reader: bytes at the start, in the middle
+			// (across the 4 MiB mark) and at the end of a Blob.
+			for _, r := range [][2]int{{0, 10}, {4<<20 - 5, 4<<20 + 4099}, {blobSize - 7, blobSize}} {
+				got, err := chromedp.Run(wctx, chromedp.Evaluate[[]int](fmt.Sprintf(`(async () => {
+					const b = new Blob([new Uint8Array(%d).map((_, i) => (7 * i + 3) & 255)]);
+					return Array.from(new Uint8Array(await readSlice(b, %d, %d))); })()`, blobSize, r[0], r[1]), chromedp.EvalAwaitPromise))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != r[1]-r[0] {
+					t.Fatalf("readSlice(%d, %d): %d bytes, want %d", r[0], r[1], len(got), r[1]-r[0])
+				}
+				for k, v := range got {
+					if w := (7*(r[0]+k) + 3) % 256; v != w {
+						t.Fatalf("readSlice(%d, %d): byte %d is %d, want %d", r[0], r[1], r[0]+k, v, w)
+					}
+				}
+			}
+		default:
+			t.Errorf("worker %s is neither the analyser nor its reader", ti.URL)
+		}
+		cancel()
+		stop()
+	}
+	if analysers != 1 || readers != 1 {
+		t.Errorf("%d analysis workers and %d readers, want 1 and 1", analysers, readers)
+	}
+	tb.assertClean()
+}
