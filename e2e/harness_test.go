@@ -241,6 +241,7 @@ type pageRequest struct {
 // failed loads and requests.
 type recorder struct {
 	name     string
+	title    string // the target's title (a dedicated worker's name, if it has one)
 	mu       sync.Mutex
 	console  []string
 	problems []string

@@ -10,11 +10,16 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// workerTargets counts the dedicated workers the tab's page started.
+// readerWorker is the name of the analysis worker's nested file reader
+// (readerName in static/web/snapworker.js).
+const readerWorker = "oomscope-reader"
+
+// workerTargets counts the dedicated workers the tab's page started, not
+// counting the analysis workers' file readers.
 func workerTargets(tb *tab) int {
 	n := 0
 	for _, r := range tb.children() {
-		if r.name == "worker" {
+		if r.name == "worker" && r.title != readerWorker {
 			n++
 		}
 	}

@@ -94,7 +94,7 @@ func ptr[T any](v T) *T { return &v }
 // (paused when e.WaitingForDebugger), then lets it run.
 func (tb *tab) watch(parent context.Context, e *target.EventAttachedToTarget) {
 	info := e.TargetInfo
-	rec := &recorder{name: info.Type}
+	rec := &recorder{name: info.Type, title: info.Title}
 	tb.kids.add(rec)
 	resume := func() {
 		// A paused target runs once every session that holds it lets it
