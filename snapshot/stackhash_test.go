@@ -1,7 +1,9 @@
 package snapshot
 
 import (
+	"bytes"
 	"hash/maphash"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -59,9 +61,10 @@ func TestStackHashes(t *testing.T) {
 }
 
 // TestStackCacheKeys hashes byte strings with the stack cache's hash in
-// WebAssembly (all of up to 2 bytes, and 3 to 40 bytes long ones that
-// differ in one byte at each place: the 8-byte, 4-byte and single-byte
-// steps): no two alike. Both ways of the cache find what was put, by
+// WebAssembly (all of up to 2 bytes, so also ones that differ only by
+// trailing zeros, and 3 to 40 bytes long ones that differ in one byte at
+// each place: the 8-byte steps and the zero-filled last one): no two
+// alike. Both ways of the cache find what was put, by
 // content, and nothing else.
 func TestStackCacheKeys(t *testing.T) {
 	var keys [][]byte
@@ -113,5 +116,78 @@ func TestStackCacheKeys(t *testing.T) {
 		if c.len() != 1000 {
 			t.Errorf("%s: len %d, want 1000", name, c.len())
 		}
+	}
+}
+
+// TestStackCacheFind compares findHashed, the one-pass search of
+// WebAssembly, with findMap, an APPENDS search then a map lookup per
+// candidate, on frame lists of BINGET and LONG_BINGET memo references
+// whose id bytes are often 'e' (a false end), with and without a cached
+// key, each followed by APPENDS and more bytes or cut short: the same end,
+// stack and verdict for each.
+func TestStackCacheFind(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 4))
+	var pe int // 1 in pe id bytes is 'e' (never for 0)
+	idByte := func() byte {
+		if pe > 0 && r.IntN(pe) == 0 {
+			return opAppends
+		}
+		if b := byte(r.IntN(256)); b != opAppends {
+			return b
+		}
+		return 0
+	}
+	var lists [][]byte
+	seen := map[string]bool{}
+	for len(lists) < 3000 {
+		var l []byte
+		pe = []int{0, 40, 4}[r.IntN(3)]
+		for range r.IntN(40) {
+			if r.IntN(3) == 0 {
+				l = append(l, opLongBinGet, idByte(), idByte(), idByte(), idByte())
+			} else {
+				l = append(l, opBinGet, idByte())
+			}
+		}
+		if !seen[string(l)] { // putHashed and putMap differ on a second put
+			seen[string(l)] = true
+			lists = append(lists, l)
+		}
+	}
+	hashed, mapped := newStackCache(), newStackCache()
+	for i, l := range lists {
+		if i%2 == 0 {
+			hashed.putHashed(string(l), StackID(i))
+			mapped.putMap(string(l), StackID(i))
+		}
+	}
+	hits, falseEnds := 0, 0
+	for i, l := range lists {
+		var rests [][]byte
+		rests = append(rests, l, append(append(append([]byte(nil), l...), opAppends), "h\x07e"[:r.IntN(4)]...))
+		if len(l) > 0 {
+			rests = append(rests, l[:r.IntN(len(l))])
+		}
+		rests = append(rests, append([]byte{opAppends}, l...), append(append([]byte(nil), l...), opAppends, opAppends))
+		for _, rest := range rests {
+			p1, id1, ok1 := hashed.findHashed(rest)
+			p2, id2, ok2 := mapped.findMap(rest)
+			if p1 != p2 || id1 != id2 || ok1 != ok2 {
+				t.Fatalf("list %d, rest %q: findHashed %d, %d, %v; findMap %d, %d, %v", i, rest, p1, id1, ok1, p2, id2, ok2)
+			}
+			if ok1 {
+				hits++
+				if int(id1) != i && !bytes.Equal(lists[id1], rest[:p1]) {
+					t.Fatalf("rest %q: stack %d of another key", rest, id1)
+				}
+			}
+			if p1 >= 0 && p1 < len(l) {
+				falseEnds++
+			}
+		}
+	}
+	t.Logf("%d hits, %d false ends", hits, falseEnds)
+	if hits < 1000 || falseEnds < 1000 {
+		t.Errorf("%d hits, %d false ends: the lists miss the cases", hits, falseEnds)
 	}
 }

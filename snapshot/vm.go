@@ -1098,18 +1098,7 @@ func (v *vm) cachedRun(d []byte, pos, limit int, l val) (int, bool) {
 	// APPENDS. After maxCandidates, the opcodes are parsed to the APPENDS.
 	rest := d[pos+1 : limit]
 	v.cacheLooks++
-	p, id, ok, from := -1, NoStack, false, 0
-	for range maxCandidates {
-		j := indexAppends(rest[from:])
-		if j <= 0 {
-			break
-		}
-		p = from + j
-		if id, ok = v.stackCache.get(rest[:p]); ok {
-			break
-		}
-		from = p + 1
-	}
+	p, id, ok := v.stackCache.find(rest)
 	if !ok && p >= 0 {
 		q := 0
 		for q < len(rest) && rest[q] != opAppends {
