@@ -245,6 +245,12 @@ func (s *Snapshot) remapStacks(e *entryStore, rep []StackID, from StackID) {
 			}
 		}
 	}
+	s.MapSegmentStacks(f)
+}
+
+// MapSegmentStacks replaces the stack ID of every segment, block and
+// block history entry, device and host segments alike, by f(id).
+func (s *Snapshot) MapSegmentStacks(f func(StackID) StackID) {
 	for _, segs := range [][]Segment{s.Segments, s.HostSegments} {
 		for i := range segs {
 			sg := &segs[i]

@@ -178,15 +178,5 @@ func recordStacks(s *snapshot.Snapshot, mode string) {
 		}
 		s.DeviceTraces[d] = out
 	}
-	for i := range s.Segments {
-		g := &s.Segments[i]
-		g.Frames = remap(g.Frames)
-		for j := range g.Blocks {
-			b := &g.Blocks[j]
-			b.Frames = remap(b.Frames)
-			for k := range b.History {
-				b.History[k].Frames = remap(b.History[k].Frames)
-			}
-		}
-	}
+	s.MapSegmentStacks(remap)
 }
