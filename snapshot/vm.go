@@ -872,6 +872,18 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, 
 	}
 }
 
+// memoRef reads the BINGET or LONG_BINGET at d[p]: the memo id and the
+// position after it, or next < 0 if d[p] is neither or is cut off.
+func memoRef(d []byte, p int) (id, next int) {
+	switch {
+	case p+2 <= len(d) && d[p] == opBinGet:
+		return int(d[p+1]), p + 2
+	case p+5 <= len(d) && d[p] == opLongBinGet:
+		return int(binary.LittleEndian.Uint32(d[p+1:])), p + 5
+	}
+	return 0, -1
+}
+
 // entryPair reads the trace-entry pair at p for entryRun: the key's code
 // and the value for its column, and the position after the pair. The code
 // is keyOther for a pair that needs the full path: a key that is not a
@@ -880,16 +892,11 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, 
 func (v *vm) entryPair(d []byte, p, limit int) (uint8, int64, int) {
 	memo := &v.memo
 	// The key: a memoized string.
-	var id int
-	switch {
-	case p+2 <= len(d) && p < limit && d[p] == opBinGet:
-		id, p = int(d[p+1]), p+2
-	case p+5 <= len(d) && p < limit && d[p] == opLongBinGet:
-		id, p = int(binary.LittleEndian.Uint32(d[p+1:])), p+5
-	default:
+	if p >= limit {
 		return keyOther, 0, 0
 	}
-	if id >= memo.len() {
+	id, p := memoRef(d, p)
+	if p < 0 || id >= memo.len() {
 		return keyOther, 0, 0
 	}
 	k := unpack(memo.at(id))
@@ -902,15 +909,7 @@ func (v *vm) entryPair(d []byte, p, limit int) (uint8, int64, int) {
 		return code, k.n, p
 	case keyAction:
 		// A memoized action string whose code is known.
-		switch {
-		case p+2 <= len(d) && d[p] == opBinGet:
-			id, p = int(d[p+1]), p+2
-		case p+5 <= len(d) && d[p] == opLongBinGet:
-			id, p = int(binary.LittleEndian.Uint32(d[p+1:])), p+5
-		default:
-			return keyOther, 0, 0
-		}
-		if id >= memo.len() {
+		if id, p = memoRef(d, p); p < 0 || id >= memo.len() {
 			return keyOther, 0, 0
 		}
 		a := unpack(memo.at(id))
