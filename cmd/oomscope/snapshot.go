@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -146,9 +145,7 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				Budget:     br,
 			}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(v); err != nil {
+		if err := writeJSON(stdout, v); err != nil {
 			return fail("writing JSON: %v", err)
 		}
 	case *asMarkdown:
@@ -308,9 +305,7 @@ func runRanks(files []string, asJSON bool, budget int64, stdout, stderr io.Write
 		br.OK = br.OverByBytes == 0
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(struct {
+		if err := writeJSON(stdout, struct {
 			load.Overview
 			Budget *budgetResult `json:"budget,omitempty"`
 		}{o, br}); err != nil {
