@@ -43,6 +43,9 @@ type Options struct {
 	stackCacheHits *int
 	// recentBits sizes the table of recent lazy stacks (0: the default).
 	recentBits int
+	// stackWorker adds lazy stacks on a second goroutine (stackPipe): 0
+	// where there is a second core, 1 always, -1 never.
+	stackWorker int8
 }
 
 // Decode reads a pickled snapshot from r as it decodes it, keeping only a
@@ -92,6 +95,9 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 		v.lazyAfter = opt.HoldFrames
 		if v.lazyAfter <= 0 {
 			v.lazyAfter = max(1<<20, int(min(size/256, math.MaxInt32)))
+		}
+		if opt.stackWorker > 0 || opt.stackWorker == 0 && stackWorkerAuto() {
+			v.pipe = &stackPipe{t: &v.snap.Stacks, summarize: v.summarize}
 		}
 	}
 	first := append([]byte(nil), v.in.data[:min(len(v.in.data), 512)]...)
@@ -154,6 +160,10 @@ func (v *vm) configure(opt *Options, done func() int64, total int64) {
 // decode runs the VM to the end and builds the snapshot.
 func (v *vm) decode(opt *Options) (*Snapshot, error) {
 	top, err := v.run()
+	if v.pipe != nil {
+		v.pipe.stop(v.snap.Frames)
+		v.pipe = nil
+	}
 	if opt.stackCacheHits != nil {
 		*opt.stackCacheHits = v.cacheHits
 	}

@@ -41,3 +41,22 @@ func SetDedupeGroup(n int32) (restore func()) {
 	dedupeGroup = n
 	return func() { dedupeGroup = old }
 }
+
+// WithStackWorker returns a copy of opt that adds lazy stacks on a second
+// goroutine (on) or in the decoder's own (off), whatever the cores.
+func WithStackWorker(opt *Options, on bool) *Options {
+	o := *opt
+	o.stackWorker = -1
+	if on {
+		o.stackWorker = 1
+	}
+	return &o
+}
+
+// SetStackBatch sets how many lazy stacks the decoder hands its stack
+// goroutine at a time, and returns a function that restores it.
+func SetStackBatch(n int) (restore func()) {
+	old := stackBatchStacks
+	stackBatchStacks = n
+	return func() { stackBatchStacks = old }
+}

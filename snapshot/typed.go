@@ -160,6 +160,7 @@ func (v *vm) materialize(o *obj) {
 		}
 		v.freeB = append(v.freeB, o.idx)
 	case oStack:
+		v.syncStacks()
 		st, err := v.snap.Stacks.Frames(StackID(o.idx))
 		if err != nil {
 			// Only lazy stacks fail, and those come from files read in
@@ -440,7 +441,7 @@ func (v *vm) stackOf(where, key string, x val) (StackID, error) {
 				if id, err = v.intern(b.ids, start, b.end); err != nil {
 					return NoStack, err
 				}
-				if b.key != "" && !v.snap.Stacks.Lazy(id) && !v.cacheFull() && !v.memoRewritten {
+				if b.key != "" && !v.cacheFull() && !v.memoRewritten && !v.stackLazy(id) {
 					if v.stackCache == nil {
 						v.stackCache = newStackCache()
 					}
@@ -956,8 +957,12 @@ func (v *vm) intern(ids []FrameID, start, end int64) (StackID, error) {
 	t := &v.snap.Stacks
 	var lazy func(Stack) StackSummary
 	if v.lazyOK && lazyFits(start, end-start, len(ids)) && t.held() >= v.lazyAfter {
+		if v.pipe != nil {
+			return v.pipe.add(v.snap.Frames, ids, lazyAt(start, int(end-start), len(ids))), v.budget.charge(stackRecBytes, v)
+		}
 		lazy = func(st Stack) StackSummary { return v.summarize(v.snap.Frames, st) }
 	}
+	v.syncStacks()
 	id, isNew := t.intern(ids, lazy, start, int(end-start))
 	if !isNew {
 		return id, nil

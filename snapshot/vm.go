@@ -219,6 +219,8 @@ type vm struct {
 	summarize Summarizer
 	lazyOK    bool
 	lazyAfter int
+	// pipe, when not nil, adds lazy stacks on a second goroutine.
+	pipe *stackPipe
 	// partial decodes a piece of a file (a lazy stack): FRAME lengths are
 	// not checked and the input may end without STOP.
 	partial bool
@@ -1174,6 +1176,7 @@ func (v *vm) cacheable() bool {
 func (v *vm) builder(i int32) *builder {
 	b := &v.builders[i]
 	if b.known != NoStack {
+		v.syncStacks()
 		b.ids = append(b.ids[:0], v.snap.Stacks.MustFrames(b.known)...)
 		b.known = NoStack
 	}
