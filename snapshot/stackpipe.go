@@ -52,7 +52,6 @@ const stackBatches = 4
 // default: there is a second core and it is not WebAssembly.
 func stackWorkerAuto() bool { return runtime.GOARCH != "wasm" && runtime.GOMAXPROCS(0) > 1 }
 
-
 // run adds the stacks of each batch, as Stacks.intern adds a new lazy
 // stack.
 func (p *stackPipe) run() {
