@@ -122,6 +122,20 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return runRanks(files, *asJSON, budget, stdout, stderr)
 	}
 
+	// A soft memory limit for the files' size, when every size is known
+	// (not stdin or a pipe).
+	var size int64
+	for _, name := range files {
+		st, err := os.Stat(name)
+		if name == "-" || err != nil || !st.Mode().IsRegular() {
+			size = -1
+			break
+		}
+		size += st.Size()
+	}
+	if size >= 0 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(load.MemoryLimit(size)))
+	}
 	var snaps []snapshotFile
 	for _, name := range files {
 		sf, closer, err := loadSnapshot(name, stdin, *device, *top)

@@ -39,6 +39,16 @@ const (
 	GCPercent = 40
 )
 
+// MemoryLimit is the soft memory limit (debug.SetMemoryLimit) the CLI sets
+// for analysing files of size bytes in all: 32 MiB plus 0.42 bytes per
+// byte, at least 256 MiB. Decoded columns and the analysis's peak fit it
+// on both file families (the distinct-stacks 1 GiB file is 392 MiB live
+// at its peak); collecting at 40 % growth alone (GCPercent) let the
+// process reach 600 MB there, and the limit also makes the runtime hand
+// freed pages back. It is soft: a file that needs more is collected more
+// often, not refused.
+func MemoryLimit(size int64) int64 { return max(256<<20, 32<<20+size/100*42) }
+
 // Input is one snapshot to load.
 type Input struct {
 	// Name is the file name, for messages.
