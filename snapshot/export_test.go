@@ -60,3 +60,11 @@ func SetStackBatch(n int) (restore func()) {
 	stackBatchStacks = n
 	return func() { stackBatchStacks = old }
 }
+
+// SetDedupeWorkers makes the merge of lazy stacks use n goroutines
+// whatever the stacks and cores, and returns a function that restores it.
+func SetDedupeWorkers(n int) (restore func()) {
+	old := dedupeWorkers
+	dedupeWorkers = func(int) int { return n }
+	return func() { dedupeWorkers = old }
+}

@@ -117,11 +117,21 @@ func lazyInputs(t *testing.T, real ...string) map[string][]byte {
 // snapshot must equal the one decoded with every stack held, and every
 // entry must have the stack ID it has when repeats are merged as met.
 // The merge runs with its default group of stacks and with groups of 7
-// (many passes over the hashes).
+// (many passes over the hashes), on one goroutine and on two.
 func TestLazyStacksMergedAfterReading(t *testing.T) {
 	t.Run("default groups", testLazyStacksMergedAfterReading)
 	t.Run("groups of 7", func(t *testing.T) {
 		defer snapshot.SetDedupeGroup(7)()
+		testLazyStacksMergedAfterReading(t)
+	})
+	// The merge's goroutines take the groups in turn.
+	t.Run("groups of 7 on two goroutines", func(t *testing.T) {
+		defer snapshot.SetDedupeGroup(7)()
+		defer snapshot.SetDedupeWorkers(2)()
+		testLazyStacksMergedAfterReading(t)
+	})
+	t.Run("one goroutine", func(t *testing.T) {
+		defer snapshot.SetDedupeWorkers(1)()
 		testLazyStacksMergedAfterReading(t)
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/bits"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -470,80 +472,62 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 	for b := 1; b < len(start); b++ {
 		start[b] += start[b-1]
 	}
-	// rep[id-from] is the stack a stack merges into (made at the first
-	// merge; until then every stack is its own).
-	var rep []StackID
-	var slots []int32
-	var hs []uint32 // by bucket, in ID order within one
-	var ids []int32
-	fill := make([]int32, nb)
+	// Groups of buckets [b0, b1) of at most dedupeGroup stacks (or one
+	// bucket).
+	var groups [][2]int
 	for b0 := 0; b0 < nb; {
 		b1 := b0 + 1
 		for b1 < nb && start[b1+1]-start[b0] <= dedupeGroup {
 			b1++
 		}
-		base := start[b0]
-		n := int(start[b1] - base)
-		if cap(hs) < n {
-			hs, ids = make([]uint32, n), make([]int32, n)
-		}
-		hs, ids = hs[:n], ids[:n]
-		for b := b0; b < b1; b++ {
-			fill[b] = start[b] - base
-		}
-		for p, page := range t.hashes.pages {
-			id := p << pageBits
-			for k, h := range page {
-				if b := int(h >> (64 - bucketBits)); b >= b0 && b < b1 && id+k >= from {
-					hs[fill[b]], ids[fill[b]] = uint32(h), int32(id+k)
-					fill[b]++
-				}
-			}
-		}
-		for b := b0; b < b1; b++ {
-			lo, hi := int(start[b]-base), int(start[b+1]-base)
-			if hi-lo < 2 {
-				continue
-			}
-			size := 4
-			for size < 2*(hi-lo) {
-				size *= 2
-			}
-			if cap(slots) < size {
-				slots = make([]int32, size)
-			}
-			slots = slots[:size]
-			clear(slots)
-			mask := size - 1
-			for k := lo; k < hi; k++ {
-				h, x := hs[k], StackID(ids[k])
-				j := int(h) & mask
-				merged := false
-				for ; slots[j] != 0; j = (j + 1) & mask {
-					y := int(slots[j]) - 1
-					if hs[y] != h {
-						continue
-					}
-					yid := StackID(ids[y])
-					if t.hashes.at(int(x)) == t.hashes.at(int(yid)) && t.Depth(x) == t.Depth(yid) &&
-						(t.Lazy(x) || t.Lazy(yid) || slices.Equal(t.MustFrames(x), t.MustFrames(yid))) {
-						if rep == nil {
-							rep = make([]StackID, m)
-							for i := range rep {
-								rep[i] = StackID(from + i)
-							}
-						}
-						rep[int(x)-from] = yid
-						merged = true
-						break
-					}
-				}
-				if !merged {
-					slots[j] = int32(k + 1)
-				}
-			}
-		}
+		groups = append(groups, [2]int{b0, b1})
 		b0 = b1
+	}
+	fill := make([]int32, nb)
+	// rep[id-from] is the stack a stack merges into (made at the first
+	// merge; until then every stack is its own).
+	var rep []StackID
+	identity := func() []StackID {
+		r := make([]StackID, m)
+		for i := range r {
+			r[i] = StackID(from + i)
+		}
+		return r
+	}
+	if workers := dedupeWorkers(m); workers > 1 {
+		// The groups are independent: each merges stacks of its own
+		// buckets only. Two goroutines take them in turn.
+		rep = identity()
+		var next atomic.Int32
+		var merged atomic.Bool
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var sc dedupeScratch
+				for g := int(next.Add(1)) - 1; g < len(groups); g = int(next.Add(1)) - 1 {
+					t.dedupeBuckets(groups[g][0], groups[g][1], start, fill, from, &sc, func(x, y StackID) {
+						rep[int(x)-from] = y
+						merged.Store(true)
+					})
+				}
+			}()
+		}
+		wg.Wait()
+		if !merged.Load() {
+			rep = nil
+		}
+	} else {
+		var sc dedupeScratch
+		for _, g := range groups {
+			t.dedupeBuckets(g[0], g[1], start, fill, from, &sc, func(x, y StackID) {
+				if rep == nil {
+					rep = identity()
+				}
+				rep[int(x)-from] = y
+			})
+		}
 	}
 	if rep == nil {
 		return nil
@@ -567,6 +551,85 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 	t.hashes.truncate(next)
 	t.index, t.recent = nil, nil
 	return rep
+}
+
+// dedupeScratch is what merging one group of buckets uses.
+type dedupeScratch struct {
+	hs    []uint32 // by bucket, in ID order within one
+	ids   []int32
+	slots []int32
+}
+
+// dedupeBuckets merges the same stacks among those of buckets [b0, b1)
+// (start: where each bucket starts among the stacks from ID from on;
+// fill: a cursor per bucket), calling merge(x, y) for a stack x that is
+// the same as the earlier stack y, which is kept.
+func (t *Stacks) dedupeBuckets(b0, b1 int, start, fill []int32, from int, sc *dedupeScratch, merge func(x, y StackID)) {
+	const bucketBits = 12
+	base := start[b0]
+	n := int(start[b1] - base)
+	if cap(sc.hs) < n {
+		sc.hs, sc.ids = make([]uint32, n), make([]int32, n)
+	}
+	hs, ids := sc.hs[:n], sc.ids[:n]
+	for b := b0; b < b1; b++ {
+		fill[b] = start[b] - base
+	}
+	for p, page := range t.hashes.pages {
+		id := p << pageBits
+		for k, h := range page {
+			if b := int(h >> (64 - bucketBits)); b >= b0 && b < b1 && id+k >= from {
+				hs[fill[b]], ids[fill[b]] = uint32(h), int32(id+k)
+				fill[b]++
+			}
+		}
+	}
+	for b := b0; b < b1; b++ {
+		lo, hi := int(start[b]-base), int(start[b+1]-base)
+		if hi-lo < 2 {
+			continue
+		}
+		size := 4
+		for size < 2*(hi-lo) {
+			size *= 2
+		}
+		if cap(sc.slots) < size {
+			sc.slots = make([]int32, size)
+		}
+		slots := sc.slots[:size]
+		clear(slots)
+		mask := size - 1
+		for k := lo; k < hi; k++ {
+			h, x := hs[k], StackID(ids[k])
+			j := int(h) & mask
+			merged := false
+			for ; slots[j] != 0; j = (j + 1) & mask {
+				y := int(slots[j]) - 1
+				if hs[y] != h {
+					continue
+				}
+				yid := StackID(ids[y])
+				if t.hashes.at(int(x)) == t.hashes.at(int(yid)) && t.Depth(x) == t.Depth(yid) &&
+					(t.Lazy(x) || t.Lazy(yid) || slices.Equal(t.MustFrames(x), t.MustFrames(yid))) {
+					merge(x, yid)
+					merged = true
+					break
+				}
+			}
+			if !merged {
+				slots[j] = int32(k + 1)
+			}
+		}
+	}
+}
+
+// dedupeWorkers is the number of goroutines merging m stacks: two with a
+// second core (not in WebAssembly) and enough stacks, else one.
+var dedupeWorkers = func(m int) int {
+	if m >= 1<<16 && stackWorkerAuto() {
+		return 2
+	}
+	return 1
 }
 
 // dedupeGroup bounds the stacks dedupeFrom scatters at a time (8 MiB).
