@@ -182,7 +182,7 @@ func (v *vm) decode(opt *Options) (*Snapshot, error) {
 	// stacks reuse their memory (8 bytes per entry on a file of distinct
 	// stacks).
 	v.memo, v.memoWide, v.memoFar, v.objs, v.freeObjs, v.gens = memoTable{}, nil, nil, nil, nil, nil
-	v.builders, v.stackCache, v.stack, v.scratch = nil, nil, nil, nil
+	v.builders, v.stackCache, v.stack, v.scratch, v.frameMemo = nil, nil, nil, nil, nil
 	if rep, from := s.Stacks.dedupeLazy(); rep != nil {
 		s.remapStacks(v.rows, rep, from)
 	}

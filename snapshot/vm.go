@@ -202,6 +202,12 @@ type vm struct {
 	freeB      []int32
 	// scratch collects frame IDs for frameRun.
 	scratch []FrameID
+	// frameMemo maps memo ids (below frameMemoMax) to their frame's ID + 1
+	// (0: not known to be a frame), for frameRun: one lookup instead of
+	// the memo's and the object's. It holds while no memo slot is stored
+	// twice (memoRewritten): a frame object never changes kind and is
+	// never recycled, so a memo id that named one names it for good.
+	frameMemo []int32
 	// stackCache maps the encoding of a frame list made only of memo
 	// references (the bytes between its MARK and APPENDS) to its held
 	// stack: programs allocate from the same few stacks over and over,
@@ -1037,38 +1043,57 @@ func (v *vm) frameRun(d []byte, pos, limit int, stack []val) (int, bool) {
 	}
 	ids := v.scratch[:0]
 	memo := &v.memo
+	fm := v.frameMemo
+	if v.memoRewritten {
+		fm = nil
+	}
 	p := pos + 1
 	for p < limit {
 		var id int
-		switch d[p] {
-		case opBinGet:
-			if p+2 > len(d) {
+		if c := d[p]; c|2 == opLongBinGet && p+5 <= len(d) {
+			// BINGET ('h') or LONG_BINGET ('j', bit 1 set) without a
+			// branch on which: frames below memo id 256 and above
+			// alternate unpredictably.
+			long := int(c>>1) & 1
+			id = int(binary.LittleEndian.Uint32(d[p+1:]) & (0xff | uint32(-long)))
+			p += 2 + 3*long
+		} else {
+			switch d[p] {
+			case opBinGet:
+				if p+2 > len(d) {
+					return 0, false
+				}
+				id, p = int(d[p+1]), p+2
+			case opLongBinGet:
+				if p+5 > len(d) {
+					return 0, false
+				}
+				id, p = int(binary.LittleEndian.Uint32(d[p+1:])), p+5
+			case opAppends:
+				o := &v.objs[l.n]
+				if len(ids) > 0 {
+					fresh := o.kind == oListFresh
+					if fresh {
+						o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx, v.in.base+int64(pos)))
+					}
+					b := v.builder(o.idx)
+					b.ids = append(b.ids, ids...)
+					b.end = v.in.base + int64(p) + 1
+					if fresh && v.cacheable() {
+						b.key = string(d[pos+1 : p])
+					}
+				}
+				v.scratch = ids
+				return p + 1, true
+			default:
 				return 0, false
 			}
-			id, p = int(d[p+1]), p+2
-		case opLongBinGet:
-			if p+5 > len(d) {
-				return 0, false
+		}
+		if id < len(fm) {
+			if f := fm[id]; f != 0 {
+				ids = append(ids, FrameID(f-1))
+				continue
 			}
-			id, p = int(binary.LittleEndian.Uint32(d[p+1:])), p+5
-		case opAppends:
-			o := &v.objs[l.n]
-			if len(ids) > 0 {
-				fresh := o.kind == oListFresh
-				if fresh {
-					o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx, v.in.base+int64(pos)))
-				}
-				b := v.builder(o.idx)
-				b.ids = append(b.ids, ids...)
-				b.end = v.in.base + int64(p) + 1
-				if fresh && v.cacheable() {
-					b.key = string(d[pos+1 : p])
-				}
-			}
-			v.scratch = ids
-			return p + 1, true
-		default:
-			return 0, false
 		}
 		if id >= memo.len() {
 			return 0, false
@@ -1077,9 +1102,30 @@ func (v *vm) frameRun(d []byte, pos, limit int, stack []val) (int, bool) {
 		if x.k != kObj || v.objs[x.n].kind != oFrame {
 			return 0, false
 		}
-		ids = append(ids, FrameID(v.objs[x.n].idx))
+		f := v.objs[x.n].idx
+		ids = append(ids, FrameID(f))
+		if id < frameMemoMax && !v.memoRewritten {
+			fm = v.memoFrame(id, f)
+		}
 	}
 	return 0, false
+}
+
+// frameMemoMax bounds the memo ids vm.frameMemo covers (4 MiB).
+const frameMemoMax = 1 << 20
+
+// memoFrame notes in frameMemo that memo id holds frame f, and returns
+// frameMemo.
+func (v *vm) memoFrame(id int, f int32) []int32 {
+	if id >= len(v.frameMemo) {
+		n := max(1024, len(v.frameMemo))
+		for n <= id {
+			n *= 2
+		}
+		v.frameMemo = append(v.frameMemo, make([]int32, min(n, frameMemoMax)-len(v.frameMemo))...)
+	}
+	v.frameMemo[id] = f + 1
+	return v.frameMemo
 }
 
 // cachedRun is frameRun for a fresh list whose encoding, MARK, memo
