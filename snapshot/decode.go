@@ -43,8 +43,10 @@ type Options struct {
 	stackCacheHits *int
 	// recentBits sizes the table of recent lazy stacks (0: the default).
 	recentBits int
-	// stackWorker adds lazy stacks on a second goroutine (stackPipe): 0
-	// where there is a second core, 1 always, -1 never.
+	// stackWorker adds lazy stacks on a second goroutine (stackPipe) and
+	// reads the input ahead on a third (readAhead, for inputs of
+	// readAheadMin bytes or more or of unknown size): 0 where there is a
+	// second core, 1 always (any size), -1 never.
 	stackWorker int8
 }
 
@@ -65,6 +67,11 @@ type Options struct {
 func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 	if opt == nil {
 		opt = &Options{}
+	}
+	if opt.stackWorker > 0 || opt.stackWorker == 0 && stackWorkerAuto() && (size < 0 || size >= readAheadMin) {
+		ra := newReadAhead(r)
+		defer ra.close()
+		r = ra
 	}
 	cr := &countReader{r: r}
 	br := bufio.NewReaderSize(cr, 64<<10)

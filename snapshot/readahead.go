@@ -1,0 +1,94 @@
+package snapshot
+
+import "io"
+
+// readAhead reads its source on a goroutine, a few chunks ahead of the
+// decoder: the system calls (and the kernel's copy) of reading a big
+// file then run on another core while the VM decodes what came before.
+// Decode uses it where stackWorkerAuto allows and the input is big.
+type readAhead struct {
+	full chan []byte // chunks read, in order; closed after the last
+	free chan []byte // chunks the reader may fill again
+	stop chan struct{}
+	// exited is closed when the goroutine is done; err is the read error
+	// that ended it (io.EOF at the end), valid once full is closed.
+	exited chan struct{}
+	err    error
+	cur    []byte // what is left of the chunk being read
+	last   []byte // that chunk, whole, to hand back
+}
+
+// Sizes of the read-ahead: chunk bytes, chunks, and the smallest input
+// read ahead.
+const (
+	readAheadChunk  = 1 << 20
+	readAheadChunks = 4
+	readAheadMin    = 16 << 20
+)
+
+// newReadAhead starts reading r.
+func newReadAhead(r io.Reader) *readAhead {
+	ra := &readAhead{full: make(chan []byte, readAheadChunks), free: make(chan []byte, readAheadChunks),
+		stop: make(chan struct{}), exited: make(chan struct{})}
+	for range readAheadChunks {
+		ra.free <- make([]byte, readAheadChunk)
+	}
+	go func() {
+		defer close(ra.exited)
+		defer close(ra.full)
+		for {
+			var b []byte
+			select {
+			case b = <-ra.free:
+			case <-ra.stop:
+				return
+			}
+			n, err := r.Read(b[:cap(b)])
+			if n > 0 {
+				select {
+				case ra.full <- b[:n]:
+				case <-ra.stop:
+					return
+				}
+			} else {
+				ra.free <- b
+			}
+			if err != nil {
+				ra.err = err
+				return
+			}
+		}
+	}()
+	return ra
+}
+
+// Read hands over the chunks in order, then the error that ended reading.
+func (ra *readAhead) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for len(ra.cur) == 0 {
+		if ra.last != nil {
+			ra.free <- ra.last[:cap(ra.last)]
+			ra.last = nil
+		}
+		b, ok := <-ra.full
+		if !ok {
+			if ra.err == nil {
+				return 0, io.ErrClosedPipe // read after close
+			}
+			return 0, ra.err
+		}
+		ra.cur, ra.last = b, b
+	}
+	n := copy(p, ra.cur)
+	ra.cur = ra.cur[n:]
+	return n, nil
+}
+
+// close stops the goroutine and waits for it (it may be in the middle of
+// one read of the source).
+func (ra *readAhead) close() {
+	close(ra.stop)
+	<-ra.exited
+}
