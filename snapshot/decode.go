@@ -166,6 +166,9 @@ func (v *vm) configure(opt *Options, done func() int64, total int64) {
 
 // decode runs the VM to the end and builds the snapshot.
 func (v *vm) decode(opt *Options) (*Snapshot, error) {
+	if p := v.pipe; p != nil {
+		defer p.abandon() // also when the VM panics
+	}
 	top, err := v.run()
 	if v.pipe != nil {
 		v.pipe.stop(v.snap.Frames)

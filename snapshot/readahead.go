@@ -14,6 +14,7 @@ type readAhead struct {
 	// that ended it (io.EOF at the end), valid once full is closed.
 	exited chan struct{}
 	err    error
+	failed any    // what the source's Read panicked with
 	cur    []byte // what is left of the chunk being read
 	last   []byte // that chunk, whole, to hand back
 }
@@ -36,6 +37,11 @@ func newReadAhead(r io.Reader) *readAhead {
 	go func() {
 		defer close(ra.exited)
 		defer close(ra.full)
+		defer func() {
+			if r := recover(); r != nil {
+				ra.failed = r // raised again by Read
+			}
+		}()
 		for {
 			var b []byte
 			select {
@@ -74,6 +80,9 @@ func (ra *readAhead) Read(p []byte) (int, error) {
 		}
 		b, ok := <-ra.full
 		if !ok {
+			if ra.failed != nil {
+				panic(ra.failed)
+			}
 			if ra.err == nil {
 				return 0, io.ErrClosedPipe // read after close
 			}

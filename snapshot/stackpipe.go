@@ -30,6 +30,9 @@ type stackPipe struct {
 	// out counts the batches sent and not yet back.
 	out        int
 	work, back chan *stackBatch
+	// failed is what the goroutine panicked with (read after a batch
+	// comes back).
+	failed any
 }
 
 // stackBatch is lazy stacks handed to the goroutine: their frames one
@@ -55,19 +58,33 @@ func stackWorkerAuto() bool { return runtime.GOARCH != "wasm" && runtime.GOMAXPR
 // run adds the stacks of each batch, as Stacks.intern adds a new lazy
 // stack.
 func (p *stackPipe) run() {
-	t := p.t
 	for b := range p.work {
-		start := int32(0)
-		for k, end := range b.ends {
-			st := Stack(b.ids[start:end])
-			start = end
-			id := StackID(t.count)
-			t.push(b.at[k], t.sumIndex(p.summarize(b.frames, st)), t.hash(st))
-			if t.lazyFrom == 0 {
-				t.lazyFrom = id
-			}
+		if p.failed == nil {
+			p.addBatch(b)
 		}
 		p.back <- b
+	}
+}
+
+// addBatch adds the stacks of batch b. A panic (a bug) is kept in failed
+// for sync to raise again on the VM's goroutine, where the caller's
+// recover sees it; later batches are handed back untouched.
+func (p *stackPipe) addBatch(b *stackBatch) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.failed = r
+		}
+	}()
+	t := p.t
+	start := int32(0)
+	for k, end := range b.ends {
+		st := Stack(b.ids[start:end])
+		start = end
+		id := StackID(t.count)
+		t.push(b.at[k], t.sumIndex(p.summarize(b.frames, st)), t.hash(st))
+		if t.lazyFrom == 0 {
+			t.lazyFrom = id
+		}
 	}
 }
 
@@ -132,15 +149,24 @@ func (p *stackPipe) sync(frames []Frame) {
 		p.spare = append(p.spare, b)
 	}
 	p.active = false
+	if p.failed != nil {
+		panic(p.failed)
+	}
 }
 
 // stop ends the goroutine once the table is complete.
 func (p *stackPipe) stop(frames []Frame) {
+	defer p.abandon()
 	p.sync(frames)
+	p.spare, p.cur = nil, nil
+}
+
+// abandon ends the goroutine (after what it was sent) without waiting.
+func (p *stackPipe) abandon() {
 	if p.work != nil {
 		close(p.work)
+		p.work = nil
 	}
-	p.spare, p.cur = nil, nil
 }
 
 // syncStacks brings the stack table up to date before the VM uses it.

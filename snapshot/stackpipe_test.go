@@ -110,3 +110,30 @@ func sameStacks(t *testing.T, a, b *snapshot.Snapshot) {
 		}
 	}
 }
+
+// TestStackWorkerPanic makes the summarizer panic (as a bug would) while
+// the stack goroutine adds lazy stacks: Decode must raise the panic on the
+// caller's goroutine, where load's recover turns it into an internal
+// error, rather than end the process.
+func TestStackWorkerPanic(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: gen.DistinctStacks, Iterations: 3000}); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	calls := 0
+	sum := analysis.Summarizer()
+	opt := &snapshot.Options{Source: bytes.NewReader(data), HoldFrames: 64, Summarize: func(f []snapshot.Frame, st snapshot.Stack) snapshot.StackSummary {
+		if calls++; calls == 500 {
+			panic("summarizer bug")
+		}
+		return sum(f, st)
+	}}
+	defer func() {
+		if r := recover(); r != "summarizer bug" {
+			t.Fatalf("recovered %v, want the summarizer's panic", r)
+		}
+	}()
+	snapshot.Decode(bytes.NewReader(data), int64(len(data)), snapshot.WithStackWorker(opt, true))
+	t.Fatal("Decode returned")
+}

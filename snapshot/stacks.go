@@ -501,10 +501,19 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 		var next atomic.Int32
 		var merged atomic.Bool
 		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var failed any // a panic (a bug), raised again here
 		for range workers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				defer func() {
+					if r := recover(); r != nil {
+						mu.Lock()
+						failed = r
+						mu.Unlock()
+					}
+				}()
 				var sc dedupeScratch
 				for g := int(next.Add(1)) - 1; g < len(groups); g = int(next.Add(1)) - 1 {
 					t.dedupeBuckets(groups[g][0], groups[g][1], start, fill, from, &sc, func(x, y StackID) {
@@ -515,6 +524,9 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 			}()
 		}
 		wg.Wait()
+		if failed != nil {
+			panic(failed)
+		}
 		if !merged.Load() {
 			rep = nil
 		}
@@ -642,9 +654,12 @@ const stackRecBytes = 12 + 8 + 11
 // held returns the number of frame IDs held in memory.
 func (t *Stacks) held() int { return t.heldFrames }
 
-// stackSource re-reads lazy stacks from the input.
+// stackSource re-reads lazy stacks from the input. It may be used from
+// several goroutines (the analysis reads stacks beside other work): mu
+// guards the summarizer, whose cache is not safe for concurrent use.
 type stackSource struct {
-	r io.ReaderAt
+	mu sync.Mutex
+	r  io.ReaderAt
 	// memo maps the memo ids of frames to their IDs: a lazy list only
 	// refers to frames decoded before it.
 	memo      map[int64]FrameID
@@ -659,6 +674,8 @@ func (s *stackSource) read(at uint64, sum StackSummary) (Stack, error) {
 	if n, err := s.r.ReadAt(b, off); n < size {
 		return nil, fmt.Errorf("reading the stack at byte %d again: %v", off, err)
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	st, err := s.decodeStack(b, off)
 	if err != nil {
 		return nil, err
