@@ -1,5 +1,7 @@
 package analysis
 
+import "runtime"
+
 // DiagnosisReport answers why a device's memory peaked: the training steps
 // and phases, a leak across steps, the cause in triage's vocabulary with
 // the numbers and rule behind it, and the fixes with the bytes each would
@@ -38,7 +40,10 @@ type DiagnosisReport struct {
 // complete.
 func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 	src := newSource(d)
-	bt := byteTime(src)
+	// The byte-time flame graph reads only the allocations and stacks: it
+	// runs beside the rest where there is a second core.
+	var bt *ByteTime
+	joinByteTime := goOrRun(func() { bt = byteTime(src) })
 	sr := findSteps(src, r)
 	dr := DiagnosisReport{Steps: sr.steps, StepInfo: sr.info, PeakPhase: sr.peak, PhasePeaks: sr.phasePeaks, PhaseSpans: sr.spansOut}
 
@@ -60,6 +65,7 @@ func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 	lr := findLeak(src, sr.steps, surv)
 	ms.addLeaked(src, surv, lr.sites)
 	dr.Leak = lr.leak
+	joinByteTime()
 	dr.Anomalies, dr.ByteTime = col.result(lr.sites), bt
 	gpu := ""
 	if ev != nil {
@@ -77,3 +83,26 @@ func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 		cause: dr.Diagnosis.Cause})
 	return dr
 }
+
+// goOrRun runs f on a goroutine where there is a second core (not in
+// WebAssembly, GOMAXPROCS > 1) and returns a function that waits for it
+// and raises again a panic of f; elsewhere it runs f at once.
+func goOrRun(f func()) (join func()) {
+	if runtime.GOARCH == "wasm" || runtime.GOMAXPROCS(0) < 2 || sequentialOnly {
+		f()
+		return func() {}
+	}
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		f()
+	}()
+	return func() {
+		if p := <-done; p != nil {
+			panic(p)
+		}
+	}
+}
+
+// sequentialOnly makes goOrRun run everything at once (tests compare).
+var sequentialOnly = false
