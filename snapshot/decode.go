@@ -104,7 +104,7 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 			v.lazyAfter = max(1<<20, int(min(size/256, math.MaxInt32)))
 		}
 		if opt.stackWorker > 0 || opt.stackWorker == 0 && stackWorkerAuto() {
-			v.pipe = &stackPipe{t: &v.snap.Stacks, summarize: v.summarize}
+			v.pipe = &stackPipe{t: &v.snap.Stacks, summarize: v.summarize, seenBits: seenBitsFor(size)}
 		}
 	}
 	first := append([]byte(nil), v.in.data[:min(len(v.in.data), 512)]...)

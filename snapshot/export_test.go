@@ -61,10 +61,11 @@ func SetStackBatch(n int) (restore func()) {
 	return func() { stackBatchStacks = old }
 }
 
-// SetDedupeWorkers makes the merge of lazy stacks use n goroutines
-// whatever the stacks and cores, and returns a function that restores it.
-func SetDedupeWorkers(n int) (restore func()) {
-	old := dedupeWorkers
-	dedupeWorkers = func(int) int { return n }
-	return func() { dedupeWorkers = old }
+// SetSeenBits makes the bitsets of seen stack hashes (kept by the stack
+// goroutine for the merge) 2^bits slots whatever the input's size, and
+// returns a function that restores their sizing.
+func SetSeenBits(bits int) (restore func()) {
+	old := seenBitsFor
+	seenBitsFor = func(int64) int { return bits }
+	return func() { seenBitsFor = old }
 }

@@ -116,27 +116,24 @@ func lazyInputs(t *testing.T, real ...string) map[string][]byte {
 // that most repeats become new stacks merged once the file is read: the
 // snapshot must equal the one decoded with every stack held, and every
 // entry must have the stack ID it has when repeats are merged as met.
-// The merge runs with its default group of stacks and with groups of 7
-// (many passes over the hashes), on one goroutine and on two.
+// Without the stack goroutine, the merge runs with its default group of
+// stacks and with groups of 7 (many passes over the hashes); with it, the
+// merge looks only at stacks whose hash's slot was hit twice, with the
+// slots for the input's size and with 64 slots (every stack a candidate).
 func TestLazyStacksMergedAfterReading(t *testing.T) {
-	t.Run("default groups", testLazyStacksMergedAfterReading)
+	t.Run("default groups", func(t *testing.T) { testLazyStacksMergedAfterReading(t, false) })
 	t.Run("groups of 7", func(t *testing.T) {
 		defer snapshot.SetDedupeGroup(7)()
-		testLazyStacksMergedAfterReading(t)
+		testLazyStacksMergedAfterReading(t, false)
 	})
-	// The merge's goroutines take the groups in turn.
-	t.Run("groups of 7 on two goroutines", func(t *testing.T) {
-		defer snapshot.SetDedupeGroup(7)()
-		defer snapshot.SetDedupeWorkers(2)()
-		testLazyStacksMergedAfterReading(t)
-	})
-	t.Run("one goroutine", func(t *testing.T) {
-		defer snapshot.SetDedupeWorkers(1)()
-		testLazyStacksMergedAfterReading(t)
+	t.Run("stack goroutine", func(t *testing.T) { testLazyStacksMergedAfterReading(t, true) })
+	t.Run("stack goroutine, 64 slots", func(t *testing.T) {
+		defer snapshot.SetSeenBits(6)()
+		testLazyStacksMergedAfterReading(t, true)
 	})
 }
 
-func testLazyStacksMergedAfterReading(t *testing.T) {
+func testLazyStacksMergedAfterReading(t *testing.T, worker bool) {
 	inputs := lazyInputs(t, "pt26_cs336_ctx128_fullstep.pickle", "pt26_cs336_ctx128_forward.pickle")
 	opt := gen.Scenario("training")
 	data, _, err := gen.Bytes(opt)
@@ -151,7 +148,7 @@ func testLazyStacksMergedAfterReading(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lazyOpt := &snapshot.Options{Summarize: analysis.Summarizer(), Source: bytes.NewReader(data), HoldFrames: 64}
+			lazyOpt := snapshot.WithStackWorker(&snapshot.Options{Summarize: analysis.Summarizer(), Source: bytes.NewReader(data), HoldFrames: 64}, worker)
 			asMet, err := snapshot.Decode(bytes.NewReader(data), int64(len(data)), lazyOpt)
 			if err != nil {
 				t.Fatal(err)

@@ -33,6 +33,8 @@ type stackPipe struct {
 	// failed is what the goroutine panicked with (read after a batch
 	// comes back).
 	failed any
+	// seenBits sizes the table's bitsets of seen hashes (Stacks.seen).
+	seenBits int
 }
 
 // stackBatch is lazy stacks handed to the goroutine: their frames one
@@ -86,6 +88,12 @@ func (p *stackPipe) addBatch(b *stackBatch) {
 			t.lazyFrom = id
 		}
 	}
+	// Mark the hashes of these stacks and of the held ones the VM added
+	// since, for dedupeSeen.
+	if t.seen == nil {
+		t.initSeen(p.seenBits)
+	}
+	t.markUpTo(t.count)
 }
 
 // add numbers the lazy stack st at place at and queues it. frames is the

@@ -7,7 +7,6 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 )
 
@@ -73,6 +72,14 @@ type Stacks struct {
 	// recentBits sizes recent (0: defaultRecentBits; tests make it
 	// small to exercise dedupeLazy).
 	recentBits int
+	// seen and twice are bitsets over the low seenBits bits of the
+	// stacks' hashes, kept by the stack goroutine (stackPipe) for the
+	// stacks below seenUpTo: once a slot is hit again, its twice bit is
+	// set. Two same stacks have the same hash, so only stacks whose slot
+	// was hit twice can merge: dedupeFrom then looks only at those.
+	seen, twice []uint64
+	seenBits    int
+	seenUpTo    int
 }
 
 // defaultRecentBits sizes Stacks.recent (32 KiB).
@@ -462,6 +469,9 @@ func (t *Stacks) dedupeLazy() (rep []StackID, from StackID) {
 // (one pass over the hashes per group of buckets), so that merging takes
 // little memory besides the hashes.
 func (t *Stacks) dedupeFrom(from int) []StackID {
+	if t.seen != nil {
+		return t.dedupeSeen(from)
+	}
 	const bucketBits = 12
 	const nb = 1 << bucketBits
 	m := t.count - from
@@ -494,57 +504,27 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 		}
 		return r
 	}
-	if workers := dedupeWorkers(m); workers > 1 {
-		// The groups are independent: each merges stacks of its own
-		// buckets only. Two goroutines take them in turn.
-		rep = identity()
-		var next atomic.Int32
-		var merged atomic.Bool
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var failed any // a panic (a bug), raised again here
-		for range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer func() {
-					if r := recover(); r != nil {
-						mu.Lock()
-						failed = r
-						mu.Unlock()
-					}
-				}()
-				var sc dedupeScratch
-				for g := int(next.Add(1)) - 1; g < len(groups); g = int(next.Add(1)) - 1 {
-					t.dedupeBuckets(groups[g][0], groups[g][1], start, fill, from, &sc, func(x, y StackID) {
-						rep[int(x)-from] = y
-						merged.Store(true)
-					})
-				}
-			}()
-		}
-		wg.Wait()
-		if failed != nil {
-			panic(failed)
-		}
-		if !merged.Load() {
-			rep = nil
-		}
-	} else {
-		var sc dedupeScratch
-		for _, g := range groups {
-			t.dedupeBuckets(g[0], g[1], start, fill, from, &sc, func(x, y StackID) {
-				if rep == nil {
-					rep = identity()
-				}
-				rep[int(x)-from] = y
-			})
-		}
+	var sc dedupeScratch
+	for _, g := range groups {
+		t.dedupeBuckets(g[0], g[1], start, fill, from, &sc, func(x, y StackID) {
+			if rep == nil {
+				rep = identity()
+			}
+			rep[int(x)-from] = y
+		})
 	}
+	return t.renumber(rep, from)
+}
+
+// renumber gives the kept stacks from ID from on (rep[id-from] == id)
+// consecutive IDs in order, compacting the table, and makes rep map every
+// stack from ID from on to its new ID (a merged one: the new ID of the
+// stack it merged into, an earlier one). It returns rep (nil: nothing
+// merged, nothing changed).
+func (t *Stacks) renumber(rep []StackID, from int) []StackID {
 	if rep == nil {
 		return nil
 	}
-	// Renumber the kept stacks in order, compacting the table.
 	next := from
 	for id := from; id < t.count; id++ {
 		if r := rep[id-from]; r != StackID(id) {
@@ -563,6 +543,87 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 	t.hashes.truncate(next)
 	t.index, t.recent = nil, nil
 	return rep
+}
+
+// initSeen starts the bitsets of dedupeSeen with 2^bits slots each.
+func (t *Stacks) initSeen(bits int) {
+	t.seenBits = bits
+	t.seen, t.twice = make([]uint64, 1<<bits/64), make([]uint64, 1<<bits/64)
+	t.seenUpTo = 1
+}
+
+// markUpTo marks the hashes of the stacks from seenUpTo to n (see seen).
+func (t *Stacks) markUpTo(n int) {
+	mask := uint64(1)<<t.seenBits - 1
+	for id := t.seenUpTo; id < n; id++ {
+		i := t.hashes.at(id) & mask
+		w, b := i>>6, uint64(1)<<(i&63)
+		t.twice[w] |= t.seen[w] & b
+		t.seen[w] |= b
+	}
+	t.seenUpTo = max(t.seenUpTo, n)
+}
+
+// dedupeSeen is dedupeFrom where the stack goroutine marked the hashes:
+// only the stacks whose slot was hit twice (on a file of distinct stacks,
+// a few in ten with slots for 4 bytes of input each... see
+// seenBitsFor) are merged, with one table over them, as dedupeBuckets
+// merges: each stack in ID order into the first earlier kept one of the
+// same hash and depth (frame by frame for two held ones).
+func (t *Stacks) dedupeSeen(from int) []StackID {
+	t.markUpTo(t.count)
+	mask := uint64(1)<<t.seenBits - 1
+	var cand []int32
+	for p, page := range t.hashes.pages {
+		id := p << pageBits
+		for k, h := range page {
+			if i := h & mask; t.twice[i>>6]&(1<<(i&63)) != 0 && id+k >= from {
+				cand = append(cand, int32(id+k))
+			}
+		}
+	}
+	t.seen, t.twice = nil, nil
+	size := 4
+	for size < 2*len(cand) {
+		size *= 2
+	}
+	slots := make([]int32, size)
+	var rep []StackID
+	for k, x32 := range cand {
+		x := StackID(x32)
+		h := t.hashes.at(int(x))
+		j := int(h>>32) & (size - 1)
+		merged := false
+		for ; slots[j] != 0; j = (j + 1) & (size - 1) {
+			y := StackID(cand[slots[j]-1])
+			if t.hashes.at(int(y)) == h && t.Depth(x) == t.Depth(y) &&
+				(t.Lazy(x) || t.Lazy(y) || slices.Equal(t.MustFrames(x), t.MustFrames(y))) {
+				if rep == nil {
+					rep = make([]StackID, t.count-from)
+					for i := range rep {
+						rep[i] = StackID(from + i)
+					}
+				}
+				rep[int(x)-from] = y
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			slots[j] = int32(k + 1)
+		}
+	}
+	return t.renumber(rep, from)
+}
+
+// seenBitsFor sizes the bitsets of dedupeSeen for an input of size bytes
+// (-1: unknown): a slot per 32 bytes (a stack takes 100 or more), 2^16 to
+// 2^25 slots (8 MiB for both bitsets).
+var seenBitsFor = func(size int64) int {
+	if size < 0 {
+		return 24
+	}
+	return min(max(bits.Len64(uint64(size/32)), 16), 25)
 }
 
 // dedupeScratch is what merging one group of buckets uses.
@@ -633,15 +694,6 @@ func (t *Stacks) dedupeBuckets(b0, b1 int, start, fill []int32, from int, sc *de
 			}
 		}
 	}
-}
-
-// dedupeWorkers is the number of goroutines merging m stacks: two with a
-// second core (not in WebAssembly) and enough stacks, else one.
-var dedupeWorkers = func(m int) int {
-	if m >= 1<<16 && stackWorkerAuto() {
-		return 2
-	}
-	return 1
 }
 
 // dedupeGroup bounds the stacks dedupeFrom scatters at a time (8 MiB).
