@@ -565,9 +565,8 @@ func (t *Stacks) markUpTo(n int) {
 }
 
 // dedupeSeen is dedupeFrom where the stack goroutine marked the hashes:
-// only the stacks whose slot was hit twice (on a file of distinct stacks,
-// a few in ten with slots for 4 bytes of input each... see
-// seenBitsFor) are merged, with one table over them, as dedupeBuckets
+// only the stacks whose slot was hit twice (on the distinct 1 GiB file,
+// 1.7 M of 8 M) are merged, with one table over them, as dedupeBuckets
 // merges: each stack in ID order into the first earlier kept one of the
 // same hash and depth (frame by frame for two held ones).
 func (t *Stacks) dedupeSeen(from int) []StackID {
