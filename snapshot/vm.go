@@ -1077,7 +1077,13 @@ func (v *vm) frameRun(d []byte, pos, limit int, stack []val) (int, bool) {
 						o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx, v.in.base+int64(pos)))
 					}
 					b := v.builder(o.idx)
-					b.ids = append(b.ids, ids...)
+					if fresh {
+						// The new builder takes the collected IDs, and
+						// its (empty) buffer collects the next list's.
+						b.ids, ids = ids, b.ids[:0]
+					} else {
+						b.ids = append(b.ids, ids...)
+					}
 					b.end = v.in.base + int64(p) + 1
 					if fresh && v.cacheable() {
 						b.key = string(d[pos+1 : p])
