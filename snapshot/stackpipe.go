@@ -51,7 +51,7 @@ type stackBatch struct {
 // at most.
 var stackBatchStacks = 4096
 
-const stackBatches = 16
+const stackBatches = 8
 
 // stackWorkerAuto reports whether decoding may use a stack goroutine by
 // default: there is a second core and it is not WebAssembly.
