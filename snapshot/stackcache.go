@@ -12,7 +12,8 @@ import (
 // map of strings; in WebAssembly, where Go's string hash is its slow path,
 // a key is found by its 64-bit hash (bytesHashXX) and then compared
 // whole, so that a hash collision is a miss, never a wrong stack (see
-// get and put in stackhash_*.go).
+// get and put in stackhash_*.go). In WebAssembly, a list is first looked
+// for by its first 8 bytes (lead).
 type stackCache struct {
 	m        map[string]StackID // natively
 	seed64   uint64
@@ -20,26 +21,85 @@ type stackCache struct {
 	keys     []string
 	ids      []StackID
 	keyBytes int
+	// words[i] is the first 8 bytes of keys[i] (0 if shorter); slots is
+	// an open-addressing table of the indexes + 1 of the keys of 8 bytes
+	// or more, placed by their first word (slotOf); led counts them.
+	words []uint64
+	slots []int32
+	led   int
+	// last holds the last two keys found by findLed (-1: none), next
+	// what followed two keys, by nextSlot.
+	last [2]int32
+	next []nextKey
 }
 
 func newStackCache() *stackCache {
-	return &stackCache{m: map[string]StackID{}, seed64: maphash.Comparable(maphash.MakeSeed(), 0), idx: map[uint64]int32{}}
+	return &stackCache{m: map[string]StackID{}, seed64: maphash.Comparable(maphash.MakeSeed(), 0), idx: map[uint64]int32{}, last: [2]int32{-1, -1}}
 }
 
 func (c *stackCache) len() int { return len(c.m) + len(c.keys) }
 
-// getHashed and putHashed are get and put in WebAssembly.
-func (c *stackCache) getHashed(k []byte) (StackID, bool) {
-	return c.probe(bytesHashXX(c.seed64, k), k)
+// lookup finds the list whose items follow its MARK in rest: the position
+// in rest of the APPENDS that ends it and its stack, if it is a cached key.
+// The items are parsed only if need be: first, each APPENDS byte ('e'),
+// which may also be a byte of a memo id, ends a candidate (find). A
+// candidate equal to a cached key is the list: the key is whole opcodes
+// from the MARK on, so the 'e' after it is the APPENDS. After
+// maxCandidates, the opcodes are parsed to the APPENDS.
+func (c *stackCache) lookup(rest []byte) (int, StackID, bool) {
+	p, id, ok := c.find(rest)
+	if ok || p < 0 {
+		return p, id, ok
+	}
+	q := listEnd(rest)
+	if q <= p {
+		return -1, NoStack, false // no APPENDS, or a candidate tried already
+	}
+	id, ok = c.get(rest[:q])
+	return q, id, ok
 }
 
-// probe returns the stack of key k, whose bytesHashXX is h.
-func (c *stackCache) probe(h uint64, k []byte) (StackID, bool) {
-	i, ok := c.idx[h]
-	if !ok || c.keys[i] != string(k) {
+// listEnd returns the position in rest of the APPENDS that ends a list of
+// memo references (rest follows its MARK), or -1 if rest holds anything
+// else before it or no APPENDS.
+func listEnd(rest []byte) int {
+	q := 0
+	for q < len(rest) && rest[q] != opAppends {
+		switch rest[q] {
+		case opBinGet:
+			q += 2
+		case opLongBinGet:
+			q += 5
+		default:
+			return -1
+		}
+	}
+	if q >= len(rest) {
+		return -1
+	}
+	return q
+}
+
+// getHashed and putHashed are get and put in WebAssembly.
+func (c *stackCache) getHashed(k []byte) (StackID, bool) {
+	return c.stack(c.probe(bytesHashXX(c.seed64, k), k))
+}
+
+// stack returns the stack of key i, if i >= 0.
+func (c *stackCache) stack(i int32) (StackID, bool) {
+	if i < 0 {
 		return NoStack, false
 	}
 	return c.ids[i], true
+}
+
+// probe returns the index of key k, whose bytesHashXX is h, or -1.
+func (c *stackCache) probe(h uint64, k []byte) int32 {
+	i, ok := c.idx[h]
+	if !ok || !sameBytes(k, c.keys[i]) {
+		return -1
+	}
+	return i
 }
 
 // putHashed leaves out a second key of the same hash.
@@ -48,9 +108,160 @@ func (c *stackCache) putHashed(k string, id StackID) {
 	if _, ok := c.idx[h]; ok {
 		return
 	}
-	c.idx[h] = int32(len(c.keys))
+	i := int32(len(c.keys))
+	c.idx[h] = i
 	c.keys, c.ids = append(c.keys, k), append(c.ids, id)
 	c.keyBytes += len(k)
+	var w uint64
+	if len(k) >= 8 {
+		w = binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(k), 8))
+		if 2*(c.led+1) > len(c.slots) {
+			c.slots = make([]int32, max(1024, 2*len(c.slots)))
+			c.led = 0
+			for j, kj := range c.keys[:i] {
+				if len(kj) >= 8 {
+					c.slot(c.words[j], int32(j))
+				}
+			}
+		}
+		c.slot(w, i)
+	}
+	c.words = append(c.words, w)
+}
+
+// findLed is find in WebAssembly: the list is first taken to be the one
+// that followed the last two lists the last time (predicted: real
+// training loops repeat their sequence of stacks), then looked for by its
+// first 8 bytes (lead), then by findHashed.
+func (c *stackCache) findLed(rest []byte) (int, StackID, bool) {
+	p, i := c.predicted(rest)
+	if i < 0 {
+		p, i = c.lead(rest)
+	}
+	if i < 0 {
+		p, i = c.findHashedAt(rest)
+	}
+	// The context: the last two keys found, and what followed them.
+	if i >= 0 && c.last[0] >= 0 && c.last[1] >= 0 {
+		if c.next == nil {
+			c.next = make([]nextKey, nextKeys)
+		}
+		c.next[nextSlot(c.last)] = nextKey{after: c.last, key: i}
+	}
+	c.last = [2]int32{c.last[1], i}
+	id, ok := c.stack(i)
+	return p, id, ok
+}
+
+// nextKey is an entry of stackCache.next: key followed the keys after.
+type nextKey struct {
+	after [2]int32
+	key   int32
+}
+
+// nextKeys is the size of stackCache.next (a power of 2).
+const nextKeys = 1 << 12
+
+// nextSlot places a pair of keys in stackCache.next.
+func nextSlot(after [2]int32) uint32 {
+	return (uint32(after[0])*0x9E3779B1 ^ uint32(after[1])*0x85EBCA77) >> 20
+}
+
+// predicted checks whether rest holds the key that followed the last two
+// keys found the last time: its length (the APPENDS) and index, or -1.
+func (c *stackCache) predicted(rest []byte) (int, int32) {
+	if c.next == nil || c.last[0] < 0 || c.last[1] < 0 {
+		return -1, -1
+	}
+	e := c.next[nextSlot(c.last)]
+	if e.after != c.last {
+		return -1, -1
+	}
+	return c.holds(rest, e.key, 0)
+}
+
+// holds checks whether rest holds key i followed by an APPENDS byte, its
+// first from bytes being known to: then the list whose items rest holds
+// is that key, as lookup would find (a key is whole memo references, so
+// the 'e' bytes inside it are operands, and no shorter key ends at one of
+// them). It returns the key's length (the APPENDS) and i, or -1.
+func (c *stackCache) holds(rest []byte, i int32, from int) (int, int32) {
+	k := c.keys[i]
+	if n := len(k); n < len(rest) && rest[n] == opAppends && sameBytes(rest[from:n], k[from:]) {
+		return n, i
+	}
+	return -1, -1
+}
+
+// maxLed bounds the keys with the same first 8 bytes in slots: where more
+// share them (real stacks all start with the same frames of the
+// allocator's own), lead would compare them one by one, and findHashed
+// finds the rest.
+const maxLed = 4
+
+// slot places key i, whose first 8 bytes are w, in slots, unless maxLed
+// keys there start with w.
+func (c *stackCache) slot(w uint64, i int32) {
+	mask := uint32(len(c.slots) - 1)
+	s, same := slotOf(w)&mask, 0
+	for ; c.slots[s] != 0; s = (s + 1) & mask {
+		if c.words[c.slots[s]-1] == w {
+			if same++; same == maxLed {
+				return
+			}
+		}
+	}
+	c.slots[s] = i + 1
+	c.led++
+}
+
+// slotOf spreads a key's first word over slots.
+func slotOf(w uint64) uint32 { return uint32((w * 0x9E3779B97F4A7C15) >> 32) }
+
+// lead finds a cached key of 8 bytes or more that rest holds, followed by
+// APPENDS (see holds), by its first 8 bytes: its length and index, or -1.
+func (c *stackCache) lead(rest []byte) (int, int32) {
+	if len(rest) <= 8 || c.led == 0 {
+		return -1, -1
+	}
+	w := binary.LittleEndian.Uint64(rest)
+	mask := uint32(len(c.slots) - 1)
+	for s := slotOf(w) & mask; ; s = (s + 1) & mask {
+		i := c.slots[s] - 1
+		if i < 0 {
+			return -1, -1
+		}
+		if c.words[i] == w {
+			if p, j := c.holds(rest, i, 8); j >= 0 {
+				return p, j
+			}
+		}
+	}
+}
+
+// sameBytes reports whether a and b (of a's length) hold the same bytes:
+// 8 at a time (Go's comparison is a byte loop in WebAssembly).
+func sameBytes(a []byte, b string) bool {
+	n := len(a)
+	if len(b) != n {
+		return false
+	}
+	bb := unsafe.Slice(unsafe.StringData(b), n)
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if binary.LittleEndian.Uint64(a[i:]) != binary.LittleEndian.Uint64(bb[i:]) {
+			return false
+		}
+	}
+	if n >= 8 {
+		return binary.LittleEndian.Uint64(a[n-8:]) == binary.LittleEndian.Uint64(bb[n-8:])
+	}
+	for ; i < n; i++ {
+		if a[i] != bb[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // getMap and putMap are get and put natively.
@@ -115,7 +326,14 @@ func (c *stackCache) findMap(rest []byte) (p int, id StackID, ok bool) {
 	return p, NoStack, false
 }
 
-func (c *stackCache) findHashed(rest []byte) (p int, id StackID, ok bool) {
+func (c *stackCache) findHashed(rest []byte) (int, StackID, bool) {
+	p, i := c.findHashedAt(rest)
+	id, ok := c.stack(i)
+	return p, id, ok
+}
+
+// findHashedAt is findHashed giving the key's index (-1: none).
+func (c *stackCache) findHashedAt(rest []byte) (int, int32) {
 	const ones, highs, es = 0x0101010101010101, 0x8080808080808080, 0x0101010101010101 * opAppends
 	p, from, tries := -1, 0, 0
 	h := c.seed64 + xxP5 // over rest[:i]
@@ -133,23 +351,23 @@ func (c *stackCache) findHashed(rest []byte) (p int, id StackID, ok bool) {
 			k := bits.TrailingZeros64(t) / 8
 			q := i + k
 			if q == from {
-				return p, NoStack, false
+				return p, -1
 			}
 			p = q
 			hq := h
 			if k > 0 {
 				hq = xxMerge(h, w&(1<<(8*k)-1))
 			}
-			if id, ok = c.probe(keyHashEnd(hq, q), rest[:q]); ok {
-				return p, id, true
+			if key := c.probe(keyHashEnd(hq, q), rest[:q]); key >= 0 {
+				return p, key
 			}
 			if tries++; tries == maxCandidates {
-				return p, NoStack, false
+				return p, -1
 			}
 			from = q + 1
 			x |= 1<<(8*(k+1)) - 1
 		}
 		h = xxMerge(h, w)
 	}
-	return p, NoStack, false
+	return p, -1
 }

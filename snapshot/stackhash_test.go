@@ -191,3 +191,175 @@ func TestStackCacheFind(t *testing.T) {
 		t.Errorf("%d hits, %d false ends: the lists miss the cases", hits, falseEnds)
 	}
 }
+
+// TestStackCacheLookup checks lookup's way of finding a frame list, with
+// each find (findMap, findHashed, and findLed as in WebAssembly), against what it must find: the list ends at the first
+// APPENDS among its opcodes, and it is found if and only if its items
+// are a cached key, with that key's stack. The lists are those of
+// TestStackCacheFind (memo ids often holding 'e' bytes, up to 40 items),
+// in rests that end the list and go on, cut it short, or start with
+// APPENDS, and then in a repeated sequence; lead must have found most of
+// the hits, and findLed's prediction many.
+func TestStackCacheLookup(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 7))
+	idByte := func(pe int) byte {
+		if pe > 0 && r.IntN(pe) == 0 {
+			return opAppends
+		}
+		return byte(r.IntN(256))
+	}
+	var lists [][]byte
+	seen := map[string]bool{}
+	for len(lists) < 4000 {
+		var l []byte
+		pe := []int{0, 40, 4}[r.IntN(3)]
+		for range 1 + r.IntN(40) { // frameRun caches no empty list
+			if r.IntN(3) == 0 {
+				l = append(l, opLongBinGet, idByte(pe), idByte(pe), idByte(pe), idByte(pe))
+			} else {
+				l = append(l, opBinGet, idByte(pe))
+			}
+		}
+		if !seen[string(l)] {
+			seen[string(l)] = true
+			lists = append(lists, l)
+		}
+	}
+	hashed, mapped := newStackCache(), newStackCache()
+	for i, l := range lists {
+		if i%2 == 0 {
+			hashed.putHashed(string(l), StackID(i))
+			mapped.putMap(string(l), StackID(i))
+		}
+	}
+	// want parses rest as memo references up to an APPENDS.
+	want := func(c *stackCache, rest []byte) (int, StackID, bool) {
+		q := 0
+		for q < len(rest) && rest[q] != opAppends {
+			switch rest[q] {
+			case opBinGet:
+				q += 2
+			case opLongBinGet:
+				q += 5
+			default:
+				return -1, NoStack, false
+			}
+		}
+		if q >= len(rest) {
+			return -1, NoStack, false
+		}
+		if c.m != nil && len(c.m) > 0 {
+			id, ok := c.m[string(rest[:q])]
+			return q, id, ok
+		}
+		for i, k := range c.keys {
+			if k == string(rest[:q]) {
+				return q, c.ids[i], true
+			}
+		}
+		return q, NoStack, false
+	}
+	ways := []struct {
+		name string
+		c    *stackCache
+		find func([]byte) (int, StackID, bool)
+		get  func([]byte) (StackID, bool)
+	}{
+		{"findMap", mapped, mapped.findMap, mapped.getMap},
+		{"findHashed", hashed, hashed.findHashed, hashed.getHashed},
+		{"findLed", hashed, hashed.findLed, hashed.getHashed},
+	}
+	hits, led, predicted := 0, 0, 0
+	check := func(rest []byte) {
+		if _, i := hashed.predicted(rest); i >= 0 {
+			predicted++
+		}
+		if _, i := hashed.lead(rest); i >= 0 {
+			led++
+		}
+		for _, w := range ways {
+			// lookup, with this find and get
+			p, id, ok := w.find(rest)
+			if !ok && p >= 0 {
+				if q := listEnd(rest); q > p {
+					id, ok = w.get(rest[:q])
+					p = q
+				}
+			}
+			wp, wid, wok := want(w.c, rest)
+			if ok != wok || ok && (p != wp || id != wid) {
+				t.Fatalf("%s, rest %q: found %d, %d, %v; want %d, %d, %v", w.name, rest, p, id, ok, wp, wid, wok)
+			}
+			if ok && w.name == "findMap" {
+				hits++
+			}
+		}
+	}
+	for _, l := range lists {
+		tail := []byte("h\x07e\x00j")[:r.IntN(6)]
+		rests := [][]byte{l, append(append(append([]byte(nil), l...), opAppends), tail...),
+			append([]byte{opAppends}, l...), append(append([]byte(nil), l...), opAppends, opAppends)}
+		if len(l) > 0 {
+			rests = append(rests, l[:r.IntN(len(l))], append(append([]byte(nil), l[:r.IntN(len(l))]...), opAppends, 'h'))
+		}
+		for _, rest := range rests {
+			check(rest)
+		}
+	}
+	// A sequence of lists repeated, as a training loop's: findLed predicts
+	// the next one, which is sometimes cut short, longer, or another first
+	// frame.
+	var seq [][]byte
+	for i := 0; i < 600; i += 2 { // cached, but for a few
+		seq = append(seq, lists[i+b2i(i%50 == 0)])
+	}
+	for range 4 {
+		for _, l := range seq {
+			rest := append(append([]byte(nil), l...), opAppends, opBinGet)
+			switch r.IntN(20) {
+			case 0:
+				rest = append(append([]byte(nil), l[:r.IntN(len(l))]...), opAppends)
+			case 1:
+				rest = append(append([]byte(nil), l...), opBinGet, 7, opAppends)
+			case 2:
+				rest[1] ^= 1 // another first frame
+			}
+			check(rest)
+		}
+	}
+	t.Logf("%d hits, %d by lead, %d predicted", hits, led, predicted)
+	if hits < 1500 || led < hits*3/4 || predicted < 250 {
+		t.Errorf("%d hits, %d by lead, %d predicted: the lists miss the cases", hits, led, predicted)
+	}
+}
+
+// TestSameBytes compares byte strings of 0 to 40 bytes with themselves
+// and with each one-byte change, and strings of other lengths.
+func TestSameBytes(t *testing.T) {
+	for n := range 41 {
+		a := make([]byte, n)
+		for i := range a {
+			a[i] = byte(i*37 + n)
+		}
+		if !sameBytes(a, string(a)) {
+			t.Fatalf("%q differs from itself", a)
+		}
+		if sameBytes(a, string(append(append([]byte(nil), a...), 0))) || n > 0 && sameBytes(a, string(a[:n-1])) {
+			t.Fatalf("%q: same as a string of another length", a)
+		}
+		for i := range n {
+			b := append([]byte(nil), a...)
+			b[i] ^= 1
+			if sameBytes(a, string(b)) {
+				t.Fatalf("%q and %q: same", a, b)
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

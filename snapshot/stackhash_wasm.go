@@ -12,5 +12,5 @@ func (c *stackCache) get(k []byte) (StackID, bool) { return c.getHashed(k) }
 func (c *stackCache) put(k string, id StackID) { c.putHashed(k, id) }
 
 // find looks for the list after a MARK among the cached keys (see
-// findMap and findHashed).
-func (c *stackCache) find(rest []byte) (int, StackID, bool) { return c.findHashed(rest) }
+// findMap and findLed).
+func (c *stackCache) find(rest []byte) (int, StackID, bool) { return c.findLed(rest) }

@@ -1144,34 +1144,8 @@ func (v *vm) cachedRun(d []byte, pos, limit int, l val) (int, bool) {
 	if v.cacheFull() && v.cacheLooks > stackCacheMax && v.cacheHits < v.cacheLooks/stackCacheMiss {
 		return 0, false // stacks rarely repeat: stop looking
 	}
-	// The list's items are parsed only if need be: first, each APPENDS
-	// byte ('e') after the MARK, which may also be a byte of a memo id,
-	// ends a candidate. A candidate equal to a cached key is the list: the
-	// key is whole opcodes from the MARK on, so the 'e' after it is the
-	// APPENDS. After maxCandidates, the opcodes are parsed to the APPENDS.
-	rest := d[pos+1 : limit]
 	v.cacheLooks++
-	p, id, ok := v.stackCache.find(rest)
-	if !ok && p >= 0 {
-		q := 0
-		for q < len(rest) && rest[q] != opAppends {
-			switch rest[q] {
-			case opBinGet:
-				q += 2
-			case opLongBinGet:
-				q += 5
-			default:
-				return 0, false
-			}
-		}
-		if q >= len(rest) || q <= p {
-			return 0, false // no APPENDS, or a candidate tried already
-		}
-		p = q
-		if id, ok = v.stackCache.get(rest[:p]); !ok {
-			return 0, false
-		}
-	}
+	p, id, ok := v.stackCache.lookup(d[pos+1 : limit])
 	if !ok {
 		return 0, false
 	}
