@@ -3,6 +3,8 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/profiler"
 	"github.com/chromedp/chromedp"
 
 	"oomscope/snapshot"
@@ -112,6 +116,9 @@ func (in *benchInput) describe(b *testing.B) {
 // The file is handed over as soon as the page is ready (a cold drop: the
 // worker may still be starting); OOMSCOPE_BENCH_SETTLE=MS waits that many
 // milliseconds first, as a user who opens the page and then picks a file.
+// OOMSCOPE_BENCH_PROFILES=DIR writes CPU profiles of the page and of the
+// analysis worker (Chrome's .cpuprofile, for DevTools) there, one pair a
+// file (with a settle time: the worker must be running).
 func BenchmarkBrowserSnapshot(b *testing.B) {
 	dir := os.Getenv("OOMSCOPE_BENCH_DIR")
 	if dir == "" {
@@ -149,6 +156,10 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 					requestAnimationFrame(f);
 					window.__t0 = performance.now();
 					return true; })()`)
+				var profs []*cpuProfile
+				if pd := os.Getenv("OOMSCOPE_BENCH_PROFILES"); pd != "" {
+					profs = startProfiles(b, tb, filepath.Join(pd, in.name))
+				}
 				tb.uploadFile("#snap-file", in.path)
 				if !waitSnapshot(tb, 10*time.Minute) {
 					// Reported in the table (the page failed), not fatal:
@@ -166,6 +177,9 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 				if os.Getenv("OOMSCOPE_BENCH_TASKS") != "" {
 					b.Logf("%s: long tasks [start ms, duration ms] %v; summary at %.0f, timeline at %.0f", in.name,
 						evalJS[[][]float64](tb, `window.__tasks`), r.summary, r.timeline)
+				}
+				for _, p := range profs {
+					p.stop(b)
 				}
 				r.wasmBytes, r.heapBytes = workerMemory(b, tb)
 				b.ReportMetric(r.summary, "ms/drop-to-summary")
@@ -221,4 +235,69 @@ func workerMemory(b *testing.B, tb *tab) (wasm, heap float64) {
 	}
 	b.Fatal("no worker target")
 	return 0, 0
+}
+
+// cpuProfile is a CPU profile being taken of the page or of a worker.
+type cpuProfile struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	path   string
+}
+
+// startProfiles starts CPU profiles (sampling every 100 µs) of the tab's
+// page and of its analysis worker, to be written to prefix-page.cpuprofile
+// and prefix-worker.cpuprofile.
+func startProfiles(b *testing.B, tb *tab, prefix string) []*cpuProfile {
+	profs := []*cpuProfile{{ctx: tb.ctx, cancel: func() {}, path: prefix + "-page.cpuprofile"}}
+	targets, err := chromedp.Targets(tb.ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := chromedp.FromContext(tb.ctx)
+	for _, ti := range targets {
+		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID {
+			continue
+		}
+		wctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID))
+		v, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`typeof go === "object" && go !== null`))
+		if err != nil || !v {
+			cancel() // a worker's file reader
+			continue
+		}
+		profs = append(profs, &cpuProfile{ctx: wctx, cancel: cancel, path: prefix + "-worker.cpuprofile"})
+	}
+	if len(profs) < 2 {
+		b.Fatal("no analysis worker to profile: set OOMSCOPE_BENCH_SETTLE")
+	}
+	for _, p := range profs {
+		for _, step := range []func() error{
+			func() error { _, err := chromedp.Call(p.ctx, profiler.Enable, cdp.Empty{}); return err },
+			func() error {
+				_, err := chromedp.Call(p.ctx, profiler.SetSamplingInterval, profiler.SetSamplingIntervalParams{Interval: 100})
+				return err
+			},
+			func() error { _, err := chromedp.Call(p.ctx, profiler.Start, cdp.Empty{}); return err },
+		} {
+			if err := step(); err != nil {
+				b.Fatalf("profiling %s: %v", p.path, err)
+			}
+		}
+	}
+	return profs
+}
+
+// stop ends the profile and writes it.
+func (p *cpuProfile) stop(b *testing.B) {
+	defer p.cancel()
+	res, err := chromedp.Call(p.ctx, profiler.Stop, cdp.Empty{})
+	if err != nil || res.Profile == nil {
+		b.Fatalf("profile %s: %v", p.path, err)
+	}
+	data, err := json.Marshal(res.Profile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(p.path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
 }
