@@ -118,7 +118,9 @@ func (in *benchInput) describe(b *testing.B) {
 // milliseconds first, as a user who opens the page and then picks a file.
 // OOMSCOPE_BENCH_PROFILES=DIR writes CPU profiles of the page and of the
 // analysis worker (Chrome's .cpuprofile, for DevTools) there, one pair a
-// file (with a settle time: the worker must be running).
+// file (with a settle time: the worker must be running);
+// OOMSCOPE_BENCH_TRACE=1 prints the main thread's longest tasks and trace
+// events (as BenchmarkBrowserSnapshotRanks).
 func BenchmarkBrowserSnapshot(b *testing.B) {
 	dir := os.Getenv("OOMSCOPE_BENCH_DIR")
 	if dir == "" {
@@ -160,6 +162,10 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 				if pd := os.Getenv("OOMSCOPE_BENCH_PROFILES"); pd != "" {
 					profs = startProfiles(b, tb, filepath.Join(pd, in.name))
 				}
+				var trace *traceSums
+				if os.Getenv("OOMSCOPE_BENCH_TRACE") != "" {
+					trace = startTrace(b, tb)
+				}
 				tb.uploadFile("#snap-file", in.path)
 				if !waitSnapshot(tb, 10*time.Minute) {
 					// Reported in the table (the page failed), not fatal:
@@ -180,6 +186,9 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 				}
 				for _, p := range profs {
 					p.stop(b)
+				}
+				if trace != nil {
+					trace.print(b, tb)
 				}
 				r.wasmBytes, r.heapBytes = workerMemory(b, tb)
 				b.ReportMetric(r.summary, "ms/drop-to-summary")

@@ -25,6 +25,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"syscall/js"
+	"time"
 
 	"oomscope/estimator"
 	"oomscope/snapshot/analysis"
@@ -133,6 +134,12 @@ func (w *worker) handle(msg js.Value) {
 	}
 	resp.ID = id
 	post(resp)
+	if req.Type == load.RequestAnalyze {
+		// After the answer: a full collection is milliseconds to
+		// hundreds of them (the live heap of a 1 GB file), which the
+		// page need not wait for.
+		publishMemory()
+	}
 }
 
 func (w *worker) answer(req load.Request, file js.Value) (load.Response, error) {
@@ -144,7 +151,6 @@ func (w *worker) answer(req load.Request, file js.Value) (load.Response, error) 
 			return load.Response{}, err
 		}
 		w.file = f
-		publishMemory()
 		return load.Response{Type: load.ResponseResult, Result: load.NewResult(f)}, nil
 	case load.RequestRank:
 		// One rank of many: answer with its compact row and keep nothing,
@@ -191,12 +197,17 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 	size := int64(file.Get("size").Float())
 	r := newBlobReader(file, size)
 	defer r.release()
+	var last time.Time // of the last progress posted
 	opt := load.Options{
 		Analysis: analysis.Options{TimelinePoints: points},
 		Progress: func(stage load.Stage, done, total int64) {
 			if req.Type == load.RequestRank && stage != load.StageDecode {
 				return // the overview counts bytes read: the later stages add nothing to it
 			}
+			if stage == load.StageDecode && done > 0 && time.Since(last) < progressEvery {
+				return
+			}
+			last = time.Now()
 			post(load.Response{Type: load.ResponseProgress, ID: req.ID, Progress: &load.Progress{Stage: stage, Done: done, Total: total}})
 		},
 	}
@@ -220,6 +231,12 @@ func publishMemory() {
 	m.Set("sys", float64(ms.Sys))
 	js.Global().Set("__oomscopeMem", m)
 }
+
+// progressEvery is the least time between two progress messages while
+// decoding (the decoder reports every load.ProgressEvery bytes: 250
+// messages for a 1 GB file, each a page update, where 10 a second show
+// the same progress).
+const progressEvery = 100 * time.Millisecond
 
 // readChunk is how much of the file is read from the Blob at a time.
 const readChunk = 4 << 20
