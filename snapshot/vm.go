@@ -1001,8 +1001,26 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 	}
 	stack = append(stack, key, l)
 	memo.push(u)
-	end, ok := v.frameRun(d, q+2, limit, stack)
-	if !ok {
+	// frameRun, the stack cache first (cachedRun): a list it knows, then
+	// SETITEMS, becomes the row's stack at once, as stackOf makes it of
+	// the builder cachedRun makes.
+	var end int
+	if p, id, hit := v.cacheLook(d, q+2, limit); hit {
+		nm := len(v.marks)
+		if p+1 < limit && d[p+1] == opSetItems && len(stack)-v.marks[nm-1] == 2 {
+			v.marks = v.marks[:nm-1]
+			stack = stack[:len(stack)-2]
+			v.op, v.opOff = opSetItems, v.in.base+int64(p+1)
+			v.in.pos, v.stack = p+2, stack
+			o := &v.objs[oi]
+			o.kind, o.idx = oStack, int32(id)
+			v.release(l, val{k: kStackRef, n: int64(id)})
+			v.rows.stack.set(row, id)
+			return p + 2, stack, true, nil
+		}
+		v.knownList(l, q+2, p, id)
+		end = p + 1
+	} else if end, ok = v.frameItems(d, q+2, limit, l); !ok {
 		return q + 2, stack, true, nil
 	}
 	nm := len(v.marks)
@@ -1041,6 +1059,11 @@ func (v *vm) frameRun(d []byte, pos, limit int, stack []val) (int, bool) {
 			return end, true
 		}
 	}
+	return v.frameItems(d, pos, limit, l)
+}
+
+// frameItems is frameRun once the stack cache has been tried.
+func (v *vm) frameItems(d []byte, pos, limit int, l val) (int, bool) {
 	ids := v.scratch[:0]
 	memo := &v.memo
 	fm := v.frameMemo
@@ -1138,24 +1161,40 @@ func (v *vm) memoFrame(id int, f int32) []int32 {
 // references and APPENDS, the stack cache knows: the list becomes a
 // builder of that stack without a memo lookup.
 func (v *vm) cachedRun(d []byte, pos, limit int, l val) (int, bool) {
-	if v.stackCache == nil || v.memoRewritten {
+	p, id, ok := v.cacheLook(d, pos, limit)
+	if !ok {
 		return 0, false
 	}
+	v.knownList(l, pos, p, id)
+	return p + 1, true
+}
+
+// cacheLook looks the list whose MARK is at pos up in the stack cache
+// (stackCache.lookup), unless the cache is off or rarely right: the
+// position of the APPENDS that ends it and its stack.
+func (v *vm) cacheLook(d []byte, pos, limit int) (int, StackID, bool) {
+	if v.stackCache == nil || v.memoRewritten {
+		return 0, NoStack, false
+	}
 	if v.cacheFull() && v.cacheLooks > stackCacheMax && v.cacheHits < v.cacheLooks/stackCacheMiss {
-		return 0, false // stacks rarely repeat: stop looking
+		return 0, NoStack, false // stacks rarely repeat: stop looking
 	}
 	v.cacheLooks++
 	p, id, ok := v.stackCache.lookup(d[pos+1 : limit])
 	if !ok {
-		return 0, false
+		return 0, NoStack, false
 	}
-	p += pos + 1 // the APPENDS
 	v.cacheHits++
+	return p + pos + 1, id, true
+}
+
+// knownList makes the fresh list l, whose MARK is at pos and APPENDS at
+// p, a builder of stack id.
+func (v *vm) knownList(l val, pos, p int, id StackID) {
 	o := &v.objs[l.n]
 	o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx, v.in.base+int64(pos)))
 	b := &v.builders[o.idx]
 	b.known, b.end = id, v.in.base+int64(p)+1
-	return p + 1, true
 }
 
 // maxCandidates bounds the 'e' bytes cachedRun tries as the end of a list
