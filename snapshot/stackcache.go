@@ -240,28 +240,28 @@ func (c *stackCache) lead(rest []byte) (int, int32) {
 }
 
 // sameBytes reports whether a and b (of a's length) hold the same bytes:
-// 8 at a time (Go's comparison is a byte loop in WebAssembly).
+// 8 at a time (Go's comparison is a byte loop in WebAssembly), read
+// without bounds checks (both have n bytes).
 func sameBytes(a []byte, b string) bool {
 	n := len(a)
 	if len(b) != n {
 		return false
 	}
-	bb := unsafe.Slice(unsafe.StringData(b), n)
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		if binary.LittleEndian.Uint64(a[i:]) != binary.LittleEndian.Uint64(bb[i:]) {
+	if n < 8 {
+		for i := range n {
+			if a[i] != b[i] {
+				return false
+			}
+		}
+		return true
+	}
+	pa, pb := unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.StringData(b))
+	for i := 0; i+8 <= n; i += 8 {
+		if *(*uint64)(unsafe.Add(pa, i)) != *(*uint64)(unsafe.Add(pb, i)) {
 			return false
 		}
 	}
-	if n >= 8 {
-		return binary.LittleEndian.Uint64(a[n-8:]) == binary.LittleEndian.Uint64(bb[n-8:])
-	}
-	for ; i < n; i++ {
-		if a[i] != bb[i] {
-			return false
-		}
-	}
-	return true
+	return *(*uint64)(unsafe.Add(pa, n-8)) == *(*uint64)(unsafe.Add(pb, n-8))
 }
 
 // getMap and putMap are get and put natively.
