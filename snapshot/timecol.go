@@ -79,6 +79,20 @@ func (c *timeColumn) room() bool {
 	return len(p.d) < cap(p.d)
 }
 
+// put appends v, the time of row i, to the last page, which has room
+// (see room): put0 then set.
+func (c *timeColumn) put(i int, v int64) {
+	p := &c.pages[len(c.pages)-1]
+	if p.w == nil {
+		if d, ok := narrow(v, p.base); ok {
+			p.d = append(p.d, d)
+			return
+		}
+	}
+	c.put0()
+	c.set(i, v)
+}
+
 // put0 appends a time of 0 to the last page, which has room (see room).
 func (c *timeColumn) put0() {
 	p := &c.pages[len(c.pages)-1]

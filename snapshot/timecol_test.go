@@ -7,7 +7,8 @@ import (
 )
 
 // TestTimeColumn writes time sequences into a timeColumn as the decoder
-// does (a zero row, then its time) and at random rows afterwards, and
+// does (a zero row, then its time; or a row with its time, put) and at
+// random rows afterwards, and
 // reads every row back against a plain slice: epoch-µs times in order,
 // missing times (0), jumps past 2^31 µs, the int64 extremes and a
 // difference of exactly -2^31. Times in order with small steps must stay
@@ -49,15 +50,17 @@ func TestTimeColumn(t *testing.T) {
 		want := make([]int64, 0, n)
 		var prev int64
 		for i := range n {
-			if i%2 == 0 {
-				c.push0()
-			} else if c.room() {
-				c.put0()
-			} else {
-				c.push0()
-			}
 			prev = next(i, prev)
 			want = append(want, prev)
+			switch {
+			case i%3 == 2 && c.room():
+				c.put(i, prev) // a row with its time (addRow)
+				continue
+			case i%3 == 0 || !c.room():
+				c.push0()
+			default:
+				c.put0()
+			}
 			c.set(i, prev)
 		}
 		for range 500 {

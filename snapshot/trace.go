@@ -184,11 +184,40 @@ type entryStore struct {
 	shared bool
 }
 
-// add appends a zero row (no stack) and returns its index.
-func (e *entryStore) add() int {
+// ready makes the table of streams, which starts with stream 0 (a zero
+// row's).
+func (e *entryStore) ready() {
 	if e.streams == nil {
 		e.streams, e.streamIdx = []uint64{0}, map[uint64]uint16{0: 0}
 	}
+}
+
+// addRow appends a row of these values (no stack) and returns its index:
+// add then a set per column, without the sets when the last pages have
+// room.
+func (e *entryStore) addRow(action uint8, addr uint64, size, time int64, stream uint16) int {
+	if e.streams == nil || !(e.action.room() && e.addr.room() && e.size.room() && e.stream.room() && e.time.room() && e.stack.room()) {
+		row := e.add()
+		e.action.set(row, action)
+		e.addr.set(row, addr)
+		e.size.set(row, size)
+		e.time.set(row, time)
+		e.stream.set(row, stream)
+		return row
+	}
+	e.action.put(action)
+	e.addr.put(addr)
+	e.size.put(size)
+	e.stream.put(stream)
+	e.time.put(e.n, time)
+	e.stack.put(NoStack)
+	e.n++
+	return e.n - 1
+}
+
+// add appends a zero row (no stack) and returns its index.
+func (e *entryStore) add() int {
+	e.ready()
 	if e.action.room() && e.addr.room() && e.size.room() && e.stream.room() && e.time.room() && e.stack.room() {
 		// The common case, without a call per column.
 		e.action.put(0)

@@ -842,12 +842,38 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, 
 		return 0, nil, false, nil
 	}
 	p := pos + 3
+	e.ready() // entryPair reads its streams
 	code, x, next := v.entryPair(d, p, limit)
 	if code != keyAction {
 		return 0, nil, false, nil
 	}
+	// The leading pairs' values (the last one of a key given twice), for
+	// the row.
+	var action uint8
+	var addr uint64
+	var size, time int64
+	var stream uint16
+scalars:
+	for {
+		switch code {
+		case keyAction:
+			action = uint8(x)
+		case keyAddr:
+			addr = uint64(x)
+		case keySize:
+			size = x
+		case keyTimeUS:
+			time = x
+		case keyStream:
+			stream = v.lastStreamIdx
+		default:
+			break scalars
+		}
+		p = next
+		code, x, next = v.entryPair(d, p, limit)
+	}
 	// The dict, memoized, under a mark, as a row.
-	row := e.add()
+	row := e.addRow(action, addr, size, time, stream)
 	o := obj{kind: oEntry, idx: int32(row), memo: int32(memo.len())}
 	if oi < len(v.objs) {
 		v.freeObjs = v.freeObjs[:len(v.freeObjs)-1]
@@ -858,26 +884,10 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, 
 	stack = append(stack, val{k: kObj, n: int64(oi)})
 	memo.push(u)
 	v.marks = append(v.marks, len(stack))
-	for {
-		switch code {
-		case keyAction:
-			e.action.set(row, uint8(x))
-		case keyAddr:
-			e.addr.set(row, uint64(x))
-		case keySize:
-			e.size.set(row, x)
-		case keyTimeUS:
-			e.time.set(row, x)
-		case keyStream:
-			e.stream.set(row, v.lastStreamIdx)
-		case keyFrames:
-			return v.entryFrames(d, p, next, limit, stack, row, val{k: kStr, n: x})
-		default:
-			return p, stack, true, nil
-		}
-		p = next
-		code, x, next = v.entryPair(d, p, limit)
+	if code == keyFrames {
+		return v.entryFrames(d, p, next, limit, stack, row, val{k: kStr, n: x})
 	}
+	return p, stack, true, nil
 }
 
 // memoRef reads the BINGET or LONG_BINGET at d[p]: the memo id and the
