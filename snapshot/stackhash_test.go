@@ -248,7 +248,7 @@ func TestStackCacheLookup(t *testing.T) {
 		if q >= len(rest) {
 			return -1, NoStack, false
 		}
-		if c.m != nil && len(c.m) > 0 {
+		if len(c.m) > 0 {
 			id, ok := c.m[string(rest[:q])]
 			return q, id, ok
 		}
