@@ -71,7 +71,7 @@ type SnapshotPage struct {
 	// stepRows is how many steps the step table lists (at least
 	// maxStepRows; "List more" adds to it).
 	stepRows int
-	// stacks is the text of the top sites' stacks (prepareStacks).
+	// stacks is the text of the top sites' stacks (groupStacks).
 	stacks siteStacks
 	// setupModel is the catalog model picked for the estimator link
 	// (snapshot_diagnosis.go); "" uses the one the setup matched.
@@ -362,7 +362,13 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		go func() {
 			// Parsing runs outside the UI goroutine's frame: parsing and
 			// rendering then take two tasks, and the browser can draw
-			// between them.
+			// between them. A large answer is parsed in a task of its own
+			// too: a goroutine started here runs in the message's task
+			// (Go returns to the browser only when no goroutine can run),
+			// after the copy of its buffers.
+			if len(js) > 4096 || len(bufs) > 0 {
+				nextTask(0)
+			}
 			r, err := load.DecodeResponse(js, bufs)
 			m := workerMsg{Response: r, err: err}
 			if len(js) > 4096 {
@@ -524,30 +530,50 @@ const revealStages = 8
 // worker for it).
 const stateStage = 6
 
+// sitesStage is the stage that shows the top allocation sites.
+const sitesStage = 4
+
 // revealMore shows the next result section after a pause that lets the
 // browser draw a frame: building everything at once took more than 100 ms
 // of main-thread time on a slow machine.
 func (p *SnapshotPage) revealMore(ctx app.Context, file, dev int) {
-	afterTask(ctx, 20*time.Millisecond, func(ctx app.Context) {
-		d := p.device()
-		if p.fileReq != file || p.dev != dev || d == nil || p.reveal >= revealStages {
-			return
+	var stacks *siteStacks
+	if d := p.device(); d != nil && p.reveal+1 == sitesStage && p.stacks.dev != d {
+		// The sites' stacks are worked out before their stage, in tasks of
+		// their own (groupStacks).
+		stacks = &siteStacks{dev: d}
+	}
+	ctx.Async(func() {
+		nextTask(20 * time.Millisecond)
+		if stacks != nil {
+			stacks.text = groupStacks(stacks.dev.TopSites)
 		}
-		p.reveal++
-		switch p.reveal {
-		case 2:
-			p.chart = p.newChart(d.Timeline, d.SiteSeries)
-			ctx.Defer(func(app.Context) { MarkBody("data-snapshot-timeline", now()) })
-		case 3: // the stage before the sites'
-			p.prepareStacks(ctx, d)
-		case stateStage:
-			p.requestState(ctx, d.PeakIndex)
-		case revealStages:
-			ctx.Defer(func(app.Context) { MarkBody("data-snapshot-ready", now()) })
-			return
-		}
-		p.revealMore(ctx, file, dev)
+		ctx.Dispatch(func(ctx app.Context) { p.revealStage(ctx, file, dev, stacks) })
 	})
+}
+
+// revealStage shows the next result section (revealMore), with the sites'
+// stacks when they were worked out for it.
+func (p *SnapshotPage) revealStage(ctx app.Context, file, dev int, stacks *siteStacks) {
+	d := p.device()
+	if p.fileReq != file || p.dev != dev || d == nil || p.reveal >= revealStages {
+		return
+	}
+	if stacks != nil && stacks.dev == d {
+		p.stacks = *stacks
+	}
+	p.reveal++
+	switch p.reveal {
+	case 2:
+		p.chart = p.newChart(d.Timeline, d.SiteSeries)
+		ctx.Defer(func(app.Context) { MarkBody("data-snapshot-timeline", now()) })
+	case stateStage:
+		p.requestState(ctx, d.PeakIndex)
+	case revealStages:
+		ctx.Defer(func(app.Context) { MarkBody("data-snapshot-ready", now()) })
+		return
+	}
+	p.revealMore(ctx, file, dev)
 }
 
 // post sends a query about the device shown to the worker and returns its
@@ -708,13 +734,4 @@ func nextTask(d time.Duration) {
 	})
 	app.Window().Call("setTimeout", f, d.Milliseconds())
 	<-done
-}
-
-// afterTask is ctx.After with nextTask's promise: f runs in a browser task
-// after the current one (and after a pause of at least d).
-func afterTask(ctx app.Context, d time.Duration, f func(app.Context)) {
-	ctx.Async(func() {
-		nextTask(d)
-		ctx.Dispatch(f)
-	})
 }

@@ -192,7 +192,7 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
 	if len(d.Steps) == 0 {
 		return app.Section().ID("snap-steps").Body(app.H2().Text("Steps"), app.P().Class("muted").Text(upperFirst(d.StepInfo.Rule)+"."))
 	}
-	in := diagchart.Input{Unit: p.unit}
+	in := diagchart.Input{Unit: p.unit, Steps: make([]diagchart.Step, 0, len(d.Steps))}
 	for _, s := range d.Steps {
 		in.Steps = append(in.Steps, diagchart.Step{Peak: s.PeakAllocatedBytes, End: s.EndAllocatedBytes, Partial: s.Partial})
 	}

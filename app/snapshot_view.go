@@ -237,31 +237,33 @@ func groupedStack(lines []string) string {
 }
 
 // siteStacks holds the text of each top site's stack of one device
-// (groupedStack), worked out in a task of its own before the sites section is
-// shown: grouping the frames (a few regular expressions per line) made the
-// sites' stage one of the page's longest tasks.
+// (groupedStack), worked out before the sites section is shown (revealMore):
+// grouping the frames (a few regular expressions per line) made the sites'
+// stage one of the page's longest tasks.
 type siteStacks struct {
 	dev  *analysis.DeviceReport
 	text []string
 }
 
-// prepareStacks works out the stacks' text of d's top sites after the
-// current task, in a task of its own; the sites section uses it when it is
-// ready and works it out itself otherwise.
-func (p *SnapshotPage) prepareStacks(ctx app.Context, d *analysis.DeviceReport) {
-	sites := d.TopSites
-	go func() {
-		nextTask(time.Millisecond) // after this task and its frame
-		text := make([]string, len(sites))
-		for i, s := range sites {
-			text[i] = groupedStack(s.Stack)
+// stackSlice is how long groupStacks works before it lets the browser run
+// a task of its own.
+const stackSlice = 8 * time.Millisecond
+
+// groupStacks works out the text of each site's stack, off the UI
+// goroutine, in browser tasks of at most about stackSlice each: run in one
+// piece, it shared a task with the frame that the Go runtime reached while
+// it ran.
+func groupStacks(sites []analysis.SiteBytes) []string {
+	text := make([]string, len(sites))
+	start := time.Now()
+	for i, s := range sites {
+		if time.Since(start) > stackSlice {
+			nextTask(0)
+			start = time.Now()
 		}
-		ctx.Dispatch(func(app.Context) {
-			if p.device() == d {
-				p.stacks = siteStacks{dev: d, text: text}
-			}
-		})
-	}()
+		text[i] = groupedStack(s.Stack)
+	}
+	return text
 }
 
 // siteStack returns the text of the stack of d's top site i.
