@@ -438,7 +438,7 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		p.dev = max(0, r.Busiest())
 		p.selectDevice(ctx, p.dev)
 		if f := m.first; f != nil && f.chart != nil && f.dev == p.dev && f.unit == p.unit {
-			p.chart, p.reveal = f.chart, 2
+			p.chart, p.reveal = f.chart, timelineStage
 			markAfterRender(ctx, "data-snapshot-timeline", now())
 		}
 		if f := p.pendingCompare; f != nil {
@@ -521,17 +521,30 @@ func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
 	p.revealMore(ctx, p.fileReq, i)
 }
 
-// revealStages is the number of stages in which the result is shown: the
-// answer and the cards, the timeline, then the other sections a few at a
-// time (renderResults).
-const revealStages = 8
-
-// stateStage is the stage that shows the allocator state (and asks the
-// worker for it).
-const stateStage = 6
-
-// sitesStage is the stage that shows the top allocation sites.
-const sitesStage = 4
+// The stages in which a file's result is shown, one browser task each
+// (revealMore): the answer and the cards first, then the timeline, then the
+// other sections a few at a time (renderResults). A stage that mounted
+// more than about a hundred elements took a main-thread task of over 50 ms.
+const (
+	// timelineStage shows the timeline.
+	timelineStage = 2
+	// fixesStage shows the diagnosis's fixes (half of the answer's
+	// elements: each fix's code, copy button and guide link).
+	fixesStage = 3
+	// bucketsStage shows the categories at the peak.
+	bucketsStage = 4
+	// sitesStage shows the top allocation sites.
+	sitesStage = 5
+	// stepsStage shows the steps.
+	stepsStage = 6
+	// stateStage shows the allocator state (and asks the worker for it)
+	// and the out-of-memory events.
+	stateStage = 7
+	// anomaliesStage shows the anomalies.
+	anomaliesStage = 8
+	// revealStages is the last stage: setup, warnings and explanations.
+	revealStages = 9
+)
 
 // revealMore shows the next result section after a pause that lets the
 // browser draw a frame: building everything at once took more than 100 ms
@@ -564,7 +577,7 @@ func (p *SnapshotPage) revealStage(ctx app.Context, file, dev int, stacks *siteS
 	}
 	p.reveal++
 	switch p.reveal {
-	case 2:
+	case timelineStage:
 		p.chart = p.newChart(d.Timeline, d.SiteSeries)
 		ctx.Defer(func(app.Context) { MarkBody("data-snapshot-timeline", now()) })
 	case stateStage:

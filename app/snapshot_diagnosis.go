@@ -30,8 +30,9 @@ const (
 	stepRowsMore = 1000
 )
 
-// renderDiagnosis is the answer: cause, leak, fixes, card at the OOM.
-func (p *SnapshotPage) renderDiagnosis(d *analysis.DeviceReport) app.UI {
+// renderDiagnosis is the answer: cause, leak, fixes (once withFixes: they
+// come a stage after the rest), card at the OOM.
+func (p *SnapshotPage) renderDiagnosis(d *analysis.DeviceReport, withFixes bool) app.UI {
 	dg := d.Diagnosis
 	if dg.Cause == "" {
 		return app.Text("")
@@ -57,7 +58,7 @@ func (p *SnapshotPage) renderDiagnosis(d *analysis.DeviceReport) app.UI {
 			app.Ul().Body(ev...),
 		),
 		p.renderLeak(d),
-		p.renderDiagFixes(d),
+		app.If(withFixes, func() app.UI { return p.renderDiagFixes(d) }),
 		app.If(d.OOMCard != nil, func() app.UI {
 			c := d.OOMCard
 			return app.Div().ID("snap-oom-bar").Body(cardBar(c.Bar, p.unit, "snap-oom", fmt.Sprintf("At the last out-of-memory event (entry %s): %s.",

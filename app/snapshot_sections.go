@@ -39,6 +39,8 @@ type resultSection struct {
 	Unit bytesize.Unit
 	// Model is the page's setupModel, which the setup section shows.
 	Model string
+	// Fixes says whether the diagnosis shows its fixes yet (fixesStage).
+	Fixes bool
 }
 
 // Render draws the section from the page's state.
@@ -46,7 +48,7 @@ func (s *resultSection) Render() app.UI {
 	p, d := s.Page, s.Dev
 	switch s.Kind {
 	case secDiagnosis:
-		return p.renderDiagnosis(d)
+		return p.renderDiagnosis(d, s.Fixes)
 	case secBuckets:
 		return p.renderBuckets(d)
 	case secSites:
@@ -70,8 +72,11 @@ func (s *resultSection) Render() app.UI {
 // section returns the component of one section of device d's result.
 func (p *SnapshotPage) section(k sectionKind, d *analysis.DeviceReport) app.UI {
 	s := &resultSection{Page: p, Kind: k, Dev: d, Unit: p.unit}
-	if k == secSetup {
+	switch k {
+	case secSetup:
 		s.Model = p.setupModel
+	case secDiagnosis:
+		s.Fixes = p.reveal >= fixesStage
 	}
 	return s
 }
