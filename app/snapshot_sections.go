@@ -5,6 +5,7 @@ import (
 
 	"oomscope/bytesize"
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/chart"
 )
 
 // sectionKind names a section of a file's result that is drawn as a
@@ -102,4 +103,31 @@ func (s *stateSection) Render() app.UI { return s.Page.renderState(s.Dev) }
 // stateView returns the allocator state section of device d.
 func (p *SnapshotPage) stateView(d *analysis.DeviceReport) app.UI {
 	return &stateSection{Page: p, Dev: d, Unit: p.unit, State: p.state, Err: p.stateErr, Index: p.stateIndex}
+}
+
+// timelineSection is the timeline as a component of its own: go-app draws
+// it again only when the chart (a new one for each zoom, device and unit),
+// the moment selected or the zoom changes. Drawn with the page, its overlay,
+// axis and legend were built again at every stage of the result's reveal,
+// and their garbage brought the page's collections into those stages.
+type timelineSection struct {
+	app.Compo
+	Page  *SnapshotPage
+	Dev   *analysis.DeviceReport
+	Chart *chart.Timeline
+	// Sel is the entry of the allocator state shown, -1 if none.
+	Sel    int
+	Zoomed bool
+}
+
+// Render draws the timeline from the page's state.
+func (s *timelineSection) Render() app.UI { return s.Page.renderTimeline(s.Dev) }
+
+// timelineView returns the timeline section of device d.
+func (p *SnapshotPage) timelineView(d *analysis.DeviceReport) app.UI {
+	sel := -1
+	if p.state != nil {
+		sel = p.state.Index
+	}
+	return &timelineSection{Page: p, Dev: d, Chart: p.chart, Sel: sel, Zoomed: p.zoom != nil}
 }

@@ -82,7 +82,7 @@ func (p *SnapshotPage) renderResults() app.UI {
 		p.renderCards(d),
 		p.renderCompare(),
 		app.If(p.reveal < timelineStage, func() app.UI { return app.P().Class("muted").Text("Drawing the timeline…") }),
-		app.If(p.reveal >= timelineStage, func() app.UI { return p.renderTimeline(d) }),
+		app.If(p.reveal >= timelineStage, func() app.UI { return p.timelineView(d) }),
 		// One section more per stage (revealMore); each is a component
 		// of its own, drawn once.
 		app.If(p.reveal >= bucketsStage, func() app.UI { return p.section(secBuckets, d) }),

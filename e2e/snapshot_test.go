@@ -146,6 +146,12 @@ func TestSnapshotPage(t *testing.T) {
 	if txt := tb.text("#snap-state"); !strings.Contains(txt, bytesize.Format(st.AllocatedBytes, bytesize.Binary)) {
 		t.Errorf("state after entry %d: page %q lacks allocated %d", idx, txt, st.AllocatedBytes)
 	}
+	// The timeline (a component of its own, drawn again only when its
+	// inputs change) marks the moment clicked: where the click was.
+	left := poll[string](tb, `(() => { const l = document.querySelector("#snap-chart .snap-sel-line"); return l && l.style.left !== "" && Math.abs(parseFloat(l.style.left) - 30) < 3 ? l.style.left : ""; })()`, 10*time.Second)
+	if !strings.HasSuffix(left, "%") {
+		t.Errorf("the selection line is at %q, want a percentage near 30 %%", left)
+	}
 
 	// The state section's own controls (it is a component of its own:
 	// its handlers redraw it, not the page): End, a typed entry, a bad
