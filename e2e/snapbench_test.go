@@ -218,9 +218,10 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 	fmt.Print(out.String())
 }
 
-// workerMemory reads the analysis worker's WebAssembly memory size and, if
-// the worker publishes it (self.__oomscopeMem), its live Go heap.
-func workerMemory(b *testing.B, tb *tab) (wasm, heap float64) {
+// analysisWorker attaches to the tab's analysis worker (the worker that
+// runs Go; the file reader beside it, snapworker.js, has go == null) and
+// returns its context, to be cancelled by the caller.
+func analysisWorker(b *testing.B, tb *tab) (context.Context, context.CancelFunc) {
 	targets, err := chromedp.Targets(tb.ctx)
 	if err != nil {
 		b.Fatal(err)
@@ -231,19 +232,26 @@ func workerMemory(b *testing.B, tb *tab) (wasm, heap float64) {
 			continue
 		}
 		wctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID))
-		defer cancel()
-		// go is null in the worker's file reader (snapworker.js).
-		v, err := chromedp.Run(wctx, chromedp.Evaluate[map[string]float64](`go ? {wasm: go._inst.exports.mem.buffer.byteLength, heap: self.__oomscopeMem ? self.__oomscopeMem.heapAlloc : -1} : {reader: 1}`))
-		if err != nil {
-			b.Fatalf("reading the worker's memory: %v", err)
+		v, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`typeof go === "object" && go !== null`))
+		if err == nil && v {
+			return wctx, cancel
 		}
-		if v["reader"] == 1 {
-			continue
-		}
-		return v["wasm"], v["heap"]
+		cancel()
 	}
-	b.Fatal("no worker target")
-	return 0, 0
+	b.Fatal("no analysis worker (with OOMSCOPE_BENCH_PROFILES, set OOMSCOPE_BENCH_SETTLE)")
+	return nil, nil
+}
+
+// workerMemory reads the analysis worker's WebAssembly memory size and, if
+// the worker publishes it (self.__oomscopeMem), its live Go heap.
+func workerMemory(b *testing.B, tb *tab) (wasm, heap float64) {
+	wctx, cancel := analysisWorker(b, tb)
+	defer cancel()
+	v, err := chromedp.Run(wctx, chromedp.Evaluate[map[string]float64](`({wasm: go._inst.exports.mem.buffer.byteLength, heap: self.__oomscopeMem ? self.__oomscopeMem.heapAlloc : -1})`))
+	if err != nil {
+		b.Fatalf("reading the worker's memory: %v", err)
+	}
+	return v["wasm"], v["heap"]
 }
 
 // cpuProfile is a CPU profile being taken of the page or of a worker.
@@ -257,27 +265,9 @@ type cpuProfile struct {
 // page and of its analysis worker, to be written to prefix-page.cpuprofile
 // and prefix-worker.cpuprofile.
 func startProfiles(b *testing.B, tb *tab, prefix string) []*cpuProfile {
-	profs := []*cpuProfile{{ctx: tb.ctx, cancel: func() {}, path: prefix + "-page.cpuprofile"}}
-	targets, err := chromedp.Targets(tb.ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := chromedp.FromContext(tb.ctx)
-	for _, ti := range targets {
-		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID {
-			continue
-		}
-		wctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID))
-		v, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`typeof go === "object" && go !== null`))
-		if err != nil || !v {
-			cancel() // a worker's file reader
-			continue
-		}
-		profs = append(profs, &cpuProfile{ctx: wctx, cancel: cancel, path: prefix + "-worker.cpuprofile"})
-	}
-	if len(profs) < 2 {
-		b.Fatal("no analysis worker to profile: set OOMSCOPE_BENCH_SETTLE")
-	}
+	wctx, cancel := analysisWorker(b, tb)
+	profs := []*cpuProfile{{ctx: tb.ctx, cancel: func() {}, path: prefix + "-page.cpuprofile"},
+		{ctx: wctx, cancel: cancel, path: prefix + "-worker.cpuprofile"}}
 	for _, p := range profs {
 		for _, step := range []func() error{
 			func() error { _, err := chromedp.Call(p.ctx, profiler.Enable, cdp.Empty{}); return err },
