@@ -369,7 +369,9 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			if len(js) > 4096 || len(bufs) > 0 {
 				nextTask(0)
 			}
-			r, err := load.DecodeResponse(js, bufs)
+			// A big file's steps (485,000 rows for a 1 GB trace) are
+			// read in slices, a browser task each.
+			r, err := load.DecodeResponsePaced(js, bufs, func() { nextTask(0) })
 			m := workerMsg{Response: r, err: err}
 			if len(js) > 4096 {
 				nextTask(0)

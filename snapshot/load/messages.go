@@ -201,6 +201,14 @@ func EncodeResponse(r Response) (string, [][]byte, error) {
 
 // DecodeResponse reads a message made by EncodeResponse.
 func DecodeResponse(js string, bufs [][]byte) (Response, error) {
+	return DecodeResponsePaced(js, bufs, nil)
+}
+
+// DecodeResponsePaced reads a message made by EncodeResponse as
+// DecodeResponse does, calling pause (if not nil) between slices of a
+// result's step rows (every 32,768 rows of steps, phase peaks and phase
+// spans), so that a page can hand the browser its thread meanwhile.
+func DecodeResponsePaced(js string, bufs [][]byte, pause func()) (Response, error) {
 	var r Response
 	if err := json.Unmarshal([]byte(js), &r); err != nil {
 		return Response{}, fmt.Errorf("reading the worker's %d-byte message: %w", len(js), err)
@@ -216,7 +224,7 @@ func DecodeResponse(js string, bufs [][]byte) (Response, error) {
 			if err != nil {
 				return Response{}, err
 			}
-			if err := unpackSteps(bufs[2*i+1], &devs[i]); err != nil {
+			if err := unpackSteps(bufs[2*i+1], &devs[i], pause); err != nil {
 				return Response{}, err
 			}
 			devs[i].Timeline = pts

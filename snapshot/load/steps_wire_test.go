@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"reflect"
 	"testing"
 
 	"oomscope/snapshot/analysis"
@@ -20,21 +21,21 @@ func TestStepsBufferCut(t *testing.T) {
 	}
 	b := packSteps(d)
 	var whole analysis.DeviceReport
-	if err := unpackSteps(b, &whole); err != nil || len(whole.PhaseSpans) != len(d.PhaseSpans) {
+	if err := unpackSteps(b, &whole, nil); err != nil || len(whole.PhaseSpans) != len(d.PhaseSpans) {
 		t.Fatalf("the whole buffer: %v, %d spans", err, len(whole.PhaseSpans))
 	}
 	for n := range len(b) {
 		var got analysis.DeviceReport
-		if err := unpackSteps(b[:n], &got); err == nil {
+		if err := unpackSteps(b[:n], &got, nil); err == nil {
 			t.Fatalf("a buffer cut to %d of %d bytes reads without an error", n, len(b))
 		}
 	}
-	if err := unpackSteps(append(b[:len(b):len(b)], 0), new(analysis.DeviceReport)); err == nil {
+	if err := unpackSteps(append(b[:len(b):len(b)], 0), new(analysis.DeviceReport), nil); err == nil {
 		t.Errorf("a trailing byte reads without an error")
 	}
 	// A huge count and an unknown phase name.
 	for _, bad := range [][]byte{{0, 0xff, 0xff, 0xff, 0xff, 0x0f}, {1, 1, 'x', 1, 2, 2, 5, 0, 0, 1}} {
-		if err := unpackSteps(bad, new(analysis.DeviceReport)); err == nil {
+		if err := unpackSteps(bad, new(analysis.DeviceReport), nil); err == nil {
 			t.Errorf("% x reads without an error", bad)
 		}
 	}
@@ -83,8 +84,42 @@ func BenchmarkUnpackSteps(b *testing.B) {
 	buf := packSteps(d)
 	for b.Loop() {
 		var got analysis.DeviceReport
-		if err := unpackSteps(buf, &got); err != nil {
+		if err := unpackSteps(buf, &got, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestUnpackStepsPaced unpacks a device whose step lists are longer than
+// a slice with a pause: the rows equal those read without one, and the
+// pause is called once per whole slice of each list.
+func TestUnpackStepsPaced(t *testing.T) {
+	n := [3]int{2*stepsSlice + 5, stepsSlice, stepsSlice - 1}
+	d := &analysis.DeviceReport{}
+	d.Steps, d.PhasePeaks, d.PhaseSpans = make([]analysis.Step, n[0]), make([]analysis.PhasePeak, n[1]), make([]analysis.PhaseSpan, n[2])
+	for i := range d.Steps {
+		d.Steps[i] = analysis.Step{FirstEntry: 3 * i, LastEntry: 3*i + 2, PeakAllocatedBytes: int64(i) << 20, PeakIndex: 3*i + 1, MicroBatches: i % 4, Partial: i == 0}
+	}
+	for i := range d.PhasePeaks {
+		d.PhasePeaks[i] = analysis.PhasePeak{Step: i / 3, Phase: analysis.PhaseBackward, PeakAllocatedBytes: int64(i), PeakIndex: i}
+	}
+	for i := range d.PhaseSpans {
+		d.PhaseSpans[i] = analysis.PhaseSpan{Step: i / 3, Phase: "custom", FirstEntry: i, LastEntry: i + 1}
+	}
+	b := packSteps(d)
+	var plain, paced analysis.DeviceReport
+	if err := unpackSteps(b, &plain, nil); err != nil {
+		t.Fatal(err)
+	}
+	pauses := 0
+	if err := unpackSteps(b, &paced, func() { pauses++ }); err != nil {
+		t.Fatal(err)
+	}
+	if want := n[0]/stepsSlice + n[1]/stepsSlice + n[2]/stepsSlice; pauses != want {
+		t.Errorf("%d pauses for lists of %v rows, want %d", pauses, n, want)
+	}
+	if !reflect.DeepEqual(plain, paced) || !reflect.DeepEqual(paced.Steps, d.Steps) ||
+		!reflect.DeepEqual(paced.PhasePeaks, d.PhasePeaks) || !reflect.DeepEqual(paced.PhaseSpans, d.PhaseSpans) {
+		t.Errorf("the paced unpack differs from the packed device or from the plain unpack")
 	}
 }
