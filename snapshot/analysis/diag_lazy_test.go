@@ -43,9 +43,9 @@ func TestDiagnosisLazySame(t *testing.T) {
 	}
 }
 
-// TestDiagnosisConcurrentSame checks that the diagnosis is the same
-// whether its byte-time flame graph runs beside the rest (goOrRun with a
-// second core) or before it, on every pinned corpus file decoded with most
+// TestDiagnosisConcurrentSame checks that the report is the same whether
+// its steps and byte-time flame graph run beside the rest (goOrRun with a
+// second core) or after it, on every pinned corpus file decoded with most
 // stacks in the file (read back while the rest runs).
 func TestDiagnosisConcurrentSame(t *testing.T) {
 	flames := 0

@@ -39,12 +39,64 @@ type DiagnosisReport struct {
 // diagnose fills the diagnosis of a device whose report r is otherwise
 // complete.
 func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
-	src := newSource(d)
-	// The byte-time flame graph reads only the allocations and stacks: it
-	// runs beside the rest where there is a second core.
-	var bt *ByteTime
-	joinByteTime := goOrRun(func() { bt = byteTime(src) })
-	sr := findSteps(src, r)
+	return d.startDiagnosis(stepsHead(d, r)).finish(r)
+}
+
+// diagnosisRun is a diagnosis under way: its source, steps and byte-time
+// flame graph, found on goroutines (goOrRun) while the rest of the report
+// is made, or at finish where there is one core.
+type diagnosisRun struct {
+	d    *Device
+	head DeviceReport
+	src  source
+	sr   stepResult
+	bt   *ByteTime
+	// joinSteps waits for src and sr; joinByteTime, set by then, for bt.
+	joinSteps, joinByteTime func()
+}
+
+// stepsHead is what findSteps reads of a device's report r: the initial
+// and peak allocated bytes, the peak's entry and the last OOM event's
+// entry (d's last oom entry: r.OOMEvents may not be filled yet).
+func stepsHead(d *Device, r *DeviceReport) DeviceReport {
+	h := DeviceReport{InitialAllocatedBytes: r.InitialAllocatedBytes, PeakAllocatedBytes: r.PeakAllocatedBytes, PeakIndex: r.PeakIndex}
+	if n := len(d.ooms); n > 0 {
+		h.OOMEvents = []OOMEvent{{Index: int(d.ooms[n-1])}}
+	}
+	return h
+}
+
+// startDiagnosis starts the parts of the diagnosis that need only head
+// (see stepsHead): the source, the steps and phases, and the byte-time
+// flame graph (which reads only the allocations and stacks). Where there
+// is a second core they run on two goroutines beside the caller, which
+// makes the rest of the report meanwhile; elsewhere they run at finish, as
+// they always did.
+func (d *Device) startDiagnosis(head DeviceReport) *diagnosisRun {
+	g := &diagnosisRun{d: d, head: head}
+	if concurrent() {
+		g.joinSteps = goOrRun(g.steps)
+	}
+	return g
+}
+
+// steps makes the source, starts the flame graph and finds the steps.
+func (g *diagnosisRun) steps() {
+	g.src = newSource(g.d)
+	src := g.src
+	g.joinByteTime = goOrRun(func() { g.bt = byteTime(src) })
+	g.sr = findSteps(src, &g.head)
+}
+
+// finish completes the diagnosis of a device whose report r is otherwise
+// complete.
+func (g *diagnosisRun) finish(r *DeviceReport) DiagnosisReport {
+	if g.joinSteps != nil {
+		g.joinSteps()
+	} else {
+		g.steps()
+	}
+	src, sr := g.src, g.sr
 	dr := DiagnosisReport{Steps: sr.steps, StepInfo: sr.info, PeakPhase: sr.peak, PhasePeaks: sr.phasePeaks, PhaseSpans: sr.spansOut}
 
 	// The live memory at the peak, at each phase's own peak and at the
@@ -65,8 +117,8 @@ func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 	lr := findLeak(src, sr.steps, surv)
 	ms.addLeaked(src, surv, lr.sites)
 	dr.Leak = lr.leak
-	joinByteTime()
-	dr.Anomalies, dr.ByteTime = col.result(lr.sites), bt
+	g.joinByteTime()
+	dr.Anomalies, dr.ByteTime = col.result(lr.sites), g.bt
 	gpu := ""
 	if ev != nil {
 		dr.OOMCard = oomCard(ev)
@@ -88,7 +140,7 @@ func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 // WebAssembly, GOMAXPROCS > 1) and returns a function that waits for it
 // and raises again a panic of f; elsewhere it runs f at once.
 func goOrRun(f func()) (join func()) {
-	if runtime.GOARCH == "wasm" || runtime.GOMAXPROCS(0) < 2 || sequentialOnly {
+	if !concurrent() {
 		f()
 		return func() {}
 	}
@@ -102,6 +154,11 @@ func goOrRun(f func()) (join func()) {
 			panic(p)
 		}
 	}
+}
+
+// concurrent reports whether goOrRun runs its function on a goroutine.
+func concurrent() bool {
+	return runtime.GOARCH != "wasm" && runtime.GOMAXPROCS(0) >= 2 && !sequentialOnly
 }
 
 // sequentialOnly makes goOrRun run everything at once (tests compare).

@@ -277,6 +277,9 @@ func (d *Device) Report() DeviceReport {
 		Allocations:           d.allocs.len(),
 		OOMEvents:             []OOMEvent{},
 	}
+	// The steps and the flame graph of the diagnosis start now, beside
+	// the rest where there is a second core.
+	dg := d.startDiagnosis(stepsHead(d, &r))
 	r.Expandable, r.Streams = d.streamsAndExpandable()
 	peak := d.StateAt(d.peakIndex, 0, opt.TopSites)
 	r.CategoriesAtPeak = peak.Categories
@@ -293,7 +296,7 @@ func (d *Device) Report() DeviceReport {
 		r.SiteSeries = d.siteSeries(r.Timeline, peak.TopSites, opt.SeriesSites)
 	}
 	r.Warnings = append([]string{}, d.Warnings...)
-	r.DiagnosisReport = d.diagnose(&r)
+	r.DiagnosisReport = dg.finish(&r)
 	return r
 }
 
