@@ -69,3 +69,12 @@ func SetSeenBits(bits int) (restore func()) {
 	seenBitsFor = func(int64) int { return bits }
 	return func() { seenBitsFor = old }
 }
+
+// SetSeenParts makes the merge of lazy stacks after the stack goroutine
+// split the stacks into n parts (n goroutines) whatever their number and
+// the cores, and returns a function that restores the choice.
+func SetSeenParts(n int) (restore func()) {
+	old := seenParts
+	seenParts = n
+	return func() { seenParts = old }
+}

@@ -131,6 +131,17 @@ func TestLazyStacksMergedAfterReading(t *testing.T) {
 		defer snapshot.SetSeenBits(6)()
 		testLazyStacksMergedAfterReading(t, true)
 	})
+	for _, parts := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("stack goroutine, merged in %d parts", parts), func(t *testing.T) {
+			defer snapshot.SetSeenParts(parts)()
+			testLazyStacksMergedAfterReading(t, true)
+		})
+		t.Run(fmt.Sprintf("stack goroutine, 64 slots, merged in %d parts", parts), func(t *testing.T) {
+			defer snapshot.SetSeenBits(6)()
+			defer snapshot.SetSeenParts(parts)()
+			testLazyStacksMergedAfterReading(t, true)
+		})
+	}
 }
 
 func testLazyStacksMergedAfterReading(t *testing.T, worker bool) {

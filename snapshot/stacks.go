@@ -568,26 +568,112 @@ func (t *Stacks) markUpTo(n int) {
 // only the stacks whose slot was hit twice (on the distinct 1 GiB file,
 // 1.7 M of 8 M) are merged, with one table over them, as dedupeBuckets
 // merges: each stack in ID order into the first earlier kept one of the
-// same hash and depth (frame by frame for two held ones).
+// same hash and depth (frame by frame for two held ones). With a second
+// core and many stacks, two goroutines each scan half the hashes for the
+// stacks hit twice, sorting them in two parts by the top bits of their
+// hash (the same stack is always in the same part); then each merges one
+// part, in ID order, with its own table: the same merges.
 func (t *Stacks) dedupeSeen(from int) []StackID {
 	t.markUpTo(t.count)
+	parts := 1
+	if seenParts > 0 {
+		parts = seenParts
+	} else if t.count-from >= 1<<16 && stackWorkerAuto() {
+		parts = 2
+	}
 	mask := uint64(1)<<t.seenBits - 1
-	var cand []int32
-	for p, page := range t.hashes.pages {
-		id := p << pageBits
-		for k, h := range page {
-			if i := h & mask; t.twice[i>>6]&(1<<(i&63)) != 0 && id+k >= from {
-				cand = append(cand, int32(id+k))
+	// cand[w][g]: the candidates of part g among worker w's share of the
+	// IDs, [lo, hi).
+	cand := make([][][]int32, parts)
+	inParallel(parts, func(w int) {
+		cand[w] = make([][]int32, parts)
+		lo, hi := from+w*(t.count-from)/parts, from+(w+1)*(t.count-from)/parts
+		for id := lo; id < hi; {
+			page := t.hashes.pages[id>>pageBits]
+			k0 := id & (1<<pageBits - 1)
+			page = page[k0:min(len(page), k0+hi-id)]
+			if len(page) == 0 {
+				panic("dedupeSeen: fewer hashes than stacks") // a bug; never hang
+			}
+			for k, h := range page {
+				if i := h & mask; t.twice[i>>6]&(1<<(i&63)) != 0 {
+					g := int(h>>56) * parts >> 8
+					cand[w][g] = append(cand[w][g], int32(id+k))
+				}
+			}
+			id += len(page)
+		}
+	})
+	t.seen, t.twice = nil, nil
+	merges := make([][][2]StackID, parts)
+	inParallel(parts, func(g int) {
+		var c []int32
+		if parts == 1 {
+			c = cand[0][0]
+		} else {
+			for w := range parts {
+				c = append(c, cand[w][g]...)
 			}
 		}
+		merges[g] = t.mergeCandidates(c)
+	})
+	var rep []StackID
+	for _, ms := range merges {
+		for _, m := range ms {
+			if rep == nil {
+				rep = make([]StackID, t.count-from)
+				for i := range rep {
+					rep[i] = StackID(from + i)
+				}
+			}
+			rep[int(m[0])-from] = m[1]
+		}
 	}
-	t.seen, t.twice = nil, nil
+	return t.renumber(rep, from)
+}
+
+// seenParts, when above 0, is the number of parts (and goroutines)
+// dedupeSeen splits the stacks into, whatever their number and the cores
+// (tests).
+var seenParts = 0
+
+// inParallel runs f(0) to f(n-1), f(0) on the calling goroutine and the
+// others each on its own, and returns when all are done. A panic of one
+// (a bug) is raised again on the calling goroutine.
+func inParallel(n int, f func(i int)) {
+	panics := make(chan any, n)
+	for i := 1; i < n; i++ {
+		go func() {
+			defer func() { panics <- recover() }()
+			f(i)
+		}()
+	}
+	func() {
+		defer func() { panics <- recover() }()
+		f(0)
+	}()
+	var failed any
+	for range n {
+		if p := <-panics; p != nil {
+			failed = p
+		}
+	}
+	if failed != nil {
+		panic(failed)
+	}
+}
+
+// mergeCandidates merges the stacks cand (in ID order, with all the
+// stacks of their hashes among them), each into the first earlier kept one
+// of the same hash and depth, and returns the merges: a stack and the
+// stack it merges into, in ID order.
+func (t *Stacks) mergeCandidates(cand []int32) [][2]StackID {
 	size := 4
 	for size < 2*len(cand) {
 		size *= 2
 	}
 	slots := make([]int32, size)
-	var rep []StackID
+	var merges [][2]StackID
 	for k, x32 := range cand {
 		x := StackID(x32)
 		h := t.hashes.at(int(x))
@@ -597,13 +683,7 @@ func (t *Stacks) dedupeSeen(from int) []StackID {
 			y := StackID(cand[slots[j]-1])
 			if t.hashes.at(int(y)) == h && t.Depth(x) == t.Depth(y) &&
 				(t.Lazy(x) || t.Lazy(y) || slices.Equal(t.MustFrames(x), t.MustFrames(y))) {
-				if rep == nil {
-					rep = make([]StackID, t.count-from)
-					for i := range rep {
-						rep[i] = StackID(from + i)
-					}
-				}
-				rep[int(x)-from] = y
+				merges = append(merges, [2]StackID{x, y})
 				merged = true
 				break
 			}
@@ -612,7 +692,7 @@ func (t *Stacks) dedupeSeen(from int) []StackID {
 			slots[j] = int32(k + 1)
 		}
 	}
-	return t.renumber(rep, from)
+	return merges
 }
 
 // seenBitsFor sizes the bitsets of dedupeSeen for an input of size bytes
