@@ -68,8 +68,9 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 	if opt == nil {
 		opt = &Options{}
 	}
+	var ra *readAhead
 	if opt.stackWorker > 0 || opt.stackWorker == 0 && stackWorkerAuto() && (size < 0 || size >= readAheadMin) {
-		ra := newReadAhead(r)
+		ra = newReadAhead(r)
 		defer ra.close()
 		r = ra
 	}
@@ -87,6 +88,11 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 			return nil, &DecodeError{Offset: -1, Kind: ErrCorrupt, Msg: "the file is gzip-compressed but its header is broken: " + err.Error()}
 		}
 		in.src, in.size = &gzipErrReader{zr}, -1
+	} else if ra != nil {
+		// The decoder takes the read-ahead's chunks as its window, after
+		// what the peek buffered.
+		b, _ := br.Peek(br.Buffered())
+		in.data, in.ra, in.taken = append(make([]byte, 0, len(b)), b...), ra, &cr.n
 	}
 	v := newVM(in, true)
 	v.configure(opt, func() int64 { return cr.n }, size)

@@ -78,3 +78,11 @@ func SetSeenParts(n int) (restore func()) {
 	seenParts = n
 	return func() { seenParts = old }
 }
+
+// SetReadAheadChunk makes the read-ahead's chunks chunk bytes after room
+// bytes of room, and returns a function that restores them.
+func SetReadAheadChunk(chunk, room int) (restore func()) {
+	oc, or := readAheadChunk, readAheadRoom
+	readAheadChunk, readAheadRoom = chunk, room
+	return func() { readAheadChunk, readAheadRoom = oc, or }
+}

@@ -19,20 +19,23 @@ type readAhead struct {
 	last   []byte // that chunk, whole, to hand back
 }
 
-// Sizes of the read-ahead: chunk bytes, chunks, and the smallest input
-// read ahead.
+// Sizes of the read-ahead: chunks and the smallest input read ahead.
 const (
-	readAheadChunk  = 1 << 20
 	readAheadChunks = 4
 	readAheadMin    = 16 << 20
 )
+
+// readAheadChunk is the bytes read into a chunk, after readAheadRoom bytes
+// of room where the decoder's window (input.fillChunks) puts the bytes it
+// has not read yet of the chunk before (variables for tests).
+var readAheadChunk, readAheadRoom = 1 << 20, 64 << 10
 
 // newReadAhead starts reading r.
 func newReadAhead(r io.Reader) *readAhead {
 	ra := &readAhead{full: make(chan []byte, readAheadChunks), free: make(chan []byte, readAheadChunks),
 		stop: make(chan struct{}), exited: make(chan struct{})}
 	for range readAheadChunks {
-		ra.free <- make([]byte, readAheadChunk)
+		ra.free <- make([]byte, readAheadRoom+readAheadChunk)
 	}
 	go func() {
 		defer close(ra.exited)
@@ -49,10 +52,10 @@ func newReadAhead(r io.Reader) *readAhead {
 			case <-ra.stop:
 				return
 			}
-			n, err := r.Read(b[:cap(b)])
+			n, err := r.Read(b[readAheadRoom:cap(b)])
 			if n > 0 {
 				select {
-				case ra.full <- b[:n]:
+				case ra.full <- b[:readAheadRoom+n]:
 				case <-ra.stop:
 					return
 				}
@@ -88,12 +91,43 @@ func (ra *readAhead) Read(p []byte) (int, error) {
 			}
 			return 0, ra.err
 		}
-		ra.cur, ra.last = b, b
+		ra.cur, ra.last = b[readAheadRoom:], b
 	}
 	n := copy(p, ra.cur)
 	ra.cur = ra.cur[n:]
 	return n, nil
 }
+
+// take hands over what is left of the chunk Read was in, else the next
+// chunk, whole: the bytes are chunk[at:], and chunk[:at] (at least
+// readAheadRoom bytes) is free room. The caller owns the chunk until it
+// hands it back with release. At the end, err is the error that ended
+// reading (io.EOF at the end of the input).
+func (ra *readAhead) take() (chunk []byte, at int, err error) {
+	if len(ra.cur) > 0 {
+		chunk, at = ra.last, len(ra.last)-len(ra.cur)
+		ra.cur, ra.last = nil, nil
+		return chunk, at, nil
+	}
+	if ra.last != nil {
+		ra.free <- ra.last[:cap(ra.last)]
+		ra.cur, ra.last = nil, nil
+	}
+	b, ok := <-ra.full
+	if !ok {
+		if ra.failed != nil {
+			panic(ra.failed)
+		}
+		if ra.err == nil {
+			return nil, 0, io.ErrClosedPipe // read after close
+		}
+		return nil, 0, ra.err
+	}
+	return b, readAheadRoom, nil
+}
+
+// release hands a chunk from take back to the reader.
+func (ra *readAhead) release(chunk []byte) { ra.free <- chunk[:cap(chunk)] }
 
 // close stops the goroutine and waits for it (it may be in the middle of
 // one read of the source).

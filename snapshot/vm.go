@@ -1283,6 +1283,12 @@ type input struct {
 	pos  int
 	base int64
 	src  io.Reader
+	// ra, where set, is read from instead of src (fillChunks): chunk is the
+	// read-ahead chunk the window is in (nil: none), taken counts the bytes
+	// taken from ra (the reader's count, for progress).
+	ra    *readAhead
+	chunk []byte
+	taken *int64
 	// eof is set once src is exhausted, readErr when it failed.
 	eof     bool
 	readErr error
@@ -1321,6 +1327,9 @@ func (in *input) fill(n int) bool {
 	if len(in.data)-in.pos >= n {
 		return true
 	}
+	if in.ra != nil {
+		return in.fillChunks(n)
+	}
 	if in.src == nil || in.eof {
 		return false
 	}
@@ -1346,6 +1355,55 @@ func (in *input) fill(n int) bool {
 		}
 	}
 	return len(in.data)-in.pos >= n
+}
+
+// fillChunks is fill from a read-ahead (in.ra): each chunk becomes the
+// window, the unread bytes copied into the room before its bytes, so that
+// the input is not copied once more; unread bytes that do not fit the
+// room, or an n beyond one chunk, are gathered in a buffer of the
+// window's own.
+func (in *input) fillChunks(n int) bool {
+	for len(in.data)-in.pos < n && !in.eof {
+		chunk, at, err := in.ra.take()
+		if err != nil {
+			in.eof = true
+			if err != io.EOF {
+				in.readErr = err
+			}
+			break
+		}
+		*in.taken += int64(len(chunk) - at)
+		tail := in.data[in.pos:]
+		in.base += int64(in.pos)
+		in.pos = 0
+		switch {
+		case len(tail) <= at:
+			w := chunk[at-len(tail):]
+			copy(w, tail)
+			in.data = w
+			in.setChunk(chunk)
+		case in.chunk == nil && cap(in.data)-len(in.data) >= len(chunk)-at:
+			in.data = append(tail, chunk[at:]...)
+			in.ra.release(chunk)
+		default:
+			// Never to a length the input declares (n), as fill.
+			w := make([]byte, 0, 2*(len(tail)+len(chunk)-at))
+			w = append(append(w, tail...), chunk[at:]...)
+			in.data = w
+			in.setChunk(nil)
+			in.ra.release(chunk)
+		}
+	}
+	return len(in.data)-in.pos >= n
+}
+
+// setChunk makes chunk (nil: none) the read-ahead chunk the window is in,
+// handing the one before back.
+func (in *input) setChunk(chunk []byte) {
+	if in.chunk != nil {
+		in.ra.release(in.chunk)
+	}
+	in.chunk = chunk
 }
 
 // need returns the next n bytes and advances past them.
