@@ -154,13 +154,7 @@ func TestStackCacheFind(t *testing.T) {
 			lists = append(lists, l)
 		}
 	}
-	hashed, mapped := newStackCache(), newStackCache()
-	for i, l := range lists {
-		if i%2 == 0 {
-			hashed.putHashed(string(l), StackID(i))
-			mapped.putMap(string(l), StackID(i))
-		}
-	}
+	hashed, mapped := halfCached(lists)
 	hits, falseEnds := 0, 0
 	for i, l := range lists {
 		var rests [][]byte
@@ -225,13 +219,7 @@ func TestStackCacheLookup(t *testing.T) {
 			lists = append(lists, l)
 		}
 	}
-	hashed, mapped := newStackCache(), newStackCache()
-	for i, l := range lists {
-		if i%2 == 0 {
-			hashed.putHashed(string(l), StackID(i))
-			mapped.putMap(string(l), StackID(i))
-		}
-	}
+	hashed, mapped := halfCached(lists)
 	// want parses rest as memo references up to an APPENDS.
 	want := func(c *stackCache, rest []byte) (int, StackID, bool) {
 		q := 0
@@ -362,4 +350,17 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// halfCached returns two stack caches that know every other list of lists
+// (list i as StackID(i)): one filled by putHashed, one by putMap.
+func halfCached(lists [][]byte) (hashed, mapped *stackCache) {
+	hashed, mapped = newStackCache(), newStackCache()
+	for i, l := range lists {
+		if i%2 == 0 {
+			hashed.putHashed(string(l), StackID(i))
+			mapped.putMap(string(l), StackID(i))
+		}
+	}
+	return hashed, mapped
 }
