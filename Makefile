@@ -95,7 +95,11 @@ bench:
 # OOMSCOPE_BENCH_FILES change that); the 1 GiB files need 2 GB of disk
 # under OOMSCOPE_BENCH_DIR (default: a temp dir). It also drops 16 generated
 # ranks of 10 MiB at once for the overview of ranks (OOMSCOPE_BENCH_RANKS,
-# OOMSCOPE_BENCH_RANK_MB, OOMSCOPE_BENCH_CORES).
+# OOMSCOPE_BENCH_RANK_MB, OOMSCOPE_BENCH_CORES). For the single files:
+# OOMSCOPE_BENCH_SETTLE=3000 hands each file over 3 s after the page is
+# ready (default: at once), OOMSCOPE_BENCH_TASKS=1 lists the long tasks,
+# OOMSCOPE_BENCH_TRACE=1 their CPU time, OOMSCOPE_BENCH_PROFILES=DIR writes
+# CPU profiles of the page and the analysis worker.
 bench-browser: chromium axe dist
 	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 60m -run '^$$' -bench 'Browser(Snapshot|Estimate)' -benchtime 1x ./e2e/
 
