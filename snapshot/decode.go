@@ -69,7 +69,7 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 		opt = &Options{}
 	}
 	var ra *readAhead
-	if opt.stackWorker > 0 || opt.stackWorker == 0 && stackWorkerAuto() && (size < 0 || size >= readAheadMin) {
+	if opt.stackWorker > 0 || opt.stackWorker == 0 && Concurrent() && (size < 0 || size >= readAheadMin) {
 		ra = newReadAhead(r)
 		defer ra.close()
 		r = ra
@@ -109,7 +109,7 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 		if v.lazyAfter <= 0 {
 			v.lazyAfter = max(1<<20, int(min(size/256, math.MaxInt32)))
 		}
-		if opt.stackWorker > 0 || opt.stackWorker == 0 && stackWorkerAuto() {
+		if opt.stackWorker > 0 || opt.stackWorker == 0 && Concurrent() {
 			v.pipe = &stackPipe{t: &v.snap.Stacks, summarize: v.summarize, seenBits: seenBitsFor(size)}
 		}
 	}

@@ -5,7 +5,7 @@ import "io"
 // readAhead reads its source on a goroutine, a few chunks ahead of the
 // decoder: the system calls (and the kernel's copy) of reading a big
 // file then run on another core while the VM decodes what came before.
-// Decode uses it where stackWorkerAuto allows and the input is big.
+// Decode uses it where Concurrent allows and the input is big.
 type readAhead struct {
 	full chan []byte // chunks read, in order; closed after the last
 	free chan []byte // chunks the reader may fill again

@@ -53,9 +53,10 @@ var stackBatchStacks = 4096
 
 const stackBatches = 8
 
-// stackWorkerAuto reports whether decoding may use a stack goroutine by
-// default: there is a second core and it is not WebAssembly.
-func stackWorkerAuto() bool { return runtime.GOARCH != "wasm" && runtime.GOMAXPROCS(0) > 1 }
+// Concurrent reports whether decoding and analysis may run work on other
+// goroutines by default: there is a second core and it is not WebAssembly
+// (whose Go runtime is single-threaded: there goroutines only add cost).
+func Concurrent() bool { return runtime.GOARCH != "wasm" && runtime.GOMAXPROCS(0) > 1 }
 
 // run adds the stacks of each batch, as Stacks.intern adds a new lazy
 // stack.

@@ -578,7 +578,7 @@ func (t *Stacks) dedupeSeen(from int) []StackID {
 	parts := 1
 	if seenParts > 0 {
 		parts = seenParts
-	} else if t.count-from >= 1<<16 && stackWorkerAuto() {
+	} else if t.count-from >= 1<<16 && Concurrent() {
 		parts = 2
 	}
 	mask := uint64(1)<<t.seenBits - 1

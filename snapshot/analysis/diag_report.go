@@ -1,6 +1,6 @@
 package analysis
 
-import "runtime"
+import "oomscope/snapshot"
 
 // DiagnosisReport answers why a device's memory peaked: the training steps
 // and phases, a leak across steps, the cause in triage's vocabulary with
@@ -158,7 +158,7 @@ func goOrRun(f func()) (join func()) {
 
 // concurrent reports whether goOrRun runs its function on a goroutine.
 func concurrent() bool {
-	return runtime.GOARCH != "wasm" && runtime.GOMAXPROCS(0) >= 2 && !sequentialOnly
+	return snapshot.Concurrent() && !sequentialOnly
 }
 
 // sequentialOnly makes goOrRun run everything at once (tests compare).
