@@ -113,10 +113,13 @@ func windowPhase(ws []window, maxEnd []int64, t int64) phase {
 // classifier is the state of one device's classification: the phase
 // runs and annotation windows, dropped once every allocation is labelled.
 type classifier struct {
-	d       *Device
-	runs    []phaseRun
-	runHint int // the run runAt found last
-	windows []window
+	d    *Device
+	runs []phaseRun
+	// runHint and endHint are the runs runAt found last for allocation
+	// starts and for ends: each moves forward with the trace, so the two
+	// kinds of query do not chase one hint back and forth.
+	runHint, endHint int
+	windows          []window
 	// windowEnds[j] is the largest end among windows[0..j].
 	windowEnds []int64
 }
@@ -286,7 +289,7 @@ func (c *classifier) traceRule(start, end int32, stack snapshot.StackID, p phase
 			return RuleNoStackBackwardDies
 		}
 	}
-	if e := c.runAt(end); e >= 0 {
+	if e := c.runAtHint(end, &c.endHint); e >= 0 {
 		r := &c.runs[e]
 		if r.phase == phaseBackward && start < r.start && end < r.end {
 			return RuleFreedInBackward
@@ -303,19 +306,35 @@ func (c *classifier) traceRule(start, end int32, stack snapshot.StackID, p phase
 
 // runAt returns the index of the phase run holding trace index i, -1 if
 // none has started yet.
-func (c *classifier) runAt(i int32) int {
-	// Most calls come in trace order: try the run found last first.
-	if k := c.runHint; k < len(c.runs) && c.runs[k].start <= i && (k+1 == len(c.runs) || i < c.runs[k+1].start) {
-		return k
+func (c *classifier) runAt(i int32) int { return c.runAtHint(i, &c.runHint) }
+
+// runAtHint is runAt trying first the run *hint, then the one after it
+// (most calls come in trace order), and setting *hint to the run found.
+func (c *classifier) runAtHint(i int32, hint *int) int {
+	runs := c.runs
+	for k := *hint; k < len(runs) && k <= *hint+1; k++ {
+		if runs[k].start > i {
+			break
+		}
+		if k+1 == len(runs) || i < runs[k+1].start {
+			*hint = k
+			return k
+		}
 	}
-	k, ok := slices.BinarySearchFunc(c.runs, i, func(r phaseRun, s int32) int { return compareInt64(int64(r.start), int64(s)) })
-	if !ok {
-		k--
+	// The last run starting at or before i, by bisection.
+	lo, hi := 0, len(runs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if runs[m].start <= i {
+			lo = m + 1
+		} else {
+			hi = m
+		}
 	}
-	if k >= 0 {
-		c.runHint = k
+	if lo > 0 {
+		*hint = lo - 1
 	}
-	return k
+	return lo - 1
 }
 
 // labelled returns an explicit label carried by alloc entry i: a profiler

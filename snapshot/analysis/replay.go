@@ -147,7 +147,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 				cur -= o.size
 				doubleAlloc++
 			}
-			open.put(addr, openAlloc{d.allocs.add(int32(i), int32(n)), size})
+			open.put(addr, openAlloc{d.allocs.add(int32(i), int32(n), tr.Frames(i)), size})
 			cur += size
 		case isFree:
 			addr := tr.Addr(i)
@@ -157,7 +157,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 				open.del(addr)
 			} else {
 				size := d.count(tr.Size(i))
-				d.allocs.add(-1, int32(i))
+				d.allocs.add(-1, int32(i), tr.Frames(i))
 				d.initialAllocated += size
 				d.preTrace++
 				cur -= size
@@ -269,15 +269,16 @@ func (d *Device) matchSegments(open *uintMap[openAlloc]) {
 					// torch 2.0 traces carry no frames; the block's history does.
 					stack = b.AllocStack()
 				}
-				d.allocs.atEnd[o.k] = endBlock{addr: b.Address, size: size, req: req, stack: stack, pending: pending}
+				d.allocs.atEnd[o.k] = endBlock{addr: b.Address, size: size, req: req, pending: pending}
+				d.allocs.stacks[o.k] = stack
 				if o.size != req {
 					sizeMismatch++
 				}
 				open.del(b.Address)
 				continue
 			}
-			k := d.allocs.add(-1, n)
-			d.allocs.atEnd[k] = endBlock{addr: b.Address, size: size, req: req, stack: b.AllocStack(), pending: pending}
+			k := d.allocs.add(-1, n, b.AllocStack())
+			d.allocs.atEnd[k] = endBlock{addr: b.Address, size: size, req: req, pending: pending}
 			d.initialAllocated += req
 			d.preTrace++
 		}

@@ -1,0 +1,149 @@
+package analysis
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"oomscope/snapshot"
+	"oomscope/snapshot/gen"
+)
+
+// TestRunAtHint checks the classifier's run lookup (two hints, then
+// bisection) against a linear search for the last run starting at or
+// before i, on random runs and queries in trace order, shuffled, and
+// alternating between starts and ends as traceRule asks.
+func TestRunAtHint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		var runs []phaseRun
+		next := int32(rng.IntN(5))
+		for range rng.IntN(40) {
+			runs = append(runs, phaseRun{start: next})
+			next += 1 + int32(rng.IntN(6))
+		}
+		want := func(i int32) int {
+			k := -1
+			for j, r := range runs {
+				if r.start <= i {
+					k = j
+				}
+			}
+			return k
+		}
+		c := &classifier{runs: runs}
+		queries := make([]int32, 200)
+		for q := range queries {
+			queries[q] = int32(rng.IntN(int(next)+10)) - 3
+		}
+		if trial%3 == 0 {
+			for q := 1; q < len(queries); q++ {
+				queries[q] = max(queries[q-1], queries[q]-int32(rng.IntN(3)))
+			}
+		}
+		for q, i := range queries {
+			hint := &c.runHint
+			if q%2 == 1 {
+				hint = &c.endHint
+			}
+			if got, w := c.runAtHint(i, hint), want(i); got != w {
+				t.Fatalf("trial %d: run at %d = %d, want %d (runs %v)", trial, i, got, w, runs)
+			}
+		}
+	}
+}
+
+// fastpathSnapshots are the snapshots the fast paths are checked on: the
+// real files present, a generated training run with two streams, and a
+// small file of each bench family (repeated and distinct stacks).
+func fastpathSnapshots(t *testing.T) map[string]*snapshot.Snapshot {
+	t.Helper()
+	out := map[string]*snapshot.Snapshot{}
+	names, _ := filepath.Glob(filepath.Join(realDir, "*.pickle"))
+	for _, p := range names {
+		out[filepath.Base(p)] = loadReal(t, filepath.Base(p))
+	}
+	data, _, err := gen.Bytes(gen.Options{Seed: 7, Layers: 4, TwoStreams: true, TargetBytes: 2 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out["gen"], err = snapshot.DecodeBytes(data, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range []gen.Family{gen.RealStacks, gen.DistinctStacks} {
+		var b bytes.Buffer
+		if _, err := gen.WriteFamily(&b, gen.FamilyOptions{Family: fam, TargetBytes: 3 << 20}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := snapshot.DecodeBytes(b.Bytes(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[string(fam)] = s
+	}
+	out["edges"] = edgeSnapshot()
+	return out
+}
+
+// edgeSnapshot has each kind of allocation: freed in the trace, freed
+// before its free_requested, freed without an alloc (made before the
+// trace), allocated twice at one address, alive at the end as a live block
+// with frames, without frames (the block's stack counts), and a live block
+// without an alloc.
+func edgeSnapshot() *snapshot.Snapshot {
+	b := newBuilder()
+	sa := b.stack(py("train.py", 10, "forward"))
+	sb := b.stack(py("train.py", 20, "backward"))
+	sc := b.stack(py("model.py", 5, "__init__"))
+	sd := b.stack(py("optim.py", 7, "step"))
+	b.ev(snapshot.ActionFreeCompleted, 0x9000, 1024, sb)
+	b.ev(snapshot.ActionAlloc, 0x1000, 512, sa)
+	b.ev(snapshot.ActionAlloc, 0x10000, 512, snapshot.EmptyStack)
+	b.ev(snapshot.ActionFreeRequested, 0x1000, 512, sa)
+	b.ev(snapshot.ActionFreeCompleted, 0x1000, 512, sa)
+	b.ev(snapshot.ActionAlloc, 0x10200, 512, sa)
+	b.ev(snapshot.ActionAlloc, 0x7000, 2048, sd)
+	b.ev(snapshot.ActionAlloc, 0x7000, 4096, sd)
+	b.ev(snapshot.ActionFreeCompleted, 0x7000, 4096, sd)
+	b.ev(snapshot.ActionFreeCompleted, 0x9200, 256, snapshot.EmptyStack)
+	b.seg(0x10000, false, live(512, 512, sc), live(512, 512, sb), live(512, 500, sd), free(512))
+	return b.s
+}
+
+// TestAllocStacks checks the allocations' stack column against their
+// definition: the alloc entry's stack, the free's for an allocation made
+// before the trace, and for a live block at the end the block's history
+// stack when there is no alloc entry or the entry has no frames.
+func TestAllocStacks(t *testing.T) {
+	for name, s := range fastpathSnapshots(t) {
+		a := Analyze(s, Options{})
+		for _, d := range a.Devices {
+			tab := &d.allocs
+			blocks := map[uint64]snapshot.StackID{}
+			for _, si := range d.segments {
+				for _, b := range s.Segments[si].Blocks {
+					blocks[b.Address] = b.AllocStack()
+				}
+			}
+			for k := range tab.len() {
+				var want snapshot.StackID
+				start, end := tab.start[k], tab.end[k]
+				switch {
+				case start >= 0:
+					want = d.Trace.Frames(int(start))
+					if _, live := tab.atEnd[int32(k)]; live && end == tab.n && s.Stacks.Depth(want) == 0 {
+						want = blocks[d.Trace.Addr(int(start))]
+					}
+				case end < tab.n:
+					want = d.Trace.Frames(int(end))
+				default:
+					want = blocks[tab.atEnd[int32(k)].addr]
+				}
+				if got := tab.stack(k); got != want {
+					t.Fatalf("%s device %d: allocation %d (entries %d…%d) has stack %d, want %d", name, d.ID, k, start, end, got, want)
+				}
+			}
+		}
+	}
+}
