@@ -2,8 +2,11 @@ package analysis
 
 import (
 	"bytes"
+	"cmp"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
+	"sort"
 	"testing"
 
 	"oomscope/snapshot"
@@ -142,6 +145,74 @@ func TestAllocStacks(t *testing.T) {
 				}
 				if got := tab.stack(k); got != want {
 					t.Fatalf("%s device %d: allocation %d (entries %d…%d) has stack %d, want %d", name, d.ID, k, start, end, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPointFinder checks the timeline's point lookup against a bisection
+// of all the points, for every index around them, on points spread
+// evenly, in clusters, and few over a long range.
+func TestPointFinder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 400 {
+		var pts []Point
+		i := rng.IntN(5) - 1
+		for range rng.IntN(60) {
+			pts = append(pts, Point{Index: i})
+			switch trial % 3 {
+			case 0:
+				i += 1 + rng.IntN(4)
+			case 1:
+				i += 1 + rng.IntN(2)*rng.IntN(500)
+			default:
+				i += 1 + rng.IntN(100000)
+			}
+		}
+		f := newPointFinder(pts)
+		hi := 10
+		if len(pts) > 0 {
+			hi = pts[len(pts)-1].Index + 3
+		}
+		for idx := -3; idx <= hi; idx += 1 + rng.IntN(1+hi/2000) {
+			want := sort.Search(len(pts), func(j int) bool { return pts[j].Index >= idx })
+			if got := f.first(idx); got != want {
+				t.Fatalf("trial %d: first(%d) = %d, want %d (%d points)", trial, idx, got, want, len(pts))
+			}
+		}
+	}
+}
+
+// TestLargest checks the selection of the largest live allocations
+// against a sort of all of them (biggest first, then by number), at four
+// states of every test snapshot (sizes repeat in all of them).
+func TestLargest(t *testing.T) {
+	want := func(d *Device, live []int32, n int) []int32 {
+		v := slices.Clone(live)
+		slices.SortStableFunc(v, func(x, y int32) int {
+			if c := cmp.Compare(d.allocs.size(int(y)), d.allocs.size(int(x))); c != 0 {
+				return c
+			}
+			return cmp.Compare(x, y)
+		})
+		return v[:min(n, len(v))]
+	}
+	for name, s := range fastpathSnapshots(t) {
+		for _, d := range Analyze(s, Options{}).Devices {
+			for _, i := range []int{d.peakIndex, -1, d.Trace.Len() / 3, d.Trace.Len() - 1} {
+				live := d.liveAt(i)
+				for _, n := range []int{0, 1, 3, 20, len(live), len(live) + 5} {
+					if n > len(live)+5 {
+						continue
+					}
+					got := []int32{}
+					for _, v := range d.largest(live, n) {
+						got = append(got, v.Alloc)
+					}
+					if w := want(d, live, n); !slices.Equal(got, w) && !(len(got) == 0 && len(w) == 0) {
+						t.Fatalf("%s device %d state %d: largest %d = %v, want %v", name, d.ID, i, n, got, w)
+					}
 				}
 			}
 		}

@@ -1,8 +1,6 @@
 package analysis
 
 import (
-	"cmp"
-	"slices"
 	"sort"
 
 	"oomscope/snapshot"
@@ -353,18 +351,28 @@ func (d *Device) largest(live []int32, n int) []AllocationView {
 		size int64
 		k    int32
 	}
-	v := make([]sized, len(live))
-	for j, k := range live {
-		v[j] = sized{d.allocs.size(int(k)), k}
-	}
-	slices.SortFunc(v, func(x, y sized) int {
-		if c := cmp.Compare(y.size, x.size); c != 0 {
-			return c
+	before := func(x, y sized) bool { return x.size > y.size || (x.size == y.size && x.k < y.k) }
+	// The n first in that order, kept sorted: most allocations are not
+	// among them and cost one comparison with the last kept.
+	n = max(0, min(n, len(live)))
+	v := make([]sized, 0, n)
+	for _, k := range live {
+		s := sized{d.allocs.size(int(k)), k}
+		if len(v) == n && (n == 0 || !before(s, v[n-1])) {
+			continue
 		}
-		return cmp.Compare(x.k, y.k)
-	})
-	out := make([]AllocationView, 0, min(n, len(v)))
-	for _, s := range v[:min(n, len(v))] {
+		j := len(v)
+		for j > 0 && before(s, v[j-1]) {
+			j--
+		}
+		if len(v) < n {
+			v = append(v, sized{})
+		}
+		copy(v[j+1:], v[j:len(v)-1])
+		v[j] = s
+	}
+	out := make([]AllocationView, 0, len(v))
+	for _, s := range v {
 		out = append(out, d.AllocationView(int(s.k)))
 	}
 	return out
@@ -473,9 +481,7 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
 	for j := range diff {
 		diff[j] = make([]int64, m+1)
 	}
-	first := func(idx int32) int { // first point with Index >= idx
-		return sort.Search(m, func(j int) bool { return pts[j].Index >= int(idx) })
-	}
+	first := newPointFinder(pts)
 	t := &d.allocs
 	next := 0 // first(start) of the allocations from the trace, whose starts grow with k
 	for k := range t.len() {
@@ -486,9 +492,9 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
 			}
 			j0 = next
 		} else {
-			j0 = first(t.start[k])
+			j0 = first.first(int(t.start[k]))
 		}
-		j1 := first(t.end[k])
+		j1 := first.first(int(t.end[k]))
 		if j0 >= j1 {
 			continue
 		}
@@ -507,6 +513,66 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
 		ss.Values[g] = row
 	}
 	return ss
+}
+
+// pointFinder finds the first point at or after a trace index among
+// points in index order, without a bisection of all of them per query: a
+// table over the index range, a few cells per point, gives the points
+// whose cell holds the index, and the search bisects those alone.
+type pointFinder struct {
+	pts []Point
+	// lo is the first point's index, width the indices per cell; cells[c]
+	// is the first point at or after the start of cell c, cells[len-1] the
+	// number of points.
+	lo, width int
+	cells     []int32
+}
+
+func newPointFinder(pts []Point) pointFinder {
+	f := pointFinder{pts: pts}
+	m := len(pts)
+	if m == 0 {
+		return f
+	}
+	f.lo = pts[0].Index
+	span := pts[m-1].Index - f.lo + 1
+	n := min(span, 4*m)
+	f.width = (span + n - 1) / n
+	n = (span + f.width - 1) / f.width
+	f.cells = make([]int32, n+1)
+	j := 0
+	for c := range n {
+		for j < m && pts[j].Index < f.lo+c*f.width {
+			j++
+		}
+		f.cells[c] = int32(j)
+	}
+	f.cells[n] = int32(m)
+	return f
+}
+
+// first returns the first j with pts[j].Index >= idx (len(pts) when none).
+func (f *pointFinder) first(idx int) int {
+	m := len(f.pts)
+	switch {
+	case m == 0 || idx <= f.lo:
+		return 0
+	case idx > f.pts[m-1].Index:
+		return m
+	}
+	// Points before cells[c] are below the cell's start, so below idx; the
+	// point cells[c+1] is at or after the next cell's start, above idx.
+	c := (idx - f.lo) / f.width
+	lo, hi := int(f.cells[c]), int(f.cells[c+1])
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if f.pts[h].Index < idx {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
 }
 
 // Busiest returns the index in r.Devices of the device with the most trace
