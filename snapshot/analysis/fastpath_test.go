@@ -218,3 +218,62 @@ func TestLargest(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayTimeline checks the replay's timeline, whose buckets are
+// filled inline (a bucket pointer kept until the next bucket's first
+// entry), against Series over the whole trace, which records every state
+// through buckets.record; and the streams and mapping the replay notes
+// against a scan of the trace.
+func TestReplayTimeline(t *testing.T) {
+	for name, s := range fastpathSnapshots(t) {
+		for _, points := range []int{5, 7, 64, 800, 3000} {
+			for _, d := range Analyze(s, Options{TimelinePoints: points}).Devices {
+				n := d.Trace.Len()
+				if n == 0 {
+					continue
+				}
+				got, want := d.timeline(), d.Series(-1, n-1, points, 1).Points
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s device %d, %d points: timeline %v, want %v", name, d.ID, points, got, want)
+				}
+				streams, mapped := map[uint64]bool{}, false
+				for i := range n {
+					streams[d.Trace.Stream(i)] = true
+					mapped = mapped || d.Trace.Kind(i) == snapshot.KindSegmentMap || d.Trace.Kind(i) == snapshot.KindSegmentUnmap
+				}
+				if len(streams) != len(d.traceStreams.s) || mapped != d.mapped {
+					t.Fatalf("%s device %d: streams %v mapped %v, want %v %v", name, d.ID, d.traceStreams.s, d.mapped, streams, mapped)
+				}
+				for _, st := range d.traceStreams.s {
+					if !streams[st] {
+						t.Fatalf("%s device %d: stream %#x is in no entry", name, d.ID, st)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBucketAt checks buckets.at against record's bucket formula: the
+// bucket of entry i, and that every entry up to the next bucket's first
+// is in it and that one is not.
+func TestBucketAt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 2000 {
+		count := 1 + rng.IntN(5000)
+		points := 5 + rng.IntN(3000)
+		from := rng.IntN(10) - 1
+		bs := newBuckets(points, from, count)
+		bucketOf := func(i int) int { return int(int64(i-from) * int64(len(bs.b)) / int64(bs.count)) }
+		for i := from; i < from+count; {
+			b, end := bs.at(i)
+			if want := &bs.b[bucketOf(i)]; b != want {
+				t.Fatalf("count %d, %d buckets: at(%d) is bucket %d", count, len(bs.b), i, bucketOf(i))
+			}
+			if end <= i || (end < from+count && bucketOf(end) == bucketOf(i)) || bucketOf(end-1) != bucketOf(i) {
+				t.Fatalf("count %d, %d buckets: at(%d) ends at %d", count, len(bs.b), i, end)
+			}
+			i = end
+		}
+	}
+}

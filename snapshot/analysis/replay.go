@@ -39,6 +39,11 @@ type Device struct {
 	ooms      []int32 // indices of oom entries
 	buckets   buckets
 
+	// traceStreams are the streams of the trace's entries; mapped: some
+	// entry is a segment_map or segment_unmap (expandable segments).
+	traceStreams streamSet
+	mapped       bool
+
 	initSegs *segSet // reserved ranges before the first entry, built lazily
 }
 
@@ -128,64 +133,110 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	over, overAt := int64(0), -1
 	var doubleAlloc int
 	d.buckets.record(-1, 0, 0)
-	for i := range n {
-		k := tr.Kind(i)
-		if k == snapshot.KindOther {
-			d.Actions[string(tr.Action(i))]++
-		} else {
-			counts[k]++
-		}
-		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && isFreeName(i))
-		if mode == freeOnRequested {
-			isFree = k == snapshot.KindFreeRequested
-		}
-		switch {
-		case k == snapshot.KindAlloc:
-			addr, size := tr.Addr(i), d.count(tr.Size(i))
-			if o, ok := open.get(addr); ok {
-				d.allocs.end[o.k] = int32(i)
-				cur -= o.size
-				doubleAlloc++
-			}
-			open.put(addr, openAlloc{d.allocs.add(int32(i), int32(n), tr.Frames(i)), size})
-			cur += size
-		case isFree:
-			addr := tr.Addr(i)
-			if o, ok := open.get(addr); ok {
-				d.allocs.end[o.k] = int32(i)
-				cur -= o.size
-				open.del(addr)
+	// The peaks in locals (the loop stores to memory, after which fields
+	// would be loaded again).
+	peakRel, peakIndex, resPeakRel, resPeakIndex := d.peakRel, d.peakIndex, d.resPeakRel, d.resPeakIndex
+	maxSize := a.maxSize
+	// The timeline's bucket of the current entry (see buckets.record,
+	// inlined): bk, until entry bEnd.
+	bs := &d.buckets
+	var bk *bucket
+	bEnd := 0
+	streams := &d.traceStreams
+	for base := 0; base < n; {
+		ch := tr.Chunk(base)
+		for j, code := range ch.Actions {
+			i := base + j
+			k := min(snapshot.ActionKind(code), snapshot.KindOther)
+			if k == snapshot.KindOther {
+				d.Actions[string(tr.Action(i))]++
 			} else {
-				size := d.count(tr.Size(i))
-				d.allocs.add(-1, int32(i), tr.Frames(i))
-				d.initialAllocated += size
-				d.preTrace++
-				cur -= size
+				counts[k]++
 			}
-		case k == snapshot.KindFreeRequested:
-			if o, ok := open.get(tr.Addr(i)); ok {
-				d.allocs.freeReq[o.k] = int32(i)
+			isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && isFreeName(i))
+			if mode == freeOnRequested {
+				isFree = k == snapshot.KindFreeRequested
 			}
-		case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
-			res += d.count(tr.Size(i))
-			d.segEvents = append(d.segEvents, int32(i))
-		case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
-			res -= d.count(tr.Size(i))
-			d.segEvents = append(d.segEvents, int32(i))
-		case k == snapshot.KindOOM:
-			d.ooms = append(d.ooms, int32(i))
+			// Entries come in runs on one stream: look a stream up when it
+			// changes.
+			if st := tr.Stream(i); i == 0 || st != streams.last {
+				streams.add(st)
+			}
+			switch {
+			case k == snapshot.KindAlloc:
+				size := ch.Sizes[j]
+				if size < 0 || size > maxSize {
+					size = 0
+					d.badSizes++
+				}
+				if o, had := open.swap(tr.Addr(i), openAlloc{d.allocs.add(int32(i), int32(n), ch.Stacks[j]), size}); had {
+					d.allocs.end[o.k] = int32(i)
+					cur -= o.size
+					doubleAlloc++
+				}
+				cur += size
+			case isFree:
+				if o, ok := open.take(tr.Addr(i)); ok {
+					d.allocs.end[o.k] = int32(i)
+					cur -= o.size
+				} else {
+					size := d.count(ch.Sizes[j])
+					d.allocs.add(-1, int32(i), ch.Stacks[j])
+					d.initialAllocated += size
+					d.preTrace++
+					cur -= size
+				}
+			case k == snapshot.KindFreeRequested:
+				if o, ok := open.get(tr.Addr(i)); ok {
+					d.allocs.freeReq[o.k] = int32(i)
+				}
+			case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
+				res += d.count(ch.Sizes[j])
+				d.segEvents = append(d.segEvents, int32(i))
+				d.mapped = d.mapped || k == snapshot.KindSegmentMap
+			case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
+				res -= d.count(ch.Sizes[j])
+				d.segEvents = append(d.segEvents, int32(i))
+				d.mapped = d.mapped || k == snapshot.KindSegmentUnmap
+			case k == snapshot.KindOOM:
+				d.ooms = append(d.ooms, int32(i))
+			}
+			if cur > peakRel {
+				peakRel, peakIndex = cur, i
+			}
+			if cur-res > over {
+				over, overAt = cur-res, i
+			}
+			if res > resPeakRel {
+				resPeakRel, resPeakIndex = res, i
+			}
+			if len(bs.b) == 0 {
+				continue
+			}
+			if i >= bEnd {
+				bk, bEnd = bs.at(i)
+			}
+			if !bk.used {
+				*bk = bucket{used: true, minI: int32(i), maxI: int32(i), resI: int32(i), minA: cur, maxA: cur, resA: cur,
+					minAR: res, maxAR: res, resR: res}
+				continue
+			}
+			if cur < bk.minA {
+				bk.minI, bk.minA, bk.minAR = int32(i), cur, res
+			}
+			if cur > bk.maxA {
+				bk.maxI, bk.maxA, bk.maxAR = int32(i), cur, res
+			}
+			if res > bk.resR {
+				bk.resI, bk.resA, bk.resR = int32(i), cur, res
+			}
 		}
-		if cur > d.peakRel {
-			d.peakRel, d.peakIndex = cur, i
-		}
-		if cur-res > over {
-			over, overAt = cur-res, i
-		}
-		if res > d.resPeakRel {
-			d.resPeakRel, d.resPeakIndex = res, i
-		}
-		d.buckets.record(i, cur, res)
+		base += len(ch.Actions)
 	}
+	if n > 0 && len(bs.b) > 0 {
+		bs.last = sample{int32(n - 1), cur, res}
+	}
+	d.peakRel, d.peakIndex, d.resPeakRel, d.resPeakIndex = peakRel, peakIndex, resPeakRel, resPeakIndex
 	for k, c := range counts {
 		if c > 0 {
 			d.Actions[string(snapshot.ActionKind(k).Action())] = c
@@ -294,6 +345,15 @@ func (d *Device) matchSegments(open *uintMap[openAlloc]) {
 	}
 }
 
+// at returns the bucket of entry i and the first entry of the next
+// bucket: record's bucket for every entry from i to that one.
+func (bs *buckets) at(i int) (*bucket, int) {
+	idx := int64(i-bs.from) * int64(len(bs.b)) / int64(bs.count)
+	// The first entry e of bucket idx+1: (e − from)·len ≥ (idx+1)·count.
+	next := (int64(bs.count)*(idx+1) + int64(len(bs.b)) - 1) / int64(len(bs.b))
+	return &bs.b[idx], bs.from + int(next)
+}
+
 // record folds the state after entry i into its bucket.
 func (bs *buckets) record(i int, cur, res int64) {
 	if len(bs.b) == 0 {
@@ -318,6 +378,24 @@ func (bs *buckets) record(i int, cur, res int64) {
 	if res > b.resR {
 		b.resI, b.resA, b.resR = int32(i), cur, res
 	}
+}
+
+// streamSet is a set of streams, few (one per CUDA stream used).
+type streamSet struct {
+	s []uint64
+	// last is the stream added last (the entries' runs on one stream
+	// skip the search).
+	last uint64
+}
+
+func (ss *streamSet) add(s uint64) {
+	ss.last = s
+	for _, v := range ss.s {
+		if v == s {
+			return
+		}
+	}
+	ss.s = append(ss.s, s)
 }
 
 func (d *Device) warn(s string) { d.Warnings = append(d.Warnings, s) }

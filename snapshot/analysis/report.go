@@ -2,8 +2,6 @@ package analysis
 
 import (
 	"sort"
-
-	"oomscope/snapshot"
 )
 
 // Report is the JSON-ready summary of an Analysis: what the CLI prints with
@@ -299,18 +297,12 @@ func (d *Device) Report() DeviceReport {
 }
 
 func (d *Device) streamsAndExpandable() (bool, int) {
+	// The replay found the trace's streams and whether it maps segments.
 	streams := map[uint64]bool{}
-	exp := false
-	tr := d.Trace
-	for i := range tr.Len() {
-		// Entries come in runs on one stream: add a stream when it changes.
-		if s := tr.Stream(i); i == 0 || s != tr.Stream(i-1) {
-			streams[s] = true
-		}
-		if k := tr.Kind(i); k == snapshot.KindSegmentMap || k == snapshot.KindSegmentUnmap {
-			exp = true
-		}
+	for _, s := range d.traceStreams.s {
+		streams[s] = true
 	}
+	exp := d.mapped
 	for _, si := range d.segments {
 		seg := &d.a.Snap.Segments[si]
 		streams[seg.Stream] = true

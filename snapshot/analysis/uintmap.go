@@ -75,6 +75,52 @@ func (t *uintMap[V]) put(key uint64, v V) {
 	}
 }
 
+// swap maps key to v and returns what it mapped to before, if anything
+// (put after get, with one probe).
+func (t *uintMap[V]) swap(key uint64, v V) (old V, had bool) {
+	if key == 0 {
+		old, had = t.zero, t.hasZero
+		t.put(0, v)
+		return old, had
+	}
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	mask := len(t.slots) - 1
+	for i := t.home(key); ; i = (i + 1) & mask {
+		switch t.slots[i].key {
+		case key:
+			old, t.slots[i].v = t.slots[i].v, v
+			return old, true
+		case 0:
+			t.slots[i] = uintSlot[V]{key, v}
+			t.n++
+			return old, false
+		}
+	}
+}
+
+// take removes key and returns what it mapped to, if held (del after get,
+// with one probe).
+func (t *uintMap[V]) take(key uint64) (v V, ok bool) {
+	if key == 0 {
+		v, ok = t.zero, t.hasZero
+		t.del(0)
+		return v, ok
+	}
+	mask := len(t.slots) - 1
+	i := t.home(key)
+	for t.slots[i].key != key {
+		if t.slots[i].key == 0 {
+			return v, false
+		}
+		i = (i + 1) & mask
+	}
+	v = t.slots[i].v
+	t.remove(i)
+	return v, true
+}
+
 // del removes key, if held.
 func (t *uintMap[V]) del(key uint64) {
 	if key == 0 {
@@ -93,6 +139,12 @@ func (t *uintMap[V]) del(key uint64) {
 		}
 		i = (i + 1) & mask
 	}
+	t.remove(i)
+}
+
+// remove empties slot i, which holds a key.
+func (t *uintMap[V]) remove(i int) {
+	mask := len(t.slots) - 1
 	// Shift back each following entry whose home is not between the hole
 	// and it (cyclically), so that every entry stays reachable from home.
 	for j := (i + 1) & mask; t.slots[j].key != 0; j = (j + 1) & mask {

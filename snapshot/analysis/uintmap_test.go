@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestUintMap runs random puts, gets and deletes on a uintMap and a Go map
+// TestUintMap runs random puts, gets, deletes, swaps and takes on a uintMap and a Go map
 // side by side: few distinct addresses (0 among them) so that slots
 // collide, are reused and the table grows, and every get and the length
 // must agree after each step.
@@ -16,13 +16,26 @@ func TestUintMap(t *testing.T) {
 		addr := func() uint64 { return uint64(rng.IntN(distinct)) * 512 }
 		for step := range 200000 {
 			a := addr()
-			switch op := rng.IntN(10); {
+			switch op := rng.IntN(14); {
 			case op < 5:
 				v := openAlloc{k: int32(step), size: rng.Int64()}
 				tab.put(a, v)
 				ref[a] = v
 			case op < 8:
 				tab.del(a)
+				delete(ref, a)
+			case op < 11:
+				v := openAlloc{k: int32(step), size: rng.Int64()}
+				old, had := tab.swap(a, v)
+				if wold, whad := ref[a]; had != whad || old != wold {
+					t.Fatalf("%d addresses, step %d: swap(%#x) = %v %v, want %v %v", distinct, step, a, old, had, wold, whad)
+				}
+				ref[a] = v
+			default:
+				got, ok := tab.take(a)
+				if want, wok := ref[a]; ok != wok || got != want {
+					t.Fatalf("%d addresses, step %d: take(%#x) = %v %v, want %v %v", distinct, step, a, got, ok, want, wok)
+				}
 				delete(ref, a)
 			}
 			b := addr()
