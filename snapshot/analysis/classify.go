@@ -171,7 +171,7 @@ func (d *Device) classify() {
 			if len(c.runs) > 0 {
 				c.runs[len(c.runs)-1].end = start
 			}
-			c.runs = append(c.runs, phaseRun{phase: p, start: start, end: n, bwdStart: -1})
+			c.runs = append(doubled(c.runs), phaseRun{phase: p, start: start, end: n, bwdStart: -1})
 		}
 		c.runs[len(c.runs)-1].last = start
 	}

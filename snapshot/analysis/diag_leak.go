@@ -154,7 +154,7 @@ func findLeak(src source, steps []Step, surv []int32) leakResult {
 			a.cells[n-1].bytes += size
 			a.cells[n-1].blocks++
 		} else {
-			a.cells = append(a.cells, cell{e: int32(e), bytes: size, blocks: 1})
+			a.cells = append(doubled(a.cells), cell{e: int32(e), bytes: size, blocks: 1})
 		}
 		if size > a.largest {
 			a.largest, a.exampleStack = size, src.allocStack(int(k))

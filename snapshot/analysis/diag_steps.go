@@ -308,7 +308,7 @@ func (sc *scanState) cut(i int) {
 	if i == sc.ivStart {
 		return
 	}
-	sc.st.ivs = append(sc.st.ivs, interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
+	sc.st.ivs = append(doubled(sc.st.ivs), interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
 	sc.ivStart, sc.ivMax, sc.ivArg = i, math.MinInt64, -1
 }
 
@@ -337,7 +337,7 @@ func (sc *scanState) cutBefore(i int) int {
 	case sc.streak <= sc.ivStart:
 		return sc.ivStart // the interval starts inside the streak
 	}
-	sc.st.ivs = append(sc.st.ivs, interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
+	sc.st.ivs = append(doubled(sc.st.ivs), interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
 	sc.ivStart, sc.ivMax, sc.ivArg = sc.streak, sc.cur, sc.streak
 	return sc.streak
 }
@@ -537,9 +537,9 @@ func (st *stepper) scan() (int64, int) {
 					if gap >= 0 && cuts[gap].alloc < 0 {
 						cuts[gap].alloc, cuts[gap].cut = int32(i), int32(first)
 					}
-					st.runs = append(st.runs, run{ph: p, first: int32(first), last: int32(i), window: win})
+					st.runs = append(doubled(st.runs), run{ph: p, first: int32(first), last: int32(i), window: win})
 					lastPh, lastWin = p, win
-					cuts = append(cuts, gapCut{-1, -1, -1})
+					cuts = append(doubled(cuts), gapCut{-1, -1, -1})
 					gap = len(cuts) - 1
 				}
 			case stackZeroGrad && (k == kindFreeReq || k == kindFreeDone) && gap >= 0 && cuts[gap].zeroGrad < 0 &&
@@ -758,26 +758,18 @@ func (st *stepper) steps() ([]span, string) {
 	if len(prof) >= 2 {
 		return st.profilerSteps(prof), stepRuleProfiler
 	}
-	var ends []run // the run that ends each step
+	// ends are the runs that end each step.
+	ends := st.runsOf(phaseOptimizer)
 	rule := stepRuleOptimizer
-	for _, r := range st.runs {
-		if r.ph == phaseOptimizer {
-			ends = append(ends, r)
-		}
-	}
 	if len(ends) == 0 {
 		rule = stepRuleBackward
-		for _, r := range st.runs {
-			if r.ph == phaseBackward {
-				ends = append(ends, r)
-			}
-		}
+		ends = st.runsOf(phaseBackward)
 	}
 	if len(ends) == 0 {
 		return []span{{first: st.start0(false), last: st.n - 1}}, stepRuleNone
 	}
 	partial := st.firstPartial(int(ends[0].last))
-	var out []span
+	out := make([]span, 0, len(ends)+1)
 	start := st.start0(partial)
 	for _, e := range ends {
 		b := st.boundaryAfter(e)
@@ -952,7 +944,9 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		oom = r.OOMEvents[n-1].Index
 	}
 	res := stepResult{peak: PeakPhase{Step: -1, Phase: PhaseOther}, oomPhase: PhaseOther, maxPhase: map[string]int{},
-		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: make([]Step, 0, len(spans)), phasePeaks: []PhasePeak{}, spansOut: []PhaseSpan{}}
+		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: make([]Step, 0, len(spans)),
+		// At most one phase peak and one span per interval.
+		phasePeaks: make([]PhasePeak, 0, len(st.ivs)), spansOut: make([]PhaseSpan, 0, len(st.ivs))}
 	maxBytes := map[string]int64{}
 	k, runLo := -1, 0
 	// stepPeaks are step k's phase peaks in the order its phases first
@@ -1029,7 +1023,47 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		}
 	}
 	flush()
+	// The report keeps them: the room left over is given back.
+	res.phasePeaks, res.spansOut = trimmed(res.phasePeaks), trimmed(res.spansOut)
 	return res
+}
+
+// runsOf returns the runs of phase p.
+func (st *stepper) runsOf(p phase) []run {
+	n := 0
+	for _, r := range st.runs {
+		if r.ph == p {
+			n++
+		}
+	}
+	out := make([]run, 0, n)
+	for _, r := range st.runs {
+		if r.ph == p {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// doubled returns s, or when it is full a copy with twice the room:
+// append grows a big slice by a quarter, so that one grown to n elements
+// cost about 5n elements of allocation and copying, 2n by doubling.
+func doubled[T any](s []T) []T {
+	if len(s) < cap(s) {
+		return s
+	}
+	g := make([]T, len(s), max(64, 2*cap(s)))
+	copy(g, s)
+	return g
+}
+
+// trimmed returns s, or a copy without the spare room when that is more
+// than a quarter of it.
+func trimmed[T any](s []T) []T {
+	if cap(s)-len(s) <= len(s)/4 {
+		return s
+	}
+	return append(make([]T, 0, len(s)), s...)
 }
 
 // passes counts the backward passes of the runs [lo, hi) of one step, and

@@ -277,3 +277,20 @@ func TestBucketAt(t *testing.T) {
 		}
 	}
 }
+
+// TestDoubledTrimmed checks that doubled and trimmed keep a slice's
+// elements, that appending through doubled gives what append gives, and
+// the room each leaves.
+func TestDoubledTrimmed(t *testing.T) {
+	var got, want []int
+	for i := range 5000 {
+		got = append(doubled(got), i)
+		want = append(want, i)
+		if !slices.Equal(got, want) || cap(got) > max(64, 2*len(got)) {
+			t.Fatalf("after %d appends: %d elements, room %d, or not those of append", i+1, len(got), cap(got))
+		}
+		if tr := trimmed(got); !slices.Equal(tr, want) || cap(tr)-len(tr) > len(tr)/4 {
+			t.Fatalf("trimmed after %d appends: %d elements, room %d, or not those of append", i+1, len(tr), cap(tr))
+		}
+	}
+}
