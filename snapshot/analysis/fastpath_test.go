@@ -89,10 +89,11 @@ func fastpathSnapshots(t *testing.T) map[string]*snapshot.Snapshot {
 	return out
 }
 
-// edgeSnapshot has each kind of allocation: freed in the trace, freed
-// before its free_requested, freed without an alloc (made before the
-// trace), allocated twice at one address, alive at the end as a live block
-// with frames, without frames (the block's stack counts), and a live block
+// edgeSnapshot has each kind of allocation: freed in the trace after its
+// free_requested, freed without an alloc (made before the trace), with and
+// without a free_requested, a free_requested followed by another block's
+// free_completed, an address allocated twice, alive at the end as a live
+// block with frames or without (the block's stack counts), and a live block
 // without an alloc.
 func edgeSnapshot() *snapshot.Snapshot {
 	b := newBuilder()
@@ -110,6 +111,15 @@ func edgeSnapshot() *snapshot.Snapshot {
 	b.ev(snapshot.ActionAlloc, 0x7000, 4096, sd)
 	b.ev(snapshot.ActionFreeCompleted, 0x7000, 4096, sd)
 	b.ev(snapshot.ActionFreeCompleted, 0x9200, 256, snapshot.EmptyStack)
+	// A free_requested followed by another block's free_completed, and
+	// by its own but without an alloc.
+	b.ev(snapshot.ActionAlloc, 0x2000, 512, sa)
+	b.ev(snapshot.ActionAlloc, 0x2200, 512, sb)
+	b.ev(snapshot.ActionFreeRequested, 0x2000, 512, sa)
+	b.ev(snapshot.ActionFreeCompleted, 0x2200, 512, sb)
+	b.ev(snapshot.ActionFreeCompleted, 0x2000, 512, sa)
+	b.ev(snapshot.ActionFreeRequested, 0x9400, 512, sa)
+	b.ev(snapshot.ActionFreeCompleted, 0x9400, 512, sa)
 	b.seg(0x10000, false, live(512, 512, sc), live(512, 512, sb), live(512, 500, sd), free(512))
 	return b.s
 }
@@ -291,6 +301,55 @@ func TestDoubledTrimmed(t *testing.T) {
 		}
 		if tr := trimmed(got); !slices.Equal(tr, want) || cap(tr)-len(tr) > len(tr)/4 {
 			t.Fatalf("trimmed after %d appends: %d elements, room %d, or not those of append", i+1, len(tr), cap(tr))
+		}
+	}
+}
+
+// TestFreeRequested checks each allocation's free_requested entry against
+// its definition: the last free_requested of its address while it is open
+// (after its alloc entry, before its end); none for allocations made before
+// the trace. The replay finds most of them at the free_completed that
+// follows.
+func TestFreeRequested(t *testing.T) {
+	for name, s := range fastpathSnapshots(t) {
+		for _, d := range Analyze(s, Options{}).Devices {
+			tab := &d.allocs
+			if d.Actions[string(snapshot.ActionFreeCompleted)]+d.Actions["free"] == 0 {
+				continue // allocations end at free_requested
+			}
+			byAddr := map[uint64][]int{}
+			for k := range tab.len() {
+				if tab.start[k] >= 0 {
+					byAddr[d.Trace.Addr(int(tab.start[k]))] = append(byAddr[d.Trace.Addr(int(tab.start[k]))], k)
+				}
+			}
+			want := make([]int32, tab.len())
+			for k := range want {
+				want[k] = -1
+			}
+			found := 0
+			for i := range d.Trace.Len() {
+				if d.Trace.Kind(i) != snapshot.KindFreeRequested {
+					continue
+				}
+				for _, k := range byAddr[d.Trace.Addr(i)] {
+					if int(tab.start[k]) < i && i < int(tab.end[k]) {
+						want[k] = int32(i)
+						found++
+					}
+				}
+			}
+			if !slices.Equal(tab.freeReq, want) {
+				for k := range want {
+					if tab.freeReq[k] != want[k] {
+						t.Fatalf("%s device %d: allocation %d (entries %d…%d) has free_requested %d, want %d",
+							name, d.ID, k, tab.start[k], tab.end[k], tab.freeReq[k], want[k])
+					}
+				}
+			}
+			if name == string(gen.DistinctStacks) && found == 0 {
+				t.Fatalf("%s: no free_requested found", name)
+			}
 		}
 	}
 }

@@ -143,6 +143,9 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	var bk *bucket
 	bEnd := 0
 	streams := &d.traceStreams
+	// reqBefore is the last free_requested whose free_completed follows it
+	// (its allocation is found there).
+	reqBefore := -2
 	for base := 0; base < n; {
 		ch := tr.Chunk(base)
 		for j, code := range ch.Actions {
@@ -179,6 +182,9 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 				if o, ok := open.take(tr.Addr(i)); ok {
 					d.allocs.end[o.k] = int32(i)
 					cur -= o.size
+					if reqBefore == i-1 {
+						d.allocs.freeReq[o.k] = int32(i - 1)
+					}
 				} else {
 					size := d.count(ch.Sizes[j])
 					d.allocs.add(-1, int32(i), ch.Stacks[j])
@@ -187,7 +193,15 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 					cur -= size
 				}
 			case k == snapshot.KindFreeRequested:
-				if o, ok := open.get(tr.Addr(i)); ok {
+				// torch writes the free_completed right after its
+				// free_requested when no other stream holds the block:
+				// its take (above) then finds what a look-up here would,
+				// and the address is looked up once (a cache miss each,
+				// the replay's biggest cost on big files).
+				addr := tr.Addr(i)
+				if i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr {
+					reqBefore = i
+				} else if o, ok := open.get(addr); ok {
 					d.allocs.freeReq[o.k] = int32(i)
 				}
 			case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
