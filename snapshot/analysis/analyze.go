@@ -161,7 +161,12 @@ func deviceOrdinals(s *snapshot.Snapshot, segs map[int][]int) []int {
 
 // siteOf returns the site index of a stack.
 func (a *Analysis) siteOf(id snapshot.StackID) int32 {
-	key := a.Snap.Stacks.Summary(id) &^ 15 // the site part
+	return a.siteOfSummary(a.Snap.Stacks.Summary(id))
+}
+
+// siteOfSummary returns the site index of a stack whose summary is sum.
+func (a *Analysis) siteOfSummary(sum snapshot.StackSummary) int32 {
+	key := sum &^ 15 // the site part
 	if v, ok := a.siteBySum.get(uint64(key)); ok {
 		return v
 	}
@@ -179,6 +184,3 @@ func (a *Analysis) internSite(s Site) int32 {
 	a.siteIndex[s.Key] = v
 	return v
 }
-
-// phaseOf returns the phase a stack points to.
-func (a *Analysis) phaseOf(id snapshot.StackID) phase { return summaryPhase(a.Snap.Stacks.Summary(id)) }

@@ -124,11 +124,10 @@ type classifier struct {
 	windowEnds []int64
 }
 
-// allocPhase is the phase of an allocation from entry start with stack
-// stack: its stack's, unless an annotation window says optimizer or the
-// stack says nothing.
-func (c *classifier) allocPhase(start int32, stack snapshot.StackID) (phase, bool) {
-	p := c.d.a.phaseOf(stack)
+// allocPhase is the phase of an allocation from entry start whose stack
+// has phase p: its stack's, unless an annotation window says optimizer or
+// the stack says nothing.
+func (c *classifier) allocPhase(start int32, p phase) (phase, bool) {
 	if len(c.windows) == 0 || start < 0 {
 		return p, false
 	}
@@ -155,14 +154,21 @@ func (d *Device) classify() {
 	t.site, t.cat, t.rule = make([]int32, na), make([]Category, na), make([]Rule, na)
 	// Phase runs over the allocations with a known phase, in trace order.
 	phases := make([]phase, na)
+	// workspaces are the allocations of a cuBLAS workspace (few), in
+	// order; the stack's summary, read once here, says which.
+	var workspaces []int32
 	for k := range na {
 		stack, start := t.stack(k), t.start[k]
-		t.site[k] = d.a.siteOf(stack)
+		sum := d.a.Snap.Stacks.Summary(stack)
+		t.site[k] = d.a.siteOfSummary(sum)
+		if summaryWorkspace(sum) {
+			workspaces = append(workspaces, int32(k))
+		}
 		if start < 0 {
-			phases[k] = d.a.phaseOf(stack)
+			phases[k] = summaryPhase(sum)
 			continue
 		}
-		p, _ := c.allocPhase(start, stack)
+		p, _ := c.allocPhase(start, summaryPhase(sum))
 		phases[k] = p
 		if p == phaseUnknown || p == phaseInit {
 			continue
@@ -204,7 +210,7 @@ func (d *Device) classify() {
 		}
 	}
 	for k := range na {
-		rule, stack, origin := t.rule[k], t.stack(k), t.origin(k)
+		rule, origin := t.rule[k], t.origin(k)
 		switch origin {
 		case PreTraceFreed:
 			rule = RulePreTraceFreed
@@ -232,8 +238,9 @@ func (d *Device) classify() {
 				}
 			}
 		}
-		if d.a.workspaceStack(stack) {
+		if len(workspaces) > 0 && workspaces[0] == int32(k) {
 			rule = RuleWorkspace
+			workspaces = workspaces[1:]
 		}
 		cat := rules[rule].category
 		if origin == FromTrace {

@@ -1,10 +1,6 @@
 package analysis
 
-import (
-	"strings"
-
-	"oomscope/snapshot"
-)
+import "strings"
 
 // workspaceFrames name the C++ functions that allocate cuBLAS and
 // cuBLASLt workspaces: buffers each handle keeps for as long as it lives.
@@ -20,10 +16,4 @@ func isWorkspaceFrame(name string) bool {
 		}
 	}
 	return false
-}
-
-// workspaceStack reports whether stack id allocates a cuBLAS/cuBLASLt
-// workspace.
-func (a *Analysis) workspaceStack(id snapshot.StackID) bool {
-	return summaryWorkspace(a.Snap.Stacks.Summary(id))
 }
