@@ -390,180 +390,17 @@ func (st *stepper) scan() (int64, int) {
 	// zgWatch: frees are watched for zero_grad.
 	fast, zgWatch := false, false
 	clean := gapCut{-1, -1, -1}
+	l := &scanLoop{st: st, sc: sc, w: w, cur: cur, ivMax: ivMax, ivArg: ivArg, streak: streak, gap: gap, cuts: cuts,
+		zg: zg, pt: pt, seenAlloc: seenAlloc, lastPh: lastPh, lastWin: lastWin, fast: fast, zgWatch: zgWatch,
+		timed: timed, stackZeroGrad: stackZeroGrad, needTime: needTime, noWindows: noWindows, delta: delta,
+		legacyFree: legacyFree, pythonOnly: pythonOnly, info: info, clean: clean}
+	// By chunk (see inBlocks).
 	for base := 0; base < st.n; {
 		ch := st.src.chunk(base)
-		for j := 0; j < len(ch.codes); j++ {
-			if fast {
-				// The fast path takes the entries that change nothing but
-				// the memory, and the allocations that continue the last
-				// run, exactly as the general path below would; it stops
-				// at any other entry, which the general path takes.
-				r := &st.runs[len(st.runs)-1]
-			fastLoop:
-				for ; j < len(ch.codes); j++ {
-					k := kindOfCode[ch.codes[j]]
-					switch k {
-					case kindAlloc:
-						var inf stackInfo
-						if id := ch.stacks[j]; uint(id) < uint(len(info)) {
-							inf = info[id]
-						}
-						p := phaseUnknown
-						switch {
-						case inf&infoFrames != 0:
-							p = phase(inf & 15)
-						case pythonOnly:
-							p = phaseBackward
-						}
-						if p != lastPh {
-							break fastLoop
-						}
-						r.last = int32(base + j)
-						streak = -1
-					case kindFreeReq, kindFreeDone:
-						if zgWatch {
-							if id := ch.stacks[j]; uint(id) < uint(len(info)) && info[id]&infoZeroGrad != 0 {
-								break fastLoop
-							}
-						}
-						streak = -1
-					case kindGrowth:
-						if streak < 0 {
-							streak = base + j
-						}
-					default:
-						if legacyFree {
-							break fastLoop
-						}
-						streak = -1
-					}
-					cur += delta[k] * ch.sizes[j]
-					if cur > ivMax {
-						ivMax, ivArg = cur, base+j
-					}
-				}
-				if j == len(ch.codes) {
-					break
-				}
-			}
-			code := ch.codes[j]
-			i := base + j
-			k := kindOfCode[code]
-			if k == kindOther && legacyFree {
-				k = st.src.otherKind(i)
-			}
-			var t int64
-			if needTime {
-				t = st.src.timeUS(i)
-			}
-			if timed && t != 0 {
-				marker := false
-				for zg < len(st.zgStarts) && st.zgStarts[zg] <= t {
-					marker = true
-					zg++
-				}
-				for pt < len(st.profTimes) && st.profTimes[pt] <= t {
-					ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
-					pt++
-				}
-				if marker {
-					switch {
-					case gap >= 0 && cuts[gap].zeroGrad < 0:
-						cuts[gap].zeroGrad = int32(i)
-						ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
-					case len(st.runs) == 0 && st.zgBeforeRuns < 0:
-						st.zgBeforeRuns = i
-						ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
-					}
-					if st.firstWork < 0 && st.zgBeforeWork < 0 {
-						st.zgBeforeWork = i
-						ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
-					}
-				}
-			}
-			switch {
-			case k == kindAlloc || !seenAlloc && (k == kindFreeReq || k == kindFreeDone):
-				alloc := k == kindAlloc
-				var p phase
-				win := -1
-				if alloc && noWindows {
-					// label's rule for an allocation without phase
-					// windows, inline: the stack alone decides.
-					var inf stackInfo
-					if id := ch.stacks[j]; uint(id) < uint(len(info)) {
-						inf = info[id]
-					}
-					switch {
-					case inf&infoFrames != 0:
-						p = phase(inf & 15)
-					case pythonOnly:
-						p = phaseBackward
-					}
-				} else {
-					p, win = st.label(w, alloc, t, ch.stacks[j])
-				}
-				if alloc {
-					seenAlloc = true
-					if p == phaseInit {
-						st.lastInit, st.zgBeforeWork = i, -1
-					} else if st.firstWork < 0 {
-						st.firstWork = i
-						st.workCut, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
-					}
-				}
-				last := len(st.runs) - 1
-				switch {
-				case p == phaseUnknown || p == phaseInit:
-					if alloc && gap >= 0 && cuts[gap].alloc < 0 {
-						var cut int
-						cut, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
-						cuts[gap].alloc, cuts[gap].cut = int32(i), int32(cut)
-						gap = -1
-					}
-				case last >= 0 && lastPh == p && (win < 0 || lastWin < 0 || win == lastWin):
-					r := &st.runs[last]
-					r.last = int32(i)
-					if win >= 0 {
-						r.window, lastWin = win, win
-					}
-					if gap != last {
-						cuts[last], gap = gapCut{-1, -1, -1}, last
-					} else if c := &cuts[last]; c.alloc >= 0 || c.cut >= 0 || c.zeroGrad >= 0 {
-						*c = gapCut{-1, -1, -1}
-					}
-				default:
-					var first int
-					first, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
-					if gap >= 0 && cuts[gap].alloc < 0 {
-						cuts[gap].alloc, cuts[gap].cut = int32(i), int32(first)
-					}
-					st.runs = append(doubled(st.runs), run{ph: p, first: int32(first), last: int32(i), window: win})
-					lastPh, lastWin = p, win
-					cuts = append(doubled(cuts), gapCut{-1, -1, -1})
-					gap = len(cuts) - 1
-				}
-			case stackZeroGrad && (k == kindFreeReq || k == kindFreeDone) && gap >= 0 && cuts[gap].zeroGrad < 0 &&
-				st.runs[gap].ph == phaseOptimizer && st.isZeroGrad(ch.stacks[j]):
-				cuts[gap].zeroGrad = int32(i)
-				ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
-			}
-			if k != kindGrowth {
-				streak = -1
-			} else if streak < 0 {
-				streak = i
-			}
-			cur += delta[k] * ch.sizes[j]
-			if cur > ivMax {
-				ivMax, ivArg = cur, i
-			}
-			// The fast path needs: no times to read, the work started,
-			// a run whose gap has nothing noted yet.
-			last := len(st.runs) - 1
-			fast = !needTime && seenAlloc && st.firstWork >= 0 && last >= 0 && gap == last && cuts[last] == clean
-			zgWatch = stackZeroGrad && lastPh == phaseOptimizer
-		}
+		l.chunk(base, ch)
 		base += len(ch.codes)
 	}
+	cur, ivMax, ivArg, streak, cuts = l.cur, l.ivMax, l.ivArg, l.streak, l.cuts
 	sc.cur, sc.ivMax, sc.ivArg, sc.streak = cur, ivMax, ivArg, streak
 	if st.n > 0 {
 		st.ivs = append(st.ivs, interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
@@ -578,6 +415,208 @@ func (st *stepper) scan() (int64, int) {
 		st.runs[r].next, st.runs[r].nextCut, st.runs[r].zeroGrad = cuts[r].alloc, cuts[r].cut, cuts[r].zeroGrad
 	}
 	return peak, peakIdx
+}
+
+// scanLoop is scan's state between chunks of the trace: the loop over one
+// chunk is a method called per chunk, so that a WebAssembly engine runs it
+// optimized from its first chunks on (see inBlocks).
+type scanLoop struct {
+	st *stepper
+	sc *scanState
+	w  *phaseSweep
+	// The scan's state, as scan describes it.
+	cur, ivMax                 int64
+	ivArg, streak, gap, zg, pt int
+	cuts                       []gapCut
+	seenAlloc, fast, zgWatch   bool
+	lastPh                     phase
+	lastWin                    int
+	// Invariants.
+	timed, stackZeroGrad, needTime, noWindows, legacyFree, pythonOnly bool
+	delta                                                             [8]int64
+	info                                                              []stackInfo
+	clean                                                             gapCut
+}
+
+// chunk scans entries base, base+1, … of chunk ch.
+func (l *scanLoop) chunk(base int, ch entryChunk) {
+	st, sc, w := l.st, l.sc, l.w
+	cur, ivMax, ivArg, streak, gap, zg, pt, cuts := l.cur, l.ivMax, l.ivArg, l.streak, l.gap, l.zg, l.pt, l.cuts
+	seenAlloc, fast, zgWatch, lastPh, lastWin := l.seenAlloc, l.fast, l.zgWatch, l.lastPh, l.lastWin
+	timed, stackZeroGrad, needTime, noWindows := l.timed, l.stackZeroGrad, l.needTime, l.noWindows
+	legacyFree, pythonOnly, info, clean, delta := l.legacyFree, l.pythonOnly, l.info, l.clean, &l.delta
+	for j := 0; j < len(ch.codes); j++ {
+		if fast {
+			// The fast path takes the entries that change nothing but
+			// the memory, and the allocations that continue the last
+			// run, exactly as the general path below would; it stops
+			// at any other entry, which the general path takes.
+			r := &st.runs[len(st.runs)-1]
+		fastLoop:
+			for ; j < len(ch.codes); j++ {
+				k := kindOfCode[ch.codes[j]]
+				switch k {
+				case kindAlloc:
+					var inf stackInfo
+					if id := ch.stacks[j]; uint(id) < uint(len(info)) {
+						inf = info[id]
+					}
+					p := phaseUnknown
+					switch {
+					case inf&infoFrames != 0:
+						p = phase(inf & 15)
+					case pythonOnly:
+						p = phaseBackward
+					}
+					if p != lastPh {
+						break fastLoop
+					}
+					r.last = int32(base + j)
+					streak = -1
+				case kindFreeReq, kindFreeDone:
+					if zgWatch {
+						if id := ch.stacks[j]; uint(id) < uint(len(info)) && info[id]&infoZeroGrad != 0 {
+							break fastLoop
+						}
+					}
+					streak = -1
+				case kindGrowth:
+					if streak < 0 {
+						streak = base + j
+					}
+				default:
+					if legacyFree {
+						break fastLoop
+					}
+					streak = -1
+				}
+				cur += delta[k] * ch.sizes[j]
+				if cur > ivMax {
+					ivMax, ivArg = cur, base+j
+				}
+			}
+			if j == len(ch.codes) {
+				break
+			}
+		}
+		code := ch.codes[j]
+		i := base + j
+		k := kindOfCode[code]
+		if k == kindOther && legacyFree {
+			k = st.src.otherKind(i)
+		}
+		var t int64
+		if needTime {
+			t = st.src.timeUS(i)
+		}
+		if timed && t != 0 {
+			marker := false
+			for zg < len(st.zgStarts) && st.zgStarts[zg] <= t {
+				marker = true
+				zg++
+			}
+			for pt < len(st.profTimes) && st.profTimes[pt] <= t {
+				ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
+				pt++
+			}
+			if marker {
+				switch {
+				case gap >= 0 && cuts[gap].zeroGrad < 0:
+					cuts[gap].zeroGrad = int32(i)
+					ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
+				case len(st.runs) == 0 && st.zgBeforeRuns < 0:
+					st.zgBeforeRuns = i
+					ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
+				}
+				if st.firstWork < 0 && st.zgBeforeWork < 0 {
+					st.zgBeforeWork = i
+					ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
+				}
+			}
+		}
+		switch {
+		case k == kindAlloc || !seenAlloc && (k == kindFreeReq || k == kindFreeDone):
+			alloc := k == kindAlloc
+			var p phase
+			win := -1
+			if alloc && noWindows {
+				// label's rule for an allocation without phase
+				// windows, inline: the stack alone decides.
+				var inf stackInfo
+				if id := ch.stacks[j]; uint(id) < uint(len(info)) {
+					inf = info[id]
+				}
+				switch {
+				case inf&infoFrames != 0:
+					p = phase(inf & 15)
+				case pythonOnly:
+					p = phaseBackward
+				}
+			} else {
+				p, win = st.label(w, alloc, t, ch.stacks[j])
+			}
+			if alloc {
+				seenAlloc = true
+				if p == phaseInit {
+					st.lastInit, st.zgBeforeWork = i, -1
+				} else if st.firstWork < 0 {
+					st.firstWork = i
+					st.workCut, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
+				}
+			}
+			last := len(st.runs) - 1
+			switch {
+			case p == phaseUnknown || p == phaseInit:
+				if alloc && gap >= 0 && cuts[gap].alloc < 0 {
+					var cut int
+					cut, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
+					cuts[gap].alloc, cuts[gap].cut = int32(i), int32(cut)
+					gap = -1
+				}
+			case last >= 0 && lastPh == p && (win < 0 || lastWin < 0 || win == lastWin):
+				r := &st.runs[last]
+				r.last = int32(i)
+				if win >= 0 {
+					r.window, lastWin = win, win
+				}
+				if gap != last {
+					cuts[last], gap = gapCut{-1, -1, -1}, last
+				} else if c := &cuts[last]; c.alloc >= 0 || c.cut >= 0 || c.zeroGrad >= 0 {
+					*c = gapCut{-1, -1, -1}
+				}
+			default:
+				var first int
+				first, ivMax, ivArg = sc.cutBeforeAt(i, cur, ivMax, ivArg, streak)
+				if gap >= 0 && cuts[gap].alloc < 0 {
+					cuts[gap].alloc, cuts[gap].cut = int32(i), int32(first)
+				}
+				st.runs = append(doubled(st.runs), run{ph: p, first: int32(first), last: int32(i), window: win})
+				lastPh, lastWin = p, win
+				cuts = append(doubled(cuts), gapCut{-1, -1, -1})
+				gap = len(cuts) - 1
+			}
+		case stackZeroGrad && (k == kindFreeReq || k == kindFreeDone) && gap >= 0 && cuts[gap].zeroGrad < 0 &&
+			st.runs[gap].ph == phaseOptimizer && st.isZeroGrad(ch.stacks[j]):
+			cuts[gap].zeroGrad = int32(i)
+			ivMax, ivArg = sc.cutAt(i, cur, ivMax, ivArg, streak)
+		}
+		if k != kindGrowth {
+			streak = -1
+		} else if streak < 0 {
+			streak = i
+		}
+		cur += delta[k] * ch.sizes[j]
+		if cur > ivMax {
+			ivMax, ivArg = cur, i
+		}
+		// The fast path needs: no times to read, the work started,
+		// a run whose gap has nothing noted yet.
+		last := len(st.runs) - 1
+		fast = !needTime && seenAlloc && st.firstWork >= 0 && last >= 0 && gap == last && cuts[last] == clean
+		zgWatch = stackZeroGrad && lastPh == phaseOptimizer
+	}
+	l.cur, l.ivMax, l.ivArg, l.streak, l.gap, l.zg, l.pt, l.cuts = cur, ivMax, ivArg, streak, gap, zg, pt, cuts
+	l.seenAlloc, l.fast, l.zgWatch, l.lastPh, l.lastWin = seenAlloc, fast, zgWatch, lastPh, lastWin
 }
 
 // clockSamples bounds the clock's samples: 4 Ki float64s stay in a CPU's

@@ -98,19 +98,18 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	}
 	tr := d.Trace
 	n := tr.Len()
-	// "free" is an action of some old files: a free_completed.
-	isFreeName := func(i int) bool { return tr.Kind(i) == snapshot.KindOther && tr.Action(i) == "free" }
-	var nComp, nReq, nAlloc int
-	for i := range n {
-		switch tr.Kind(i) {
-		case snapshot.KindAlloc:
-			nAlloc++
-		case snapshot.KindFreeCompleted:
-			nComp++
-		case snapshot.KindFreeRequested:
-			nReq++
-		case snapshot.KindOther:
-			if isFreeName(i) {
+	r := &replayer{d: d, tr: tr, n: n, maxSize: a.maxSize, reqBefore: -2}
+	// Kinds counted by chunk (see replayer).
+	var kinds [snapshot.KindOther + 1]int
+	for base := 0; base < n; {
+		ch := tr.Chunk(base)
+		countKinds(&kinds, ch.Actions)
+		base += len(ch.Actions)
+	}
+	nAlloc, nComp, nReq := kinds[snapshot.KindAlloc], kinds[snapshot.KindFreeCompleted], kinds[snapshot.KindFreeRequested]
+	if kinds[snapshot.KindOther] > 0 {
+		for i := range n {
+			if r.isFreeName(i) {
 				nComp++
 			}
 		}
@@ -118,139 +117,28 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	// Every alloc entry makes one allocation; unmatched frees and live
 	// blocks add a few more.
 	d.allocs = newAllocTable(a, tr, nAlloc+nAlloc/16+64)
-	mode := freeOnCompleted
+	r.mode = freeOnCompleted
 	if nComp == 0 && nReq > d.pendingBlocks() {
-		mode = freeOnRequested
+		r.mode = freeOnRequested
 		d.warn("the trace has free_requested but no free_completed entries (skip_actions?): allocations end at free_requested")
 	}
 
 	d.buckets = newBuckets(a.opt.TimelinePoints, -1, n+1)
-	var counts [snapshot.KindOther]int
-	open := newUintMap[openAlloc]()
-	var cur, res int64
-	// over is the most allocated exceeded reserved (relative to the
-	// starting state), overAt where.
-	over, overAt := int64(0), -1
-	var doubleAlloc int
+	r.open = newUintMap[openAlloc]()
+	r.overAt = -1
 	d.buckets.record(-1, 0, 0)
-	// The peaks in locals (the loop stores to memory, after which fields
-	// would be loaded again).
-	peakRel, peakIndex, resPeakRel, resPeakIndex := d.peakRel, d.peakIndex, d.resPeakRel, d.resPeakIndex
-	maxSize := a.maxSize
-	// The timeline's bucket of the current entry (see buckets.record,
-	// inlined): bk, until entry bEnd.
-	bs := &d.buckets
-	var bk *bucket
-	bEnd := 0
-	streams := &d.traceStreams
-	// reqBefore is the last free_requested whose free_completed follows it
-	// (its allocation is found there).
-	reqBefore := -2
+	r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex = d.peakRel, d.peakIndex, d.resPeakRel, d.resPeakIndex
 	for base := 0; base < n; {
 		ch := tr.Chunk(base)
-		for j, code := range ch.Actions {
-			i := base + j
-			k := min(snapshot.ActionKind(code), snapshot.KindOther)
-			if k == snapshot.KindOther {
-				d.Actions[string(tr.Action(i))]++
-			} else {
-				counts[k]++
-			}
-			isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && isFreeName(i))
-			if mode == freeOnRequested {
-				isFree = k == snapshot.KindFreeRequested
-			}
-			// Entries come in runs on one stream: look a stream up when it
-			// changes.
-			if st := tr.Stream(i); i == 0 || st != streams.last {
-				streams.add(st)
-			}
-			switch {
-			case k == snapshot.KindAlloc:
-				size := ch.Sizes[j]
-				if size < 0 || size > maxSize {
-					size = 0
-					d.badSizes++
-				}
-				if o, had := open.swap(tr.Addr(i), openAlloc{d.allocs.add(int32(i), int32(n), ch.Stacks[j]), size}); had {
-					d.allocs.end[o.k] = int32(i)
-					cur -= o.size
-					doubleAlloc++
-				}
-				cur += size
-			case isFree:
-				if o, ok := open.take(tr.Addr(i)); ok {
-					d.allocs.end[o.k] = int32(i)
-					cur -= o.size
-					if reqBefore == i-1 {
-						d.allocs.freeReq[o.k] = int32(i - 1)
-					}
-				} else {
-					size := d.count(ch.Sizes[j])
-					d.allocs.add(-1, int32(i), ch.Stacks[j])
-					d.initialAllocated += size
-					d.preTrace++
-					cur -= size
-				}
-			case k == snapshot.KindFreeRequested:
-				// torch writes the free_completed right after its
-				// free_requested when no other stream holds the block:
-				// its take (above) then finds what a look-up here would,
-				// and the address is looked up once (a cache miss each,
-				// the replay's biggest cost on big files).
-				addr := tr.Addr(i)
-				if i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr {
-					reqBefore = i
-				} else if o, ok := open.get(addr); ok {
-					d.allocs.freeReq[o.k] = int32(i)
-				}
-			case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
-				res += d.count(ch.Sizes[j])
-				d.segEvents = append(d.segEvents, int32(i))
-				d.mapped = d.mapped || k == snapshot.KindSegmentMap
-			case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
-				res -= d.count(ch.Sizes[j])
-				d.segEvents = append(d.segEvents, int32(i))
-				d.mapped = d.mapped || k == snapshot.KindSegmentUnmap
-			case k == snapshot.KindOOM:
-				d.ooms = append(d.ooms, int32(i))
-			}
-			if cur > peakRel {
-				peakRel, peakIndex = cur, i
-			}
-			if cur-res > over {
-				over, overAt = cur-res, i
-			}
-			if res > resPeakRel {
-				resPeakRel, resPeakIndex = res, i
-			}
-			if len(bs.b) == 0 {
-				continue
-			}
-			if i >= bEnd {
-				bk, bEnd = bs.at(i)
-			}
-			if !bk.used {
-				*bk = bucket{used: true, minI: int32(i), maxI: int32(i), resI: int32(i), minA: cur, maxA: cur, resA: cur,
-					minAR: res, maxAR: res, resR: res}
-				continue
-			}
-			if cur < bk.minA {
-				bk.minI, bk.minA, bk.minAR = int32(i), cur, res
-			}
-			if cur > bk.maxA {
-				bk.maxI, bk.maxA, bk.maxAR = int32(i), cur, res
-			}
-			if res > bk.resR {
-				bk.resI, bk.resA, bk.resR = int32(i), cur, res
-			}
-		}
+		r.chunk(base, ch)
 		base += len(ch.Actions)
 	}
+	bs := &d.buckets
+	cur, res, counts, open, over, overAt, doubleAlloc := r.cur, r.res, r.counts, r.open, r.over, r.overAt, r.doubleAlloc
 	if n > 0 && len(bs.b) > 0 {
 		bs.last = sample{int32(n - 1), cur, res}
 	}
-	d.peakRel, d.peakIndex, d.resPeakRel, d.resPeakIndex = peakRel, peakIndex, resPeakRel, resPeakIndex
+	d.peakRel, d.peakIndex, d.resPeakRel, d.resPeakIndex = r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex
 	for k, c := range counts {
 		if c > 0 {
 			d.Actions[string(snapshot.ActionKind(k).Action())] = c
@@ -279,6 +167,167 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	}
 	d.classify()
 	return d
+}
+
+// replayer is the replay's state between chunks of the trace. The loop
+// over the entries is a method called once per chunk (16 Ki entries), not
+// one loop over the whole trace: a WebAssembly engine compiles a function
+// with its optimizing tier once it has run a while, and uses that code
+// from the function's next call on, never inside a call already running
+// (V8: the replay of a 200 MiB file ran 3× slower in its baseline code).
+type replayer struct {
+	d    *Device
+	tr   snapshot.Trace
+	n    int
+	mode freeMode
+	open *uintMap[openAlloc]
+	// counts counts the entries per kind (KindOther in d.Actions).
+	counts   [snapshot.KindOther]int
+	cur, res int64
+	// over is the most allocated exceeded reserved (relative to the
+	// starting state), overAt where.
+	over                    int64
+	overAt                  int
+	doubleAlloc             int
+	peakRel, resPeakRel     int64
+	peakIndex, resPeakIndex int
+	maxSize                 int64
+	// The timeline's bucket of the current entry (see buckets.record,
+	// inlined): bk, until entry bEnd.
+	bk   *bucket
+	bEnd int
+	// reqBefore is the last free_requested whose free_completed follows it
+	// (its allocation is found there).
+	reqBefore int
+}
+
+// countKinds adds the entries of each kind among actions to kinds
+// (KindOther for every other action). It is not inlined: the replay calls
+// it per chunk (see replayer).
+//
+//go:noinline
+func countKinds(kinds *[snapshot.KindOther + 1]int, actions []uint8) {
+	for _, c := range actions {
+		kinds[min(snapshot.ActionKind(c), snapshot.KindOther)]++
+	}
+}
+
+// isFreeName reports whether entry i is a "free", an action of some old
+// files: a free_completed.
+func (r *replayer) isFreeName(i int) bool {
+	return r.tr.Kind(i) == snapshot.KindOther && r.tr.Action(i) == "free"
+}
+
+// chunk replays entries base, base+1, … of chunk ch.
+func (r *replayer) chunk(base int, ch snapshot.Chunk) {
+	d, tr, n, open := r.d, r.tr, r.n, r.open
+	// The state in locals (the loop stores to memory, after which fields
+	// would be loaded again).
+	cur, res, over, overAt := r.cur, r.res, r.over, r.overAt
+	peakRel, peakIndex, resPeakRel, resPeakIndex := r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex
+	maxSize, mode, reqBefore := r.maxSize, r.mode, r.reqBefore
+	bs, bk, bEnd := &d.buckets, r.bk, r.bEnd
+	streams := &d.traceStreams
+	for j, code := range ch.Actions {
+		i := base + j
+		k := min(snapshot.ActionKind(code), snapshot.KindOther)
+		if k == snapshot.KindOther {
+			d.Actions[string(tr.Action(i))]++
+		} else {
+			r.counts[k]++
+		}
+		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && r.isFreeName(i))
+		if mode == freeOnRequested {
+			isFree = k == snapshot.KindFreeRequested
+		}
+		// Entries come in runs on one stream: look a stream up when it
+		// changes.
+		if st := tr.Stream(i); i == 0 || st != streams.last {
+			streams.add(st)
+		}
+		switch {
+		case k == snapshot.KindAlloc:
+			size := ch.Sizes[j]
+			if size < 0 || size > maxSize {
+				size = 0
+				d.badSizes++
+			}
+			if o, had := open.swap(tr.Addr(i), openAlloc{d.allocs.add(int32(i), int32(n), ch.Stacks[j]), size}); had {
+				d.allocs.end[o.k] = int32(i)
+				cur -= o.size
+				r.doubleAlloc++
+			}
+			cur += size
+		case isFree:
+			if o, ok := open.take(tr.Addr(i)); ok {
+				d.allocs.end[o.k] = int32(i)
+				cur -= o.size
+				if reqBefore == i-1 {
+					d.allocs.freeReq[o.k] = int32(i - 1)
+				}
+			} else {
+				size := d.count(ch.Sizes[j])
+				d.allocs.add(-1, int32(i), ch.Stacks[j])
+				d.initialAllocated += size
+				d.preTrace++
+				cur -= size
+			}
+		case k == snapshot.KindFreeRequested:
+			// torch writes the free_completed right after its
+			// free_requested when no other stream holds the block: its
+			// take (above) then finds what a look-up here would, and the
+			// address is looked up once (a cache miss each, the replay's
+			// biggest cost on big files).
+			addr := tr.Addr(i)
+			if i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr {
+				reqBefore = i
+			} else if o, ok := open.get(addr); ok {
+				d.allocs.freeReq[o.k] = int32(i)
+			}
+		case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
+			res += d.count(ch.Sizes[j])
+			d.segEvents = append(d.segEvents, int32(i))
+			d.mapped = d.mapped || k == snapshot.KindSegmentMap
+		case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
+			res -= d.count(ch.Sizes[j])
+			d.segEvents = append(d.segEvents, int32(i))
+			d.mapped = d.mapped || k == snapshot.KindSegmentUnmap
+		case k == snapshot.KindOOM:
+			d.ooms = append(d.ooms, int32(i))
+		}
+		if cur > peakRel {
+			peakRel, peakIndex = cur, i
+		}
+		if cur-res > over {
+			over, overAt = cur-res, i
+		}
+		if res > resPeakRel {
+			resPeakRel, resPeakIndex = res, i
+		}
+		if len(bs.b) == 0 {
+			continue
+		}
+		if i >= bEnd {
+			bk, bEnd = bs.at(i)
+		}
+		if !bk.used {
+			*bk = bucket{used: true, minI: int32(i), maxI: int32(i), resI: int32(i), minA: cur, maxA: cur, resA: cur,
+				minAR: res, maxAR: res, resR: res}
+			continue
+		}
+		if cur < bk.minA {
+			bk.minI, bk.minA, bk.minAR = int32(i), cur, res
+		}
+		if cur > bk.maxA {
+			bk.maxI, bk.maxA, bk.maxAR = int32(i), cur, res
+		}
+		if res > bk.resR {
+			bk.resI, bk.resA, bk.resR = int32(i), cur, res
+		}
+	}
+	r.cur, r.res, r.over, r.overAt = cur, res, over, overAt
+	r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex = peakRel, peakIndex, resPeakRel, resPeakIndex
+	r.reqBefore, r.bk, r.bEnd = reqBefore, bk, bEnd
 }
 
 // pendingBlocks counts the device's active_pending_free blocks: frees
