@@ -158,8 +158,8 @@ func (d *Device) classify() {
 	// workspaces are the allocations of a cuBLAS workspace (few), in
 	// order; the stack's summary, read once here, says which.
 	var workspaces []int32
-	inBlocks(na, func(lo, hi int) {
-		for k := lo; k < hi; k++ {
+	inBlocks(na, func(blo, bhi int) {
+		for k := blo; k < bhi; k++ {
 			stack, start := t.stack(k), t.start[k]
 			sum := d.a.Snap.Stacks.Summary(stack)
 			t.site[k] = d.a.siteOfSummary(sum)
@@ -184,8 +184,8 @@ func (d *Device) classify() {
 			c.runs[len(c.runs)-1].last = start
 		}
 	})
-	inBlocks(na, func(lo, hi int) {
-		for k := lo; k < hi; k++ {
+	inBlocks(na, func(blo, bhi int) {
+		for k := blo; k < bhi; k++ {
 			start := t.start[k]
 			if start < 0 || phases[k] != phaseUnknown || d.a.Snap.Stacks.Depth(t.stack(k)) != 0 {
 				continue
@@ -199,8 +199,8 @@ func (d *Device) classify() {
 		}
 	})
 	stateInTrace, optimizerInTrace := false, false
-	inBlocks(na, func(lo, hi int) {
-		for k := lo; k < hi; k++ {
+	inBlocks(na, func(blo, bhi int) {
+		for k := blo; k < bhi; k++ {
 			if o := t.origin(k); o != FromTrace {
 				// Optimizer state recognised by its stack among the blocks alive
 				// before the trace also tells the stackless ones apart.
@@ -216,8 +216,8 @@ func (d *Device) classify() {
 			}
 		}
 	})
-	inBlocks(na, func(lo, hi int) {
-		for k := lo; k < hi; k++ {
+	inBlocks(na, func(blo, bhi int) {
+		for k := blo; k < bhi; k++ {
 			rule, origin := t.rule[k], t.origin(k)
 			switch origin {
 			case PreTraceFreed:

@@ -119,14 +119,18 @@ type byteTimer struct {
 // byteTime weighs every allocation's stack and returns the byte-time tree.
 func byteTime(src source) *ByteTime {
 	c := &byteTimer{src: src, n: src.entries(), clock: traceClock(src), stacks: newRankSet(src.numStacks() + 1)}
-	for k := range src.numAllocs() {
-		c.stacks.add(int(src.allocStack(k)) + 1)
-	}
+	inBlocks(src.numAllocs(), func(blo, bhi int) {
+		for k := blo; k < bhi; k++ {
+			c.stacks.add(int(src.allocStack(k)) + 1)
+		}
+	})
 	c.weight = make([]float64, c.stacks.seal())
-	for k := range src.numAllocs() {
-		start, end, _ := src.allocSpan(k)
-		c.weigh(start, end, src.allocSize(k), src.allocStack(k))
-	}
+	inBlocks(src.numAllocs(), func(blo, bhi int) {
+		for k := blo; k < bhi; k++ {
+			start, end, _ := src.allocSpan(k)
+			c.weigh(start, end, src.allocSize(k), src.allocStack(k))
+		}
+	})
 	return c.flame()
 }
 

@@ -52,53 +52,55 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 	// (known after the pass): keep per-moment counts of activation stacks.
 	repeats := make([]map[snapshot.StackID]int, len(idx))
 	var surv []int32
-	for k := range src.numAllocs() {
-		// The fields every allocation needs, read one by one; the whole
-		// live range only for the few that are candidates or survivors.
-		start, end, freeReq := src.allocSpan(k)
-		size, stack := src.allocSize(k), src.allocStack(k)
-		if col.candidate(end, freeReq, size) {
-			l := src.live(k)
-			col.add(&l)
-		}
-		if survivors && int(end) == n && freeReq < 0 && start >= 0 {
-			surv = append(surv, int32(k))
-		}
-		if int(start) > hi || int(end) <= lo {
-			continue // alive at no moment
-		}
-		checked, isLogits := false, false
-		var cat Category
-		for j := range ms {
-			m := &ms[j]
-			if int(start) > m.index || m.index >= int(end) {
-				continue
+	inBlocks(src.numAllocs(), func(blo, bhi int) {
+		for k := blo; k < bhi; k++ {
+			// The fields every allocation needs, read one by one; the whole
+			// live range only for the few that are candidates or survivors.
+			start, end, freeReq := src.allocSpan(k)
+			size, stack := src.allocSize(k), src.allocStack(k)
+			if col.candidate(end, freeReq, size) {
+				l := src.live(k)
+				col.add(&l)
 			}
-			if !checked {
-				checked, isLogits, cat = true, src.stackLoss(stack), src.allocCategory(k)
+			if survivors && int(end) == n && freeReq < 0 && start >= 0 {
+				surv = append(surv, int32(k))
 			}
-			m.allocated += size
-			m.cats.Add(cat, size)
-			if cat == Parameter {
-				if m.params == nil {
-					m.params = map[int64]int64{}
+			if int(start) > hi || int(end) <= lo {
+				continue // alive at no moment
+			}
+			checked, isLogits := false, false
+			var cat Category
+			for j := range ms {
+				m := &ms[j]
+				if int(start) > m.index || m.index >= int(end) {
+					continue
 				}
-				m.params[size] += size
-			}
-			if isLogits {
-				m.logits += size
-			}
-			if freeReq >= 0 && int(freeReq) <= m.index {
-				m.pending += size
-			}
-			if cat == Activation && src.hasFrames(stack) {
-				if repeats[j] == nil {
-					repeats[j] = map[snapshot.StackID]int{}
+				if !checked {
+					checked, isLogits, cat = true, src.stackLoss(stack), src.allocCategory(k)
 				}
-				repeats[j][stack]++
+				m.allocated += size
+				m.cats.Add(cat, size)
+				if cat == Parameter {
+					if m.params == nil {
+						m.params = map[int64]int64{}
+					}
+					m.params[size] += size
+				}
+				if isLogits {
+					m.logits += size
+				}
+				if freeReq >= 0 && int(freeReq) <= m.index {
+					m.pending += size
+				}
+				if cat == Activation && src.hasFrames(stack) {
+					if repeats[j] == nil {
+						repeats[j] = map[snapshot.StackID]int{}
+					}
+					repeats[j][stack]++
+				}
 			}
 		}
-	}
+	})
 	for j := range ms {
 		ms[j].layers = modeCount(repeats[j])
 	}

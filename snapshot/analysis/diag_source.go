@@ -37,24 +37,26 @@ func newSource(d *Device) source {
 	st := &d.a.Snap.Stacks
 	info := make([]stackInfo, st.Len())
 	zeroGrad, backward := false, false
-	for id := range info {
-		sum := st.Summary(snapshot.StackID(id))
-		v := stackInfo(summaryPhase(sum)) & 15
-		if st.Depth(snapshot.StackID(id)) > 0 {
-			v |= infoFrames
+	inBlocks(len(info), func(blo, bhi int) {
+		for id := blo; id < bhi; id++ {
+			sum := st.Summary(snapshot.StackID(id))
+			v := stackInfo(summaryPhase(sum)) & 15
+			if st.Depth(snapshot.StackID(id)) > 0 {
+				v |= infoFrames
+			}
+			if summaryPhase(sum) == phaseBackward {
+				backward = true
+			}
+			if summaryZeroGrad(sum) {
+				v |= infoZeroGrad
+				zeroGrad = true
+			}
+			if summaryLoss(sum) {
+				v |= infoLoss
+			}
+			info[id] = v
 		}
-		if summaryPhase(sum) == phaseBackward {
-			backward = true
-		}
-		if summaryZeroGrad(sum) {
-			v |= infoZeroGrad
-			zeroGrad = true
-		}
-		if summaryLoss(sum) {
-			v |= infoLoss
-		}
-		info[id] = v
-	}
+	})
 	return source{d: d, tr: d.Trace, info: info, zeroGrad: zeroGrad, backward: backward, legacyFree: d.Actions["free"] > 0}
 }
 

@@ -1007,60 +1007,63 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		res.info.EvalPasses += s.EvalPasses
 		runLo = hi
 	}
-	for j, iv := range st.ivs {
-		for k+1 < len(spans) && iv.start >= spans[k+1].first {
-			flush()
-			k++
-			sp := spans[k]
-			res.steps = append(res.steps, Step{FirstEntry: sp.first, LastEntry: sp.last, Partial: sp.partial, PeakIndex: -1})
-			stepPeaks = stepPeaks[:0]
-			for runLo < len(st.runs) && int(st.runs[runLo].first) < sp.first {
-				runLo++
+	inBlocks(len(st.ivs), func(blo, bhi int) {
+		for j := blo; j < bhi; j++ {
+			iv := st.ivs[j]
+			for k+1 < len(spans) && iv.start >= spans[k+1].first {
+				flush()
+				k++
+				sp := spans[k]
+				res.steps = append(res.steps, Step{FirstEntry: sp.first, LastEntry: sp.last, Partial: sp.partial, PeakIndex: -1})
+				stepPeaks = stepPeaks[:0]
+				for runLo < len(st.runs) && int(st.runs[runLo].first) < sp.first {
+					runLo++
+				}
+			}
+			step := k
+			if k >= 0 && iv.start > spans[k].last {
+				step = -1 // after the last step (cannot happen: the last step ends the trace)
+			}
+			ph := PhaseOther
+			if r := st.runAt(iv.start); r >= 0 && step >= 0 && int(st.runs[r].first) >= spans[step].first {
+				ph = phaseName(st.runs[r].ph)
+			}
+			if step >= 0 {
+				last := st.n - 1
+				if j+1 < len(st.ivs) {
+					last = st.ivs[j+1].start - 1
+				}
+				last = min(last, spans[step].last)
+				first := max(iv.start, spans[step].first)
+				if n := len(res.spansOut); n > 0 && res.spansOut[n-1].Step == step && res.spansOut[n-1].Phase == ph {
+					res.spansOut[n-1].LastEntry = last
+				} else {
+					res.spansOut = append(res.spansOut, PhaseSpan{Step: step, Phase: ph, FirstEntry: first, LastEntry: last})
+				}
+			}
+			holds := func(i int) bool { return i >= iv.start && (j+1 == len(st.ivs) || i < st.ivs[j+1].start) }
+			if holds(r.PeakIndex) && r.PeakIndex >= 0 {
+				res.peak = PeakPhase{Step: step, Phase: ph}
+			}
+			if holds(oom) {
+				res.oomPhase = ph
+			}
+			if step < 0 {
+				continue
+			}
+			s := &res.steps[step]
+			if s.PeakIndex < 0 || iv.max > s.PeakAllocatedBytes {
+				s.PeakAllocatedBytes, s.PeakIndex = iv.max, iv.arg
+			}
+			s.EndAllocatedBytes = iv.end
+			switch p := slices.IndexFunc(stepPeaks, func(pp PhasePeak) bool { return pp.Phase == ph }); {
+			case p < 0:
+				stepPeaks = append(stepPeaks, PhasePeak{Step: step, Phase: ph, PeakAllocatedBytes: iv.max, PeakIndex: iv.arg})
+			case iv.max > stepPeaks[p].PeakAllocatedBytes:
+				stepPeaks[p].PeakAllocatedBytes, stepPeaks[p].PeakIndex = iv.max, iv.arg
 			}
 		}
-		step := k
-		if k >= 0 && iv.start > spans[k].last {
-			step = -1 // after the last step (cannot happen: the last step ends the trace)
-		}
-		ph := PhaseOther
-		if r := st.runAt(iv.start); r >= 0 && step >= 0 && int(st.runs[r].first) >= spans[step].first {
-			ph = phaseName(st.runs[r].ph)
-		}
-		if step >= 0 {
-			last := st.n - 1
-			if j+1 < len(st.ivs) {
-				last = st.ivs[j+1].start - 1
-			}
-			last = min(last, spans[step].last)
-			first := max(iv.start, spans[step].first)
-			if n := len(res.spansOut); n > 0 && res.spansOut[n-1].Step == step && res.spansOut[n-1].Phase == ph {
-				res.spansOut[n-1].LastEntry = last
-			} else {
-				res.spansOut = append(res.spansOut, PhaseSpan{Step: step, Phase: ph, FirstEntry: first, LastEntry: last})
-			}
-		}
-		holds := func(i int) bool { return i >= iv.start && (j+1 == len(st.ivs) || i < st.ivs[j+1].start) }
-		if holds(r.PeakIndex) && r.PeakIndex >= 0 {
-			res.peak = PeakPhase{Step: step, Phase: ph}
-		}
-		if holds(oom) {
-			res.oomPhase = ph
-		}
-		if step < 0 {
-			continue
-		}
-		s := &res.steps[step]
-		if s.PeakIndex < 0 || iv.max > s.PeakAllocatedBytes {
-			s.PeakAllocatedBytes, s.PeakIndex = iv.max, iv.arg
-		}
-		s.EndAllocatedBytes = iv.end
-		switch p := slices.IndexFunc(stepPeaks, func(pp PhasePeak) bool { return pp.Phase == ph }); {
-		case p < 0:
-			stepPeaks = append(stepPeaks, PhasePeak{Step: step, Phase: ph, PeakAllocatedBytes: iv.max, PeakIndex: iv.arg})
-		case iv.max > stepPeaks[p].PeakAllocatedBytes:
-			stepPeaks[p].PeakAllocatedBytes, stepPeaks[p].PeakIndex = iv.max, iv.arg
-		}
-	}
+	})
 	flush()
 	// The report keeps them: the room left over is given back.
 	res.phasePeaks, res.spansOut = trimmed(res.phasePeaks), trimmed(res.spansOut)

@@ -476,24 +476,26 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
 	first := newPointFinder(pts)
 	t := &d.allocs
 	next := 0 // first(start) of the allocations from the trace, whose starts grow with k
-	for k := range t.len() {
-		var j0 int
-		if s := int(t.start[k]); s >= 0 {
-			for next < m && pts[next].Index < s {
-				next++
+	inBlocks(t.len(), func(blo, bhi int) {
+		for k := blo; k < bhi; k++ {
+			var j0 int
+			if s := int(t.start[k]); s >= 0 {
+				for next < m && pts[next].Index < s {
+					next++
+				}
+				j0 = next
+			} else {
+				j0 = first.first(int(t.start[k]))
 			}
-			j0 = next
-		} else {
-			j0 = first.first(int(t.start[k]))
+			j1 := first.first(int(t.end[k]))
+			if j0 >= j1 {
+				continue
+			}
+			g, size := band[t.site[k]], t.size(k)
+			diff[g][j0] += size
+			diff[g][j1] -= size
 		}
-		j1 := first.first(int(t.end[k]))
-		if j0 >= j1 {
-			continue
-		}
-		g, size := band[t.site[k]], t.size(k)
-		diff[g][j0] += size
-		diff[g][j1] -= size
-	}
+	})
 	ss.Values = make([][]int64, len(diff))
 	for g := range diff {
 		row := make([]int64, m)

@@ -30,18 +30,20 @@ func (d *Device) Series(from, to, points, sites int) Series {
 	var alloc, res int64
 	delta := make([]int64, width)
 	t := &d.allocs
-	for k := range t.len() {
-		size := t.size(k)
-		if t.aliveAt(k, from) {
-			alloc += size
+	inBlocks(t.len(), func(blo, bhi int) {
+		for k := blo; k < bhi; k++ {
+			size := t.size(k)
+			if t.aliveAt(k, from) {
+				alloc += size
+			}
+			if s := int(t.start[k]); s > from && s <= to {
+				delta[s-from] += size
+			}
+			if e := int(t.end[k]); e > from && e <= to {
+				delta[e-from] -= size
+			}
 		}
-		if s := int(t.start[k]); s > from && s <= to {
-			delta[s-from] += size
-		}
-		if e := int(t.end[k]); e > from && e <= to {
-			delta[e-from] -= size
-		}
-	}
+	})
 	res = d.initialReserved
 	rdelta := make(map[int]int64)
 	for _, k := range d.segEvents {

@@ -183,11 +183,13 @@ func (d *Device) StateAt(i int, segments int, topSites int) State {
 func (d *Device) liveAt(i int) []int32 {
 	var out []int32
 	t := &d.allocs
-	for k := range t.len() {
-		if t.aliveAt(k, i) {
-			out = append(out, int32(k))
+	inBlocks(t.len(), func(blo, bhi int) {
+		for k := blo; k < bhi; k++ {
+			if t.aliveAt(k, i) {
+				out = append(out, int32(k))
+			}
 		}
-	}
+	})
 	return out
 }
 
