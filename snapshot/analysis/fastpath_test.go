@@ -353,3 +353,49 @@ func TestFreeRequested(t *testing.T) {
 		}
 	}
 }
+
+// TestSortByAddr checks the radix sort of live blocks, as layout uses it
+// (sorted again by sortByAddrCmp when refused), against slices.SortFunc by
+// address on the same input: distinct addresses spread over few or many
+// bytes (never refused), and inputs with shared addresses (which must come
+// out in SortFunc's order), small and large.
+func TestSortByAddr(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for trial := range 300 {
+		n := rng.IntN(3000)
+		v := make([]liveBlock, n)
+		seen := map[uint64]bool{}
+		for j := range v {
+			var a uint64
+			for {
+				switch trial % 3 {
+				case 0:
+					a = 0x7f0000000000 + uint64(rng.IntN(1<<20))*512
+				case 1:
+					a = rng.Uint64()
+				default:
+					a = uint64(rng.IntN(1 << 12))
+				}
+				if trial%5 == 4 || !seen[a] {
+					break // every fifth input may repeat addresses
+				}
+			}
+			seen[a] = true
+			v[j] = liveBlock{addr: a, k: int32(j)}
+		}
+		want := slices.Clone(v)
+		slices.SortFunc(want, func(x, y liveBlock) int { return cmp.Compare(x.addr, y.addr) })
+		// As layout: sorted again from the first order when refused.
+		first := slices.Clone(v)
+		if !sortByAddr(v) {
+			if len(seen) == n {
+				t.Fatalf("trial %d (%d blocks): refused distinct addresses", trial, n)
+			}
+			copy(v, first)
+			sortByAddrCmp(v)
+		}
+		if !slices.Equal(v, want) {
+			t.Fatalf("trial %d (%d blocks): sorted differently from SortFunc", trial, n)
+		}
+	}
+}
