@@ -277,11 +277,14 @@ func (d *Device) Report() DeviceReport {
 	// the rest where there is a second core.
 	dg := d.startDiagnosis(stepsHead(d, &r))
 	r.Expandable, r.Streams = d.streamsAndExpandable()
-	peak := d.StateAt(d.peakIndex, 0, opt.TopSites)
+	// The allocations live at the peak, found once for the state and
+	// the lists below.
+	at := d.clampIndex(d.peakIndex)
+	live := d.liveAt(at)
+	peak := d.stateAt(at, live, 0, opt.TopSites)
 	r.CategoriesAtPeak = peak.Categories
 	r.TopSites = peak.TopSites
 	r.FragmentationAtPeak = peak.Fragmentation
-	live := d.liveAt(d.peakIndex)
 	r.CategoryRules = d.ruleTotals(live)
 	r.LargestAtPeak = d.largest(live, opt.Largest)
 	for _, k := range d.ooms {

@@ -138,11 +138,16 @@ func (d *Device) timeAt(i int) int64 {
 // the allocations and one replay of the segment events.
 func (d *Device) StateAt(i int, segments int, topSites int) State {
 	i = d.clampIndex(i)
+	return d.stateAt(i, d.liveAt(i), segments, topSites)
+}
+
+// stateAt is StateAt for a state i within the trace whose live
+// allocations are live (liveAt(i), which it only reads).
+func (d *Device) stateAt(i int, live []int32, segments int, topSites int) State {
 	st := State{Index: i, TimeUS: d.timeAt(i)}
 	if i >= 0 {
 		st.Action = string(d.Trace.Action(i))
 	}
-	live := d.liveAt(i)
 	st.LiveAllocations = len(live)
 	t := &d.allocs
 	for _, k := range live {
