@@ -30,6 +30,10 @@ type Options struct {
 	// whatever the number of distinct stacks; their frames are read again
 	// from Source when asked for.
 	Summarize Summarizer
+	// Fold, when set, is the Summarizer in the form the decoder applies as
+	// it reads each frame list (no pass of its own over a new stack); it
+	// takes the place of Summarize.
+	Fold *StackFold
 	// Source is the same bytes as the reader Decode reads, readable at any
 	// offset (the open file, a browser File). It is used only for
 	// uncompressed input and must stay readable while the snapshot is used.
@@ -103,7 +107,7 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 		}
 		return nil, err
 	}
-	if opt.Source != nil && opt.Summarize != nil && !gz {
+	if opt.Source != nil && v.summarize != nil && !gz {
 		v.lazyOK = true
 		v.lazyAfter = opt.HoldFrames
 		if v.lazyAfter <= 0 {
@@ -166,6 +170,10 @@ func (v *vm) configure(opt *Options, done func() int64, total int64) {
 	v.in.rawDone, v.in.rawTotal = done, total
 	v.budget = budget{limit: opt.MaxMemory, raw: func() (int64, int64) { return done(), total }}
 	v.summarize = opt.Summarize
+	if opt.Fold != nil {
+		v.fold, v.summarize = opt.Fold, opt.Fold.Summarizer()
+		v.snap.Stacks.init() // frameItemsFolded hashes with its seed
+	}
 	v.noStackCache = opt.noStackCache
 	v.snap.Stacks.recentBits = opt.recentBits
 }

@@ -28,6 +28,9 @@
 // reads: its allocation site and program phase) and the byte range of its
 // frame list, and Stacks.Frames reads it again from the Source when it is
 // shown. Memory then does not grow with the number of distinct stacks.
+// A Summarizer given as a StackFold (Options.Fold; analysis.Fold) is
+// applied, and the stack hashed, as each frame list is read, in the same
+// loop: a new stack then costs no pass of its own.
 //
 // # Decoding
 //

@@ -5,6 +5,10 @@ package snapshot
 // hash hashes a frame list for the stack table (see stackHashMaphash).
 func (t *Stacks) hash(st Stack) uint64 { return stackHashMaphash(t.seed, st) }
 
+// foldedHash: the decoder hashes a frame list as it reads it (frameItemsFolded)
+// with this platform's stack hash.
+const foldedHash = false
+
 // get returns the stack whose encoding is k.
 func (c *stackCache) get(k []byte) (StackID, bool) { return c.getMap(k) }
 

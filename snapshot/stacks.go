@@ -20,6 +20,45 @@ type StackSummary uint64
 // frames' contents.
 type Summarizer func(frames []Frame, st Stack) StackSummary
 
+// A StackFold is a Summarizer in a form the decoder applies as it reads a
+// frame list, with no pass over the stack of its own: every frame has a
+// word (Word, computed once per distinct frame), whose low 16 bits are
+// flags and whose high 16 bits are a rank; a stack's summary is Finish of
+// the OR of its frames' flags, the least rank among its frames (0xffff for
+// the empty stack) and the first frame of that rank (0 for the empty
+// stack). Word and Finish must be pure functions of their arguments.
+type StackFold struct {
+	Word   func(f *Frame) uint32
+	Finish func(flags uint16, rank uint16, site FrameID) StackSummary
+}
+
+// Summarizer returns the Summarizer that f amounts to (it remembers each
+// frame's word: one tight loop a stack).
+func (f *StackFold) Summarizer() Summarizer {
+	var words []uint32
+	return func(frames []Frame, st Stack) StackSummary {
+		for len(words) < len(frames) {
+			words = append(words, f.Word(&frames[len(words)]))
+		}
+		ws := words[:len(frames)]
+		var all uint32
+		best := uint32(0xffff) << 16
+		var site FrameID
+		for _, fid := range st {
+			if uint(fid) >= uint(len(ws)) {
+				continue
+			}
+			w := ws[fid]
+			all |= w
+			// The first frame of the least rank.
+			if r := w &^ 0xffff; r < best {
+				best, site = r, fid
+			}
+		}
+		return f.Finish(uint16(all), uint16(best>>16), site)
+	}
+}
+
 // Stacks is the stack table: every distinct frame list once, innermost
 // frame first; a StackID indexes it (EmptyStack is the empty list). A stack
 // is either held in memory or, for files with very many distinct stacks
@@ -295,30 +334,28 @@ const (
 )
 
 // stackHashXX is the stack hash in WebAssembly, where maphash's 128-bit
-// multiplies are emulated (263 ns a stack of 19 frames, this one 108):
-// XXH64's steps for the input's 8- and 4-byte pieces and its final mix,
-// over the frame IDs.
+// multiplies are emulated: XXH64's round over each frame ID (a step a
+// frame, so that the decoder can hash a list as it reads it: xxStart,
+// xxStep, xxEnd), then its final mix with the length.
 func stackHashXX(seed uint64, st Stack) uint64 {
-	h := seed + xxP5 + uint64(len(st))*4
-	i := 0
-	for ; i+2 <= len(st); i += 2 {
-		h = xxMerge(h, uint64(uint32(st[i]))|uint64(uint32(st[i+1]))<<32)
+	h := xxStart(seed)
+	for _, f := range st {
+		h = xxStep(h, f)
 	}
-	if i < len(st) {
-		h = xxTail4(h, uint64(uint32(st[i])))
-	}
-	return xxAvalanche(h)
+	return xxEnd(h, len(st))
 }
 
-// XXH64's step for an 8-byte piece, for a 4-byte one, and its final mix.
+// xxStart starts a stack hash (stackHashXX) of seed, xxStep adds frame f,
+// xxEnd ends it for a stack of n frames.
+func xxStart(seed uint64) uint64        { return seed + xxP5 }
+func xxStep(h uint64, f FrameID) uint64 { return rotl(h+uint64(uint32(f))*xxP2, 31) * xxP1 }
+func xxEnd(h uint64, n int) uint64      { return xxAvalanche(h + uint64(n)*4) }
+
+// XXH64's step for an 8-byte piece (the stack cache's key hash), and its
+// final mix.
 func xxMerge(h, w uint64) uint64 {
 	h ^= rotl(w*xxP2, 31) * xxP1
 	return rotl(h, 27)*xxP1 + xxP4
-}
-
-func xxTail4(h, w uint64) uint64 {
-	h ^= w * xxP1
-	return rotl(h, 23)*xxP2 + xxP3
 }
 
 func xxAvalanche(h uint64) uint64 {
@@ -353,29 +390,10 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 	}
 	id := StackID(t.count)
 	if lazy != nil {
-		// A lazy stack is taken on its 64-bit hash and length, and the
-		// held stacks' index is not probed (a cache miss per stack on a
-		// file of distinct stacks): one the same as a recent lazy stack
-		// is found in recent, one the same as any other stack is merged
-		// into it by dedupeLazy.
-		if t.recent == nil {
-			if t.recentBits <= 0 {
-				t.recentBits = defaultRecentBits
-			}
-			t.recent = make([]uint64, 1<<t.recentBits)
+		if old, ok := t.recentLazy(h, len(st)); ok {
+			return old, false
 		}
-		j := h >> (64 - t.recentBits)
-		if e := t.recent[j]; e != 0 && e>>32 == h&(1<<32-1) {
-			if old := StackID(uint32(e) - 1); t.hashes.at(int(old)) == h && t.Depth(old) == len(st) {
-				return old, false
-			}
-		}
-		t.push(lazyAt(off, size, len(st)), t.sumIndex(lazy(st)), h)
-		t.recent[j] = h<<32 | uint64(uint32(id)+1)
-		if t.lazyFrom == 0 {
-			t.lazyFrom = id
-		}
-		return id, true
+		return t.pushLazy(h, lazyAt(off, size, len(st)), lazy(st)), true
 	}
 	mask := len(t.index) - 1
 	i := int(h) & mask
@@ -409,6 +427,39 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 		t.rebuildIndex()
 	}
 	return id, true
+}
+
+// recentLazy finds a lazy stack of hash h and n frames among the recent
+// ones. A lazy stack is taken on its 64-bit hash and length, and the held
+// stacks' index is not probed (a cache miss per stack on a file of
+// distinct stacks): one the same as a recent lazy stack is found in
+// recent, one the same as any other stack is merged into it by
+// dedupeLazy.
+func (t *Stacks) recentLazy(h uint64, n int) (StackID, bool) {
+	if t.recent == nil {
+		if t.recentBits <= 0 {
+			t.recentBits = defaultRecentBits
+		}
+		t.recent = make([]uint64, 1<<t.recentBits)
+	}
+	if e := t.recent[h>>(64-t.recentBits)]; e != 0 && e>>32 == h&(1<<32-1) {
+		if old := StackID(uint32(e) - 1); t.hashes.at(int(old)) == h && t.Depth(old) == n {
+			return old, true
+		}
+	}
+	return NoStack, false
+}
+
+// pushLazy adds a lazy stack of hash h, place at and summary sum (after
+// recentLazy found none) and returns its ID.
+func (t *Stacks) pushLazy(h, at uint64, sum StackSummary) StackID {
+	id := StackID(t.count)
+	t.push(at, t.sumIndex(sum), h)
+	t.recent[h>>(64-t.recentBits)] = h<<32 | uint64(uint32(id)+1)
+	if t.lazyFrom == 0 {
+		t.lazyFrom = id
+	}
+	return id
 }
 
 // rebuildIndex sizes the index for the held stacks and fills it.

@@ -438,7 +438,7 @@ func (v *vm) stackOf(where, key string, x val) (StackID, error) {
 					start = -1
 				}
 				var err error
-				if id, err = v.intern(b.ids, start, b.end); err != nil {
+				if id, err = v.intern(b.ids, start, b.end, b); err != nil {
 					return NoStack, err
 				}
 				if b.key != "" && !v.cacheFull() && !v.memoRewritten && !v.stackLazy(id) {
@@ -466,7 +466,7 @@ func (v *vm) stackOf(where, key string, x val) (StackID, error) {
 				ids = append(ids, f)
 			}
 			// Later uses of this (memo-shared) list take the fast path.
-			id, err := v.intern(ids, -1, -1)
+			id, err := v.intern(ids, -1, -1, nil)
 			if err != nil {
 				return NoStack, err
 			}
@@ -952,13 +952,29 @@ func typedList[T any](v *vm, x val, arena []T, s listShape[T]) ([]T, error) {
 // intern returns the ID of a frame list whose encoding spans [start, end)
 // of the input (start -1: unknown). Once the held stacks pass lazyAfter
 // frame IDs, a new stack from a re-readable input is not held: only its
-// summary, offset and length are kept (see Stacks).
-func (v *vm) intern(ids []FrameID, start, end int64) (StackID, error) {
+// summary, offset and length are kept (see Stacks). b, when not nil, is
+// the builder of ids: if it was folded, its summary and hash are taken.
+func (v *vm) intern(ids []FrameID, start, end int64, b *builder) (StackID, error) {
 	t := &v.snap.Stacks
+	if b != nil && !b.folded {
+		b = nil
+	}
 	var lazy func(Stack) StackSummary
 	if v.lazyOK && lazyFits(start, end-start, len(ids)) && t.held() >= v.lazyAfter {
 		if v.pipe != nil {
 			return v.pipe.add(v.snap.Frames, ids, lazyAt(start, int(end-start), len(ids))), v.budget.charge(stackRecBytes, v)
+		}
+		if b != nil {
+			// Folded as it was read: its hash (in WebAssembly) and
+			// summary are known.
+			h := b.hash
+			if !foldedHash {
+				h = t.hash(ids)
+			}
+			if old, ok := t.recentLazy(h, len(ids)); ok {
+				return old, nil
+			}
+			return t.pushLazy(h, lazyAt(start, int(end-start), len(ids)), b.sum), v.budget.charge(stackRecBytes, v)
 		}
 		lazy = func(st Stack) StackSummary { return v.summarize(v.snap.Frames, st) }
 	}
@@ -968,7 +984,9 @@ func (v *vm) intern(ids []FrameID, start, end int64) (StackID, error) {
 		return id, nil
 	}
 	if lazy == nil {
-		if v.summarize != nil {
+		if b != nil {
+			t.setSum(id, b.sum)
+		} else if v.summarize != nil {
 			t.setSum(id, v.summarize(v.snap.Frames, ids))
 		}
 		return id, v.budget.charge(int64(len(ids)+1)*4+stackRecBytes, v)

@@ -145,6 +145,12 @@ type builder struct {
 	// to add to the cache once it is interned, else "" (see frameRun).
 	known StackID
 	key   string
+	// folded is set when frameItems read all of ids and folded them
+	// (vm.fold): sum is their summary, hash their stackHashXX in
+	// WebAssembly (foldedHash).
+	folded bool
+	sum    StackSummary
+	hash   uint64
 }
 
 // Limits of the stack cache (vm.stackCache): the encodings it holds and
@@ -203,11 +209,17 @@ type vm struct {
 	// scratch collects frame IDs for frameRun.
 	scratch []FrameID
 	// frameMemo maps memo ids (below frameMemoMax) to their frame's ID + 1
-	// (0: not known to be a frame), for frameRun: one lookup instead of
-	// the memo's and the object's. It holds while no memo slot is stored
+	// (0: not known to be a frame) and, in the high 32 bits, the frame's
+	// fold word (frameWord), for frameRun: one lookup instead of the
+	// memo's and the object's. It holds while no memo slot is stored
 	// twice (memoRewritten): a frame object never changes kind and is
 	// never recycled, so a memo id that named one names it for good.
-	frameMemo []int32
+	frameMemo []uint64
+	// fold, when not nil, summarizes each new frame list as frameItems
+	// reads it (unless pipe does); fwords holds the fold's word of each
+	// frame so far.
+	fold   *StackFold
+	fwords []uint32
 	// stackCache maps the encoding of a frame list made only of memo
 	// references (the bytes between its MARK and APPENDS) to its held
 	// stack: programs allocate from the same few stacks over and over,
@@ -1074,8 +1086,10 @@ func (v *vm) frameRun(d []byte, pos, limit int, stack []val) (int, bool) {
 
 // frameItems is frameRun once the stack cache has been tried.
 func (v *vm) frameItems(d []byte, pos, limit int, l val) (int, bool) {
+	if v.fold != nil && v.pipe == nil {
+		return v.frameItemsFolded(d, pos, limit, l)
+	}
 	ids := v.scratch[:0]
-	memo := &v.memo
 	fm := v.frameMemo
 	if v.memoRewritten {
 		fm = nil
@@ -1103,68 +1117,168 @@ func (v *vm) frameItems(d []byte, pos, limit int, l val) (int, bool) {
 				}
 				id, p = int(binary.LittleEndian.Uint32(d[p+1:])), p+5
 			case opAppends:
-				o := &v.objs[l.n]
-				if len(ids) > 0 {
-					fresh := o.kind == oListFresh
-					if fresh {
-						o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx, v.in.base+int64(pos)))
-					}
-					b := v.builder(o.idx)
-					if fresh {
-						// The new builder takes the collected IDs, and
-						// its (empty) buffer collects the next list's.
-						b.ids, ids = ids, b.ids[:0]
-					} else {
-						b.ids = append(b.ids, ids...)
-					}
-					b.end = v.in.base + int64(p) + 1
-					if fresh && v.cacheable() {
-						b.key = string(d[pos+1 : p])
-					}
-				}
-				v.scratch = ids
+				v.framesEnd(d, pos, p, l, ids)
 				return p + 1, true
 			default:
 				return 0, false
 			}
 		}
 		if id < len(fm) {
-			if f := fm[id]; f != 0 {
+			if f := uint32(fm[id]); f != 0 {
 				ids = append(ids, FrameID(f-1))
 				continue
 			}
 		}
-		if id >= memo.len() {
+		e, ok := v.memoFrame(id)
+		if !ok {
 			return 0, false
 		}
-		x := unpack(memo.at(id))
-		if x.k != kObj || v.objs[x.n].kind != oFrame {
-			return 0, false
-		}
-		f := v.objs[x.n].idx
-		ids = append(ids, FrameID(f))
-		if id < frameMemoMax && !v.memoRewritten {
-			fm = v.memoFrame(id, f)
+		ids = append(ids, FrameID(uint32(e)-1))
+		fm = v.frameMemo
+		if v.memoRewritten {
+			fm = nil
 		}
 	}
 	return 0, false
 }
 
-// frameMemoMax bounds the memo ids vm.frameMemo covers (4 MiB).
+// frameItemsFolded is frameItems that also folds the frames (vm.fold) and,
+// in WebAssembly, hashes them as it reads them: a fresh list's builder
+// gets its summary and hash.
+func (v *vm) frameItemsFolded(d []byte, pos, limit int, l val) (int, bool) {
+	ids := v.scratch[:0]
+	fm := v.frameMemo
+	if v.memoRewritten {
+		fm = nil
+	}
+	var all uint32
+	best := uint32(0xffff) << 16
+	var site FrameID
+	h := xxStart(v.snap.Stacks.seed64)
+	p := pos + 1
+	for p < limit {
+		var id int
+		if c := d[p]; c|2 == opLongBinGet && p+5 <= len(d) {
+			// As frameItems.
+			long := int(c>>1) & 1
+			id = int(binary.LittleEndian.Uint32(d[p+1:]) & (0xff | uint32(-long)))
+			p += 2 + 3*long
+		} else {
+			switch d[p] {
+			case opBinGet:
+				if p+2 > len(d) {
+					return 0, false
+				}
+				id, p = int(d[p+1]), p+2
+			case opLongBinGet:
+				if p+5 > len(d) {
+					return 0, false
+				}
+				id, p = int(binary.LittleEndian.Uint32(d[p+1:])), p+5
+			case opAppends:
+				if b := v.framesEnd(d, pos, p, l, ids); b != nil {
+					b.folded, b.sum = true, v.fold.Finish(uint16(all), uint16(best>>16), site)
+					if foldedHash {
+						b.hash = xxEnd(h, len(ids))
+					}
+				}
+				return p + 1, true
+			default:
+				return 0, false
+			}
+		}
+		var e uint64
+		if id < len(fm) {
+			e = fm[id]
+		}
+		if uint32(e) == 0 {
+			var ok bool
+			if e, ok = v.memoFrame(id); !ok {
+				return 0, false
+			}
+			fm = v.frameMemo
+			if v.memoRewritten {
+				fm = nil
+			}
+		}
+		f := FrameID(uint32(e) - 1)
+		ids = append(ids, f)
+		w := uint32(e >> 32)
+		all |= w
+		// The first frame of the least rank (StackFold).
+		if r := w &^ 0xffff; r < best {
+			best, site = r, f
+		}
+		if foldedHash {
+			h = xxStep(h, f)
+		}
+	}
+	return 0, false
+}
+
+// framesEnd ends frameItems at the APPENDS at p (the list's MARK at pos):
+// the frame IDs ids become the list's (a fresh list becomes a builder),
+// and the scratch buffer is kept. It returns the builder when the list was
+// fresh (ids are then all its frames), else nil.
+func (v *vm) framesEnd(d []byte, pos, p int, l val, ids []FrameID) *builder {
+	var nb *builder
+	o := &v.objs[l.n]
+	if len(ids) > 0 {
+		fresh := o.kind == oListFresh
+		if fresh {
+			o.kind, o.idx = oFramesB, v.newBuilder(v.listStart(o.idx, v.in.base+int64(pos)))
+		}
+		b := v.builder(o.idx)
+		if fresh {
+			// The new builder takes the collected IDs, and
+			// its (empty) buffer collects the next list's.
+			b.ids, ids = ids, b.ids[:0]
+			nb = b
+		} else {
+			b.ids = append(b.ids, ids...)
+		}
+		b.end = v.in.base + int64(p) + 1
+		if fresh && v.cacheable() {
+			b.key = string(d[pos+1 : p])
+		}
+	}
+	v.scratch = ids
+	return nb
+}
+
+// frameMemoMax bounds the memo ids vm.frameMemo covers (8 MiB).
 const frameMemoMax = 1 << 20
 
-// memoFrame notes in frameMemo that memo id holds frame f, and returns
-// frameMemo.
-func (v *vm) memoFrame(id int, f int32) []int32 {
-	if id >= len(v.frameMemo) {
-		n := max(1024, len(v.frameMemo))
-		for n <= id {
-			n *= 2
-		}
-		v.frameMemo = append(v.frameMemo, make([]int32, min(n, frameMemoMax)-len(v.frameMemo))...)
+// memoFrame looks memo id up as a frame: its frameMemo entry (the frame's
+// ID + 1, and its fold word above), noted in frameMemo where it can be,
+// or false when the id holds no frame.
+func (v *vm) memoFrame(id int) (uint64, bool) {
+	if id >= v.memo.len() {
+		return 0, false
 	}
-	v.frameMemo[id] = f + 1
-	return v.frameMemo
+	x := unpack(v.memo.at(id))
+	if x.k != kObj || v.objs[x.n].kind != oFrame {
+		return 0, false
+	}
+	f := v.objs[x.n].idx
+	e := uint64(uint32(f) + 1)
+	if v.fold != nil {
+		for len(v.fwords) <= int(f) {
+			v.fwords = append(v.fwords, v.fold.Word(&v.snap.Frames[len(v.fwords)]))
+		}
+		e |= uint64(v.fwords[f]) << 32
+	}
+	if id < frameMemoMax && !v.memoRewritten {
+		if id >= len(v.frameMemo) {
+			n := max(1024, len(v.frameMemo))
+			for n <= id {
+				n *= 2
+			}
+			v.frameMemo = append(v.frameMemo, make([]uint64, min(n, frameMemoMax)-len(v.frameMemo))...)
+		}
+		v.frameMemo[id] = e
+	}
+	return e, true
 }
 
 // cachedRun is frameRun for a fresh list whose encoding, MARK, memo
@@ -1255,7 +1369,7 @@ func (v *vm) builder(i int32) *builder {
 		b.ids = append(b.ids[:0], v.snap.Stacks.MustFrames(b.known)...)
 		b.known = NoStack
 	}
-	b.key = ""
+	b.key, b.folded = "", false
 	return b
 }
 

@@ -133,65 +133,81 @@ func flagsOf(f *snapshot.Frame) frameFlags {
 	return fl
 }
 
-// Summarizer returns a snapshot.Summarizer that applies the analysis's
-// site and phase rules, remembering each frame's flags. Pass it to
-// snapshot.Decode (Options.Summarize) so that stacks can stay in the file;
-// Analyze summarizes the stacks of a snapshot decoded without it.
-func Summarizer() snapshot.Summarizer {
-	var flags []frameFlags
-	return func(frames []snapshot.Frame, st snapshot.Stack) snapshot.StackSummary {
-		if len(flags) < len(frames) {
-			flags = append(flags, make([]frameFlags, len(frames)-len(flags))...)
-		}
-		var all frameFlags
-		var site snapshot.FrameID
-		kind := siteNone
-		for _, fid := range st {
-			if int(fid) < 0 || int(fid) >= len(frames) {
-				continue
-			}
-			fl := flags[fid]
-			if fl == 0 {
-				fl = flagsOf(&frames[fid])
-				flags[fid] = fl
-			}
-			all |= fl
-			// The first user frame wins; before one, the best candidate.
-			switch {
-			case kind == siteUser:
-			case fl&fUser != 0:
-				kind, site = siteUser, fid
-			case fl&fNode != 0 && kind != siteAutograd:
-				kind, site = siteAutograd, fid
-			case fl&fTorchPy != 0 && (kind == siteNone || kind > siteTorch):
-				kind, site = siteTorch, fid
-			case fl&fOp != 0 && (kind == siteNone || kind > siteOp):
-				kind, site = siteOp, fid
-			case fl&fCPP != 0 && fl&fPython == 0 && kind == siteNone:
-				kind, site = siteCPP, fid
-			}
-		}
-		p := phaseUnknown
-		switch {
-		case all&fOptimizer != 0:
-			p = phaseOptimizer
-		case all&fBackward != 0:
-			p = phaseBackward
-		case all&fInit != 0:
-			p = phaseInit
-		case all&fForward != 0:
-			p = phaseForward
-		}
-		sum := packSummary(kind, site, p)
-		if all&fWorkspace != 0 {
-			sum |= summaryWorkspaceBit
-		}
-		if all&fZeroGrad != 0 {
-			sum |= summaryZeroGradBit
-		}
-		if all&fLoss != 0 {
-			sum |= summaryLossBit
-		}
-		return sum
+// siteRank is the site kind frame flags fl make a frame a candidate for
+// (siteNone: none). The stack's site is its first frame of the best rank:
+// taking "the first user frame, before one the best candidate so far" as
+// the frames come amounts to that.
+func siteRank(fl frameFlags) siteKind {
+	switch {
+	case fl&fUser != 0:
+		return siteUser
+	case fl&fNode != 0:
+		return siteAutograd
+	case fl&fTorchPy != 0:
+		return siteTorch
+	case fl&fOp != 0:
+		return siteOp
+	case fl&fCPP != 0 && fl&fPython == 0:
+		return siteCPP
 	}
+	return siteNone
 }
+
+// rankNone is siteNone's rank in a frame word: after every kind.
+const rankNone = 0xffff
+
+// Fold returns the analysis's site and phase rules as a snapshot.StackFold:
+// a frame's word is its flags and its site rank (siteRank). Pass it to
+// snapshot.Decode (Options.Fold) so that stacks can stay in the file and
+// be summarized as they are read.
+func Fold() *snapshot.StackFold {
+	return &snapshot.StackFold{Word: frameWord, Finish: finishSummary}
+}
+
+// frameWord is a frame's word for Fold: its flags, and its site rank above.
+func frameWord(f *snapshot.Frame) uint32 {
+	fl := flagsOf(f)
+	r := uint32(siteRank(fl))
+	if r == uint32(siteNone) {
+		r = rankNone
+	}
+	return uint32(fl) | r<<16
+}
+
+// finishSummary makes a stack's summary of its frames' flags, the best
+// site rank among them and the first frame of that rank.
+func finishSummary(flags, rank uint16, site snapshot.FrameID) snapshot.StackSummary {
+	fl := frameFlags(flags)
+	kind := siteKind(rank)
+	if rank == rankNone {
+		kind, site = siteNone, 0
+	}
+	p := phaseUnknown
+	switch {
+	case fl&fOptimizer != 0:
+		p = phaseOptimizer
+	case fl&fBackward != 0:
+		p = phaseBackward
+	case fl&fInit != 0:
+		p = phaseInit
+	case fl&fForward != 0:
+		p = phaseForward
+	}
+	sum := packSummary(kind, site, p)
+	if fl&fWorkspace != 0 {
+		sum |= summaryWorkspaceBit
+	}
+	if fl&fZeroGrad != 0 {
+		sum |= summaryZeroGradBit
+	}
+	if fl&fLoss != 0 {
+		sum |= summaryLossBit
+	}
+	return sum
+}
+
+// Summarizer returns a snapshot.Summarizer that applies the analysis's
+// site and phase rules (Fold's), remembering each frame's flags. Pass it
+// to snapshot.Decode (Options.Summarize) so that stacks can stay in the
+// file; Analyze summarizes the stacks of a snapshot decoded without it.
+func Summarizer() snapshot.Summarizer { return Fold().Summarizer() }

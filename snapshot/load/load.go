@@ -175,7 +175,7 @@ func Load(in Input, opt Options) (f *File, err error) {
 		ProgressEvery: ProgressEvery,
 		Progress:      func(done, total int64) bool { progress(StageDecode, done, total); return true },
 		MaxMemory:     opt.MaxMemory,
-		Summarize:     analysis.Summarizer(),
+		Fold:          analysis.Fold(),
 		Source:        in.Source,
 	}
 	s, err := snapshot.Decode(in.R, in.Size, dopt)
