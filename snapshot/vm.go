@@ -1014,6 +1014,17 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 	if !ok {
 		return p, stack, true, nil
 	}
+	// frameRun, the stack cache first (cachedRun): a list it knows, then
+	// SETITEMS, becomes the row's stack at once, as stackOf makes it of
+	// the builder cachedRun makes. A list it does not know that is to be
+	// a lazy stack, then SETITEMS, becomes one at once (lazyFrames).
+	cp, cid, hit := v.cacheLook(d, q+2, limit)
+	if !hit && v.fold != nil && v.pipe == nil && v.lazyOK && !v.memoRewritten && v.snap.Stacks.held() >= v.lazyAfter &&
+		len(stack) == v.marks[len(v.marks)-1] {
+		if end, ok, err := v.lazyFrames(d, q, limit, row); err != nil || ok {
+			return end, stack, ok, err
+		}
+	}
 	o := obj{kind: oListFresh, idx: int32((v.in.base + int64(q)) & math.MaxInt32), memo: int32(memo.len())}
 	if oi < len(v.objs) {
 		v.freeObjs = v.freeObjs[:len(v.freeObjs)-1]
@@ -1023,11 +1034,8 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 	}
 	stack = append(stack, key, l)
 	memo.push(u)
-	// frameRun, the stack cache first (cachedRun): a list it knows, then
-	// SETITEMS, becomes the row's stack at once, as stackOf makes it of
-	// the builder cachedRun makes.
 	var end int
-	if p, id, hit := v.cacheLook(d, q+2, limit); hit {
+	if p, id := cp, cid; hit {
 		nm := len(v.marks)
 		if p+1 < limit && d[p+1] == opSetItems && len(stack)-v.marks[nm-1] == 2 {
 			v.marks = v.marks[:nm-1]
@@ -1061,6 +1069,48 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 	return end + 1, stack, true, nil
 }
 
+// lazyFrames is entryFrames for a frame list (EMPTY_LIST at q, MEMOIZE,
+// MARK) that is to be a lazy stack, the entry's last pair (SETITEMS
+// follows the APPENDS) with nothing else above the entry's MARK: the list
+// is read and folded (foldList), it becomes a lazy stack as Stacks.intern
+// makes one, its memo slot that stack, the row's stack that stack, and
+// the SETITEMS is run; no object or builder is made. It returns the
+// position after SETITEMS, or false, having changed nothing, when the list
+// is anything else (entryFrames goes on then).
+func (v *vm) lazyFrames(d []byte, q, limit, row int) (int, bool, error) {
+	t := &v.snap.Stacks
+	if t.count >= 1<<27 {
+		return 0, false, nil // a StackID that may not pack
+	}
+	p, fs, ok := v.foldList(d, q+2, limit)
+	n := len(v.scratch)
+	if !ok || n == 0 || p+1 >= limit || d[p+1] != opSetItems {
+		return 0, false, nil
+	}
+	start, end := v.in.base+int64(q), v.in.base+int64(p)+1
+	if !lazyFits(start, end-start, n) {
+		return 0, false, nil
+	}
+	h := fs.h
+	if !foldedHash {
+		h = t.hash(v.scratch)
+	}
+	id, found := t.recentLazy(h, n)
+	if !found {
+		id = t.pushLazy(h, lazyAt(start, int(end-start), n), v.fold.Finish(uint16(fs.all), uint16(fs.best>>16), fs.site))
+		if err := v.budget.charge(stackRecBytes, v); err != nil {
+			return 0, false, err
+		}
+	}
+	u, _ := pack(val{k: kStackRef, n: int64(id)})
+	v.memo.push(u)
+	v.rows.stack.set(row, id)
+	v.marks = v.marks[:len(v.marks)-1]
+	v.op, v.opOff = opSetItems, v.in.base+int64(p+1)
+	v.in.pos = p + 2
+	return p + 2, true, nil
+}
+
 // frameRun runs MARK, memo references to frames, APPENDS onto the frame
 // list on top of the stack (the bulk of a snapshot) in one go, straight
 // into the list's builder, and returns the position after APPENDS. It
@@ -1089,6 +1139,11 @@ func (v *vm) frameItems(d []byte, pos, limit int, l val) (int, bool) {
 	if v.fold != nil && v.pipe == nil {
 		return v.frameItemsFolded(d, pos, limit, l)
 	}
+	return v.frameItemsPlain(d, pos, limit, l)
+}
+
+// frameItemsPlain is frameItems without folding.
+func (v *vm) frameItemsPlain(d []byte, pos, limit int, l val) (int, bool) {
 	ids := v.scratch[:0]
 	fm := v.frameMemo
 	if v.memoRewritten {
@@ -1143,66 +1198,106 @@ func (v *vm) frameItems(d []byte, pos, limit int, l val) (int, bool) {
 }
 
 // frameItemsFolded is frameItems that also folds the frames (vm.fold) and,
-// in WebAssembly, hashes them as it reads them: a fresh list's builder
-// gets its summary and hash.
+// in WebAssembly, hashes them as it reads them (foldList): a fresh list's
+// builder gets its summary and hash.
 func (v *vm) frameItemsFolded(d []byte, pos, limit int, l val) (int, bool) {
-	ids := v.scratch[:0]
-	fm := v.frameMemo
-	if v.memoRewritten {
-		fm = nil
+	p, fs, ok := v.foldList(d, pos, limit)
+	if !ok {
+		return v.frameItemsPlain(d, pos, limit, l)
 	}
-	var all uint32
-	best := uint32(0xffff) << 16
-	var site FrameID
-	h := xxStart(v.snap.Stacks.seed64)
-	p := pos + 1
-	for p < limit {
+	ids := v.scratch
+	if b := v.framesEnd(d, pos, p, l, ids); b != nil {
+		b.folded, b.sum, b.hash = true, v.fold.Finish(uint16(fs.all), uint16(fs.best>>16), fs.site), fs.h
+	}
+	return p + 1, true
+}
+
+// folded is what foldScan keeps of the frames it read: the OR of their
+// fold words, the least rank (in the high 16 bits), the first frame of
+// that rank, and the stack hash (in WebAssembly).
+type folded struct {
+	all, best uint32
+	site      FrameID
+	h         uint64
+}
+
+// foldList reads the memo references to frames after the MARK at pos up to
+// the APPENDS that ends them into v.scratch, folding them (foldScan): the
+// position of the APPENDS, the fold (its hash ended), and false, having
+// read nothing for good, when the list is anything else or reaches limit.
+// A memo id not yet in frameMemo, or a full ID buffer, stops foldScan; the
+// list is read again once that is mended.
+func (v *vm) foldList(d []byte, pos, limit int) (int, folded, bool) {
+	for {
+		fm := v.frameMemo
+		if v.memoRewritten {
+			fm = nil
+		}
+		p, ids, fs, miss := foldScan(d[:limit], pos+1, fm, v.scratch[:0], v.snap.Stacks.seed64)
+		switch {
+		case miss == scanEnd:
+			if foldedHash {
+				fs.h = xxEnd(fs.h, len(ids))
+			}
+			v.scratch = ids
+			return p, fs, true
+		case miss == scanFull:
+			v.scratch = make([]FrameID, 0, 2*cap(ids)+64)
+		case miss >= 0:
+			if _, ok := v.memoFrame(miss); !ok || miss >= len(v.frameMemo) || v.memoRewritten {
+				return 0, folded{}, false
+			}
+		default:
+			return 0, folded{}, false
+		}
+	}
+}
+
+// foldScan's stops besides a memo id not in fm: the APPENDS, a full ids,
+// anything else.
+const (
+	scanEnd   = -1
+	scanFull  = -2
+	scanOther = -3
+)
+
+// foldScan reads memo references to frames from dl[p] on, appending their
+// IDs to ids (within its capacity) and folding them, until the APPENDS
+// (scanEnd, p at it) or another stop. Its loop makes no call: a call
+// makes Go's WebAssembly code keep the loop's variables in memory.
+func foldScan(dl []byte, p int, fm []uint64, ids []FrameID, seed uint64) (int, []FrameID, folded, int) {
+	fs := folded{best: uint32(0xffff) << 16, h: xxStart(seed)}
+	all, best, site, h := fs.all, fs.best, fs.site, fs.h
+	miss := scanOther
+	for p < len(dl) {
 		var id int
-		if c := d[p]; c|2 == opLongBinGet && p+5 <= len(d) {
-			// As frameItems.
+		c := dl[p]
+		if c|2 == opLongBinGet && p+5 <= len(dl) {
+			// BINGET or LONG_BINGET, as frameItems.
 			long := int(c>>1) & 1
-			id = int(binary.LittleEndian.Uint32(d[p+1:]) & (0xff | uint32(-long)))
+			id = int(binary.LittleEndian.Uint32(dl[p+1:]) & (0xff | uint32(-long)))
 			p += 2 + 3*long
 		} else {
-			switch d[p] {
-			case opBinGet:
-				if p+2 > len(d) {
-					return 0, false
-				}
-				id, p = int(d[p+1]), p+2
-			case opLongBinGet:
-				if p+5 > len(d) {
-					return 0, false
-				}
-				id, p = int(binary.LittleEndian.Uint32(d[p+1:])), p+5
-			case opAppends:
-				if b := v.framesEnd(d, pos, p, l, ids); b != nil {
-					b.folded, b.sum = true, v.fold.Finish(uint16(all), uint16(best>>16), site)
-					if foldedHash {
-						b.hash = xxEnd(h, len(ids))
-					}
-				}
-				return p + 1, true
-			default:
-				return 0, false
+			if c == opAppends {
+				miss = scanEnd
 			}
+			break
 		}
 		var e uint64
 		if id < len(fm) {
 			e = fm[id]
 		}
 		if uint32(e) == 0 {
-			var ok bool
-			if e, ok = v.memoFrame(id); !ok {
-				return 0, false
-			}
-			fm = v.frameMemo
-			if v.memoRewritten {
-				fm = nil
-			}
+			miss = id
+			break
+		}
+		if len(ids) == cap(ids) {
+			miss = scanFull
+			break
 		}
 		f := FrameID(uint32(e) - 1)
-		ids = append(ids, f)
+		ids = ids[:len(ids)+1] // not append: no call
+		ids[len(ids)-1] = f
 		w := uint32(e >> 32)
 		all |= w
 		// The first frame of the least rank (StackFold).
@@ -1213,7 +1308,7 @@ func (v *vm) frameItemsFolded(d []byte, pos, limit int, l val) (int, bool) {
 			h = xxStep(h, f)
 		}
 	}
-	return 0, false
+	return p, ids, folded{all, best, site, h}, miss
 }
 
 // framesEnd ends frameItems at the APPENDS at p (the list's MARK at pos):
