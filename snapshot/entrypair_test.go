@@ -1,6 +1,11 @@
 package snapshot
 
-import "testing"
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
 
 // TestEntryKeysMemoRewritten decodes trace entries whose keys and action
 // are memo references (BINGET), until one entry stores other strings at
@@ -97,5 +102,84 @@ func TestEntryKeysMemoRewritten(t *testing.T) {
 	if tr.Len() != 82 || tr.Action(0) != ActionAlloc || tr.Size(1) != 32 || tr.Action(81) != ActionFreeCompleted || tr.Addr(81) != 239 || tr.Size(81) != 0 {
 		t.Errorf("%d entries; first %s size %d; last %s addr %d size %d: not the entries written", tr.Len(), tr.Action(0), tr.Size(1),
 			tr.Action(81), tr.Addr(81), tr.Size(81))
+	}
+}
+
+// TestEntryKnownPairs decodes thousands of trace entries, written as torch
+// writes them (keys and actions memo references after their first use),
+// whose values take every integer opcode and width, negative ones (and
+// addresses of 2^63 and more) among them, with actions of every kind,
+// the stream changing now and then, and entries missing a key or with a
+// rare one: the fast decoder (entryKnownPair, the pairs of the entry
+// before it) must agree with the reference decoder.
+func TestEntryKnownPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	num := func() int64 {
+		// 1 to 8 bytes, either sign.
+		n := int64(rng.Uint64() >> (8 * rng.IntN(8)))
+		if rng.IntN(3) == 0 {
+			n = -n
+		}
+		if rng.IntN(4) == 0 {
+			n = int64(rng.IntN(300)) - 50 // BININT1, BININT2
+		}
+		return n
+	}
+	actions := []Action{ActionAlloc, ActionFreeRequested, ActionFreeCompleted, ActionSegmentAlloc, ActionSegmentFree,
+		ActionSegmentMap, ActionSnapshot, ActionOOM, "custom_action"}
+	s := &Snapshot{}
+	for i := range 50 {
+		s.Frames = append(s.Frames, Frame{Name: fmt.Sprintf("f%d", i), Filename: "x.py", Line: int64(i)})
+	}
+	var stacks []StackID
+	for k := range 20 {
+		stacks = append(stacks, s.Stacks.Add(Stack{FrameID(k), FrameID(k + 1), FrameID(2 * k)}))
+	}
+	var tr Trace
+	streams := []uint64{0, 7, 1 << 40}
+	stream := uint64(0)
+	for i := range 6000 {
+		if rng.IntN(500) == 0 {
+			stream = streams[rng.IntN(len(streams))]
+		}
+		e := TraceEntry{Action: actions[rng.IntN(len(actions))], Addr: uint64(num()), Size: num(), Stream: stream,
+			TimeUS: num(), Frames: stacks[rng.IntN(len(stacks))]}
+		if e.Action == ActionOOM {
+			e.Addr = 0 // not written
+		}
+		switch {
+		case i%997 == 5:
+			e.Frames = NoStack
+		case i%1201 == 7:
+			e.DeviceFree = num()
+		case i%1303 == 9:
+			e.CompileContext = "ctx"
+		}
+		tr.Append(e)
+	}
+	s.DeviceTraces = []Trace{tr}
+	for _, proto := range []int{2, 4, 5} {
+		var buf bytes.Buffer
+		if err := Encode(&buf, s, EncodeOptions{Protocol: proto, FreshStackLists: true}); err != nil {
+			t.Fatal(err)
+		}
+		ref, err := DecodeReferenceBytes(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fast, err := DecodeBytes(buf.Bytes(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !Equal(fast, ref) {
+			t.Fatalf("protocol %d: fast and reference differ: %s", proto, Diff(ref, fast))
+		}
+		got := fast.DeviceTraces[0]
+		for i := range tr.Len() {
+			g, w := got.Entry(i), tr.Entry(i)
+			if g.Action != w.Action || g.Addr != w.Addr || g.Size != w.Size || g.Stream != w.Stream || g.TimeUS != w.TimeUS {
+				t.Fatalf("protocol %d entry %d: %+v, wrote %+v", proto, i, g, w)
+			}
+		}
 	}
 }

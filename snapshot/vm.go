@@ -202,6 +202,12 @@ type vm struct {
 	hists         []HistoryEntry
 	fbuild        []Frame
 	ranges        []rng
+	// ekeys are the keys of an entry's leading pairs, by place, and eacts
+	// the action strings, as entryPair met them last (entryKnownPair);
+	// eactNext is the eacts slot to fill next.
+	ekeys    [8]entryKey
+	eacts    [4]entryKey
+	eactNext uint8
 	// usedRanges marks the typed lists already handed out (traceList).
 	usedRanges map[int32]bool
 	builders   []builder
@@ -855,7 +861,10 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, 
 	}
 	p := pos + 3
 	e.ready() // entryPair reads its streams
-	code, x, next := v.entryPair(d, p, limit)
+	code, x, next := v.entryKnownPair(d, p, limit, 0)
+	if code == keyOther {
+		code, x, next = v.entryPair(d, p, limit, 0)
+	}
 	if code != keyAction {
 		return 0, nil, false, nil
 	}
@@ -866,7 +875,7 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, 
 	var size, time int64
 	var stream uint16
 scalars:
-	for {
+	for i := 1; ; i++ {
 		switch code {
 		case keyAction:
 			action = uint8(x)
@@ -882,7 +891,9 @@ scalars:
 			break scalars
 		}
 		p = next
-		code, x, next = v.entryPair(d, p, limit)
+		if code, x, next = v.entryKnownPair(d, p, limit, i); code == keyOther {
+			code, x, next = v.entryPair(d, p, limit, i)
+		}
 	}
 	// The dict, memoized, under a mark, as a row.
 	row := e.addRow(action, addr, size, time, stream)
@@ -919,12 +930,13 @@ func memoRef(d []byte, p int) (id, next int) {
 // is keyOther for a pair that needs the full path: a key that is not a
 // memoized string, a value of another type, an unknown action, a stream
 // other than the last one set, or a pair that reaches the limit.
-func (v *vm) entryPair(d []byte, p, limit int) (uint8, int64, int) {
+func (v *vm) entryPair(d []byte, p, limit, i int) (uint8, int64, int) {
 	memo := &v.memo
 	// The key: a memoized string.
 	if p >= limit {
 		return keyOther, 0, 0
 	}
+	p0 := p
 	id, p := memoRef(d, p)
 	if p < 0 || id >= memo.len() {
 		return keyOther, 0, 0
@@ -934,11 +946,15 @@ func (v *vm) entryPair(d []byte, p, limit int) (uint8, int64, int) {
 		return keyOther, 0, 0
 	}
 	code := v.keys[k.n]
+	if code != keyOther && i < len(v.ekeys) {
+		v.ekeys[i] = entryKey{enc: littleEndian(d[p0:p]), n: uint8(p - p0), code: code, str: k.n}
+	}
 	switch code {
 	case keyFrames:
 		return code, k.n, p
 	case keyAction:
 		// A memoized action string whose code is known.
+		p0 = p
 		if id, p = memoRef(d, p); p < 0 || id >= memo.len() {
 			return keyOther, 0, 0
 		}
@@ -946,6 +962,8 @@ func (v *vm) entryPair(d []byte, p, limit int) (uint8, int64, int) {
 		if a.k != kStr || v.acts[a.n] == 0 {
 			return keyOther, 0, 0
 		}
+		v.eacts[v.eactNext%uint8(len(v.eacts))] = entryKey{enc: littleEndian(d[p0:p]), n: uint8(p - p0), code: v.acts[a.n] - 1}
+		v.eactNext++
 		return code, int64(v.acts[a.n] - 1), p
 	case keyAddr, keySize, keyTimeUS, keyStream:
 		var n int64
@@ -990,6 +1008,83 @@ func (v *vm) entryPair(d []byte, p, limit int) (uint8, int64, int) {
 		return code, n, p
 	}
 	return keyOther, 0, 0
+}
+
+// entryKey is a trace-entry key or action string as entryPair met it:
+// the n bytes of its memo reference, read little-endian into enc, its key
+// code (an action string's: its action code) and its string.
+type entryKey struct {
+	enc  uint64
+	n    uint8
+	code uint8
+	str  int64
+}
+
+// littleEndian reads b (at most 8 bytes) as a little-endian number.
+func littleEndian(b []byte) uint64 {
+	var u uint64
+	for i := len(b) - 1; i >= 0; i-- {
+		u = u<<8 | uint64(b[i])
+	}
+	return u
+}
+
+// entryKnownPair is entryPair for the i-th pair of an entry whose key is
+// the memo reference entryPair met last in that place (vm.ekeys), and an
+// action whose value is one of the action references it met last
+// (vm.eacts): no memo lookup, and no call. A memo reference names the same
+// string as when it was met while no memo slot is stored twice. It
+// reports keyOther for anything else (entryPair then reads the pair).
+func (v *vm) entryKnownPair(d []byte, p, limit, i int) (uint8, int64, int) {
+	if i >= len(v.ekeys) || p+16 > limit || v.memoRewritten {
+		return keyOther, 0, 0
+	}
+	k := &v.ekeys[i]
+	if k.n == 0 || binary.LittleEndian.Uint64(d[p:])&(1<<(8*k.n)-1) != k.enc {
+		return keyOther, 0, 0
+	}
+	q := p + int(k.n)
+	var n int64
+	switch k.code {
+	case keyFrames:
+		return keyFrames, k.str, q
+	case keyAction:
+		w := binary.LittleEndian.Uint64(d[q:])
+		for j := range v.eacts {
+			if a := &v.eacts[j]; a.n != 0 && w&(1<<(8*a.n)-1) == a.enc {
+				return keyAction, int64(a.code), q + int(a.n)
+			}
+		}
+		return keyOther, 0, 0
+	}
+	// An int for addr, size, time_us or stream (q+10 <= len(d)).
+	switch d[q] {
+	case opBinInt1:
+		n, q = int64(d[q+1]), q+2
+	case opBinInt2:
+		n, q = int64(binary.LittleEndian.Uint16(d[q+1:])), q+3
+	case opBinInt:
+		n, q = int64(int32(binary.LittleEndian.Uint32(d[q+1:]))), q+5
+	case opLong1:
+		w := int(d[q+1])
+		if w < 1 || w > 8 {
+			return keyOther, 0, 0
+		}
+		u := binary.LittleEndian.Uint64(d[q+2:])
+		if w < 8 {
+			u &= 1<<(8*w) - 1
+			if u>>(8*w-1) != 0 {
+				u |= ^uint64(0) << (8 * w)
+			}
+		}
+		n, q = int64(u), q+2+w
+	default:
+		return keyOther, 0, 0
+	}
+	if k.code == keyStream && (n != v.lastStream || v.rows.streams == nil) {
+		return keyOther, 0, 0
+	}
+	return k.code, n, q
 }
 
 // entryFrames is entryRun at the frames pair: key at p, value at q. A
