@@ -226,6 +226,8 @@ type vm struct {
 	// frame so far.
 	fold   *StackFold
 	fwords []uint32
+	// foldBuf holds the frame IDs of the list foldList read last.
+	foldBuf *[foldMax]FrameID
 	// stackCache maps the encoding of a frame list made only of memo
 	// references (the bytes between its MARK and APPENDS) to its held
 	// stack: programs allocate from the same few stacks over and over,
@@ -1177,8 +1179,7 @@ func (v *vm) lazyFrames(d []byte, q, limit, row int) (int, bool, error) {
 	if t.count >= 1<<27 {
 		return 0, false, nil // a StackID that may not pack
 	}
-	p, fs, ok := v.foldList(d, q+2, limit)
-	n := len(v.scratch)
+	p, fs, n, ok := v.foldList(d, q+2, limit)
 	if !ok || n == 0 || p+1 >= limit || d[p+1] != opSetItems {
 		return 0, false, nil
 	}
@@ -1188,7 +1189,7 @@ func (v *vm) lazyFrames(d []byte, q, limit, row int) (int, bool, error) {
 	}
 	h := fs.h
 	if !foldedHash {
-		h = t.hash(v.scratch)
+		h = t.hash(v.foldBuf[:n])
 	}
 	id, found := t.recentLazy(h, n)
 	if !found {
@@ -1296,11 +1297,11 @@ func (v *vm) frameItemsPlain(d []byte, pos, limit int, l val) (int, bool) {
 // in WebAssembly, hashes them as it reads them (foldList): a fresh list's
 // builder gets its summary and hash.
 func (v *vm) frameItemsFolded(d []byte, pos, limit int, l val) (int, bool) {
-	p, fs, ok := v.foldList(d, pos, limit)
+	p, fs, n, ok := v.foldList(d, pos, limit)
 	if !ok {
 		return v.frameItemsPlain(d, pos, limit, l)
 	}
-	ids := v.scratch
+	ids := append(v.scratch[:0], v.foldBuf[:n]...)
 	if b := v.framesEnd(d, pos, p, l, ids); b != nil {
 		b.folded, b.sum, b.hash = true, v.fold.Finish(uint16(fs.all), uint16(fs.best>>16), fs.site), fs.h
 	}
@@ -1317,67 +1318,74 @@ type folded struct {
 }
 
 // foldList reads the memo references to frames after the MARK at pos up to
-// the APPENDS that ends them into v.scratch, folding them (foldScan): the
-// position of the APPENDS, the fold (its hash ended), and false, having
-// read nothing for good, when the list is anything else or reaches limit.
-// A memo id not yet in frameMemo, or a full ID buffer, stops foldScan; the
-// list is read again once that is mended.
-func (v *vm) foldList(d []byte, pos, limit int) (int, folded, bool) {
+// the APPENDS that ends them into v.foldBuf, folding them (foldScan): the
+// position of the APPENDS, the fold (its hash ended), the number of
+// frames, and false, having read nothing for good, when the list is
+// anything else, reaches limit or has foldMax frames or more. A memo id
+// not yet in frameMemo stops foldScan; the list is read again once it is
+// there.
+func (v *vm) foldList(d []byte, pos, limit int) (int, folded, int, bool) {
+	if v.foldBuf == nil {
+		v.foldBuf = new([foldMax]FrameID)
+	}
 	for {
 		fm := v.frameMemo
 		if v.memoRewritten {
 			fm = nil
 		}
-		p, ids, fs, miss := foldScan(d[:limit], pos+1, fm, v.scratch[:0], v.snap.Stacks.seed64)
+		p, n, fs, miss := foldScan(d[:limit], pos+1, fm, v.foldBuf, v.snap.Stacks.seed64)
 		switch {
 		case miss == scanEnd:
 			if foldedHash {
-				fs.h = xxEnd(fs.h, len(ids))
+				fs.h = xxEnd(fs.h, n)
 			}
-			v.scratch = ids
-			return p, fs, true
-		case miss == scanFull:
-			v.scratch = make([]FrameID, 0, 2*cap(ids)+64)
+			return p, fs, n, true
 		case miss >= 0:
 			if _, ok := v.memoFrame(miss); !ok || miss >= len(v.frameMemo) || v.memoRewritten {
-				return 0, folded{}, false
+				return 0, folded{}, 0, false
 			}
 		default:
-			return 0, folded{}, false
+			return 0, folded{}, 0, false
 		}
 	}
 }
 
-// foldScan's stops besides a memo id not in fm: the APPENDS, a full ids,
-// anything else.
+// foldMax bounds the frames of a list foldList reads: one more than a lazy
+// stack may have.
+const foldMax = 1 << lazyNBits
+
+// foldScan's stops besides a memo id not in fm: the APPENDS, a full
+// buffer, anything else.
 const (
 	scanEnd   = -1
 	scanFull  = -2
 	scanOther = -3
 )
 
-// foldScan reads memo references to frames from dl[p] on, appending their
-// IDs to ids (within its capacity) and folding them, until the APPENDS
-// (scanEnd, p at it) or another stop. Its loop makes no call: a call
-// makes Go's WebAssembly code keep the loop's variables in memory.
-func foldScan(dl []byte, p int, fm []uint64, ids []FrameID, seed uint64) (int, []FrameID, folded, int) {
-	fs := folded{best: uint32(0xffff) << 16, h: xxStart(seed)}
-	all, best, site, h := fs.all, fs.best, fs.site, fs.h
+// foldScan reads memo references to frames from dl[p] on, putting their
+// IDs in buf and folding them, until the APPENDS (scanEnd, p at it) or
+// another stop; it returns the position, the number of IDs and the fold.
+// Its loop makes no call (a call makes Go's WebAssembly code keep the
+// loop's variables in memory) and checks few bounds: a reference is read
+// only where 5 bytes are left.
+func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64) (int, int, folded, int) {
+	all, best, site, h := uint32(0), uint32(0xffff)<<16, FrameID(0), xxStart(seed)
 	miss := scanOther
-	for p < len(dl) {
-		var id int
-		c := dl[p]
-		if c|2 == opLongBinGet && p+5 <= len(dl) {
-			// BINGET or LONG_BINGET, as frameItems.
-			long := int(c>>1) & 1
-			id = int(binary.LittleEndian.Uint32(dl[p+1:]) & (0xff | uint32(-long)))
-			p += 2 + 3*long
-		} else {
+	n := 0
+	for p+5 <= len(dl) {
+		b := dl[p : p+5 : p+5]
+		c := b[0]
+		if c|2 != opLongBinGet {
 			if c == opAppends {
 				miss = scanEnd
 			}
 			break
 		}
+		// BINGET ('h') or LONG_BINGET ('j', bit 1 set) without a branch
+		// on which: frames below memo id 256 and above alternate
+		// unpredictably.
+		long := int(c>>1) & 1
+		id := int(binary.LittleEndian.Uint32(b[1:]) & (0xff | uint32(-long)))
 		var e uint64
 		if id < len(fm) {
 			e = fm[id]
@@ -1386,13 +1394,14 @@ func foldScan(dl []byte, p int, fm []uint64, ids []FrameID, seed uint64) (int, [
 			miss = id
 			break
 		}
-		if len(ids) == cap(ids) {
+		if n == foldMax {
 			miss = scanFull
 			break
 		}
+		p += 2 + 3*long
 		f := FrameID(uint32(e) - 1)
-		ids = ids[:len(ids)+1] // not append: no call
-		ids[len(ids)-1] = f
+		buf[n&(foldMax-1)] = f
+		n++
 		w := uint32(e >> 32)
 		all |= w
 		// The first frame of the least rank (StackFold).
@@ -1403,7 +1412,7 @@ func foldScan(dl []byte, p int, fm []uint64, ids []FrameID, seed uint64) (int, [
 			h = xxStep(h, f)
 		}
 	}
-	return p, ids, folded{all, best, site, h}, miss
+	return p, n, folded{all, best, site, h}, miss
 }
 
 // framesEnd ends frameItems at the APPENDS at p (the list's MARK at pos):
