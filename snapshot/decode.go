@@ -50,7 +50,8 @@ type Options struct {
 	// stackWorker adds lazy stacks on a second goroutine (stackPipe) and
 	// reads the input ahead on a third (readAhead, for inputs of
 	// readAheadMin bytes or more or of unknown size): 0 where there is a
-	// second core, 1 always (any size), -1 never.
+	// second core (the stack goroutine only without Fold), 1 always (any
+	// size), -1 never.
 	stackWorker int8
 }
 
@@ -113,7 +114,9 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 		if v.lazyAfter <= 0 {
 			v.lazyAfter = max(1<<20, int(min(size/256, math.MaxInt32)))
 		}
-		if opt.stackWorker > 0 || opt.stackWorker == 0 && Concurrent() {
+		// With a Fold, a new stack costs little more than reading it
+		// (lazyFrames): handing it to another goroutine costs more.
+		if opt.stackWorker > 0 || opt.stackWorker == 0 && Concurrent() && opt.Fold == nil {
 			v.pipe = &stackPipe{t: &v.snap.Stacks, summarize: v.summarize, seenBits: seenBitsFor(size)}
 		}
 	}

@@ -15,8 +15,10 @@ import "runtime"
 // While batches are out, the goroutine owns the table: the VM touches it
 // only after sync, which waits for them (a held stack, a stack the cache
 // knows, a list materialized). It runs only where a second core exists
-// (not in WebAssembly, not with GOMAXPROCS 1): there the decoder takes the
-// sequential path unchanged.
+// (not in WebAssembly, not with GOMAXPROCS 1) and the Summarizer is not a
+// StackFold (Options.Fold: a new stack then costs little more than reading
+// it, less than handing it over); elsewhere the decoder takes the
+// sequential path.
 type stackPipe struct {
 	t         *Stacks
 	summarize Summarizer
