@@ -527,18 +527,22 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 	const nb = 1 << bucketBits
 	m := t.count - from
 	start := make([]int32, nb+1)
-	for id := from; id < t.count; id++ {
-		start[t.hashes.at(id)>>(64-bucketBits)+1]++
-	}
+	t.eachHash(from, func(_ int, hs []uint64) {
+		for _, h := range hs {
+			start[h>>(64-bucketBits)+1]++
+		}
+	})
 	for b := 1; b < len(start); b++ {
 		start[b] += start[b-1]
 	}
-	// Groups of buckets [b0, b1) of at most dedupeGroup stacks (or one
-	// bucket).
+	// Groups of buckets [b0, b1) of at most dedupeGroup stacks, or half
+	// the stacks (at most two passes over the hashes, whatever their
+	// number: 8 bytes of scratch a stack of a group), or one bucket.
+	group := max(dedupeGroup, int32(m/2+1))
 	var groups [][2]int
 	for b0 := 0; b0 < nb; {
 		b1 := b0 + 1
-		for b1 < nb && start[b1+1]-start[b0] <= dedupeGroup {
+		for b1 < nb && start[b1+1]-start[b0] <= group {
 			b1++
 		}
 		groups = append(groups, [2]int{b0, b1})
@@ -778,15 +782,15 @@ func (t *Stacks) dedupeBuckets(b0, b1 int, start, fill []int32, from int, sc *de
 	for b := b0; b < b1; b++ {
 		fill[b] = start[b] - base
 	}
-	for p, page := range t.hashes.pages {
-		id := p << pageBits
+	t.eachHash(from, func(id int, page []uint64) {
 		for k, h := range page {
-			if b := int(h >> (64 - bucketBits)); b >= b0 && b < b1 && id+k >= from {
+			// b0 <= b < b1 in one comparison.
+			if b := uint(h >> (64 - bucketBits)); b-uint(b0) < uint(b1-b0) {
 				hs[fill[b]], ids[fill[b]] = uint32(h), int32(id+k)
 				fill[b]++
 			}
 		}
-	}
+	})
 	for b := b0; b < b1; b++ {
 		lo, hi := int(start[b]-base), int(start[b+1]-base)
 		if hi-lo < 2 {
@@ -826,7 +830,23 @@ func (t *Stacks) dedupeBuckets(b0, b1 int, start, fill []int32, from int, sc *de
 	}
 }
 
-// dedupeGroup bounds the stacks dedupeFrom scatters at a time (8 MiB).
+// eachHash calls f with the hashes of the stacks from ID from on, a page
+// (or its end) at a time, and the ID of the first.
+func (t *Stacks) eachHash(from int, f func(id int, hs []uint64)) {
+	for id := from; id < t.count; {
+		page := t.hashes.pages[id>>pageBits]
+		k0 := id & pageMask
+		page = page[k0:min(len(page), k0+t.count-id)]
+		if len(page) == 0 {
+			panic("eachHash: fewer hashes than stacks") // a bug; never hang
+		}
+		f(id, page)
+		id += len(page)
+	}
+}
+
+// dedupeGroup bounds the stacks dedupeFrom scatters at a time (8 MiB),
+// unless that takes more than two passes over the hashes.
 var dedupeGroup int32 = 1 << 20
 
 // stackRecBytes is what one stack costs besides its frames: its record
