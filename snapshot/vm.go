@@ -694,7 +694,12 @@ loop:
 					o.memo = shared
 				}
 			}
-			memo.push(u)
+			if memo.c.room() { // push, without its call
+				memo.c.put(u)
+				memo.n++
+			} else {
+				memo.push(u)
+			}
 			pos++
 		case opBinInt1:
 			if pos+2 > len(d) {
@@ -907,7 +912,12 @@ scalars:
 		v.objs = append(v.objs, o)
 	}
 	stack = append(stack, val{k: kObj, n: int64(oi)})
-	memo.push(u)
+	if memo.c.room() { // push, without its call
+		memo.c.put(u)
+		memo.n++
+	} else {
+		memo.push(u)
+	}
 	v.marks = append(v.marks, len(stack))
 	if code == keyFrames {
 		return v.entryFrames(d, p, next, limit, stack, row, val{k: kStr, n: x})
@@ -1130,7 +1140,12 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 		v.objs = append(v.objs, o)
 	}
 	stack = append(stack, key, l)
-	memo.push(u)
+	if memo.c.room() { // push, without its call
+		memo.c.put(u)
+		memo.n++
+	} else {
+		memo.push(u)
+	}
 	var end int
 	if p, id := cp, cid; hit {
 		nm := len(v.marks)
@@ -1199,7 +1214,12 @@ func (v *vm) lazyFrames(d []byte, q, limit, row int) (int, bool, error) {
 		}
 	}
 	u, _ := pack(val{k: kStackRef, n: int64(id)})
-	v.memo.push(u)
+	if v.memo.c.room() { // push, without its call
+		v.memo.c.put(u)
+		v.memo.n++
+	} else {
+		v.memo.push(u)
+	}
 	v.rows.stack.set(row, id)
 	v.marks = v.marks[:len(v.marks)-1]
 	v.op, v.opOff = opSetItems, v.in.base+int64(p+1)
