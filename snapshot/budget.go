@@ -36,6 +36,9 @@ type budget struct {
 	limit int64 // 0: the default
 	// raw reports the input bytes read so far and the total (-1 unknown).
 	raw func() (done, total int64)
+	// floor is a limit charge found: the limit never falls (the input
+	// read only grows), so spending up to it needs no new look.
+	floor int64
 }
 
 // DefaultMemoryLimit is the default budget for an input of size bytes
@@ -47,9 +50,18 @@ func DefaultMemoryLimit(size int64) int64 {
 	return DefaultBaseMemory + DefaultMemoryPerByte*size
 }
 
-// charge spends n bytes, or fails with ErrTooLarge past the limit.
+// charge spends n bytes, or fails with ErrTooLarge past the limit. Below
+// the limit found last it is a comparison (and inlined).
 func (b *budget) charge(n int64, v *vm) error {
 	b.spent += n
+	if b.spent <= b.floor {
+		return nil
+	}
+	return b.check(v)
+}
+
+// check is charge past floor: the limit now, and an error past it.
+func (b *budget) check(v *vm) error {
 	limit := b.limit
 	if limit == 0 {
 		done, total := int64(-1), int64(-1)
@@ -61,6 +73,7 @@ func (b *budget) charge(n int64, v *vm) error {
 		}
 		limit = DefaultMemoryLimit(total)
 	}
+	b.floor = limit
 	if b.spent <= limit {
 		return nil
 	}

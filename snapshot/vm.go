@@ -236,7 +236,9 @@ type vm struct {
 	// (memoRewritten): a memo id then always names the same frame.
 	stackCache            *stackCache
 	cacheLooks, cacheHits int
-	noStackCache          bool
+	// cacheOff is set once cacheLook stops looking.
+	cacheOff     bool
+	noStackCache bool
 
 	proto int
 	// summarize, when not nil, summarizes every stack; with lazyOK, a new
@@ -1125,7 +1127,12 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 	// SETITEMS, becomes the row's stack at once, as stackOf makes it of
 	// the builder cachedRun makes. A list it does not know that is to be
 	// a lazy stack, then SETITEMS, becomes one at once (lazyFrames).
-	cp, cid, hit := v.cacheLook(d, q+2, limit)
+	var cp int
+	var cid StackID
+	var hit bool
+	if !v.cacheOff {
+		cp, cid, hit = v.cacheLook(d, q+2, limit)
+	}
 	if !hit && v.fold != nil && v.pipe == nil && v.lazyOK && !v.memoRewritten && v.snap.Stacks.held() >= v.lazyAfter &&
 		len(stack) == v.marks[len(v.marks)-1] {
 		if end, ok, err := v.lazyFrames(d, q, limit, row); err != nil || ok {
@@ -1519,8 +1526,11 @@ func (v *vm) cacheLook(d []byte, pos, limit int) (int, StackID, bool) {
 	if v.stackCache == nil || v.memoRewritten {
 		return 0, NoStack, false
 	}
-	if v.cacheFull() && v.cacheLooks > stackCacheMax && v.cacheHits < v.cacheLooks/stackCacheMiss {
-		return 0, NoStack, false // stacks rarely repeat: stop looking
+	if v.cacheOff || v.cacheFull() && v.cacheLooks > stackCacheMax && v.cacheHits < v.cacheLooks/stackCacheMiss {
+		// Stacks rarely repeat: stop looking, for good (the cache stays
+		// full and the counts stay).
+		v.cacheOff = true
+		return 0, NoStack, false
 	}
 	v.cacheLooks++
 	p, id, ok := v.stackCache.lookup(d[pos+1 : limit])
