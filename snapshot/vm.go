@@ -1399,7 +1399,14 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 	all, best, site, h := uint32(0), uint32(0xffff)<<16, FrameID(0), xxStart(seed)
 	miss := scanOther
 	n := 0
-	for p+5 <= len(dl) {
+	// Two references a round (a round's jump back costs in WebAssembly):
+	// BINGET ('h') or LONG_BINGET ('j', bit 1 set) without a branch on
+	// which (frames below memo id 256 and above alternate unpredictably),
+	// then the fold (the first frame of the least rank: StackFold).
+	for {
+		if p+5 > len(dl) {
+			break
+		}
 		b := dl[p : p+5 : p+5]
 		c := b[0]
 		if c|2 != opLongBinGet {
@@ -1408,9 +1415,6 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 			}
 			break
 		}
-		// BINGET ('h') or LONG_BINGET ('j', bit 1 set) without a branch
-		// on which: frames below memo id 256 and above alternate
-		// unpredictably.
 		long := int(c>>1) & 1
 		id := int(binary.LittleEndian.Uint32(b[1:]) & (0xff | uint32(-long)))
 		var e uint64
@@ -1431,12 +1435,48 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 		n++
 		w := uint32(e >> 32)
 		all |= w
-		// The first frame of the least rank (StackFold).
 		if r := w &^ 0xffff; r < best {
 			best, site = r, f
 		}
 		if foldedHash {
 			h = xxStep(h, f)
+		}
+		if p+5 > len(dl) {
+			break
+		}
+		b2 := dl[p : p+5 : p+5]
+		c2 := b2[0]
+		if c2|2 != opLongBinGet {
+			if c2 == opAppends {
+				miss = scanEnd
+			}
+			break
+		}
+		long2 := int(c2>>1) & 1
+		id2 := int(binary.LittleEndian.Uint32(b2[1:]) & (0xff | uint32(-long2)))
+		var e2 uint64
+		if id2 < len(fm) {
+			e2 = fm[id2]
+		}
+		if uint32(e2) == 0 {
+			miss = id2
+			break
+		}
+		if n == foldMax {
+			miss = scanFull
+			break
+		}
+		p += 2 + 3*long2
+		f2 := FrameID(uint32(e2) - 1)
+		buf[n&(foldMax-1)] = f2
+		n++
+		w2 := uint32(e2 >> 32)
+		all |= w2
+		if r := w2 &^ 0xffff; r < best {
+			best, site = r, f2
+		}
+		if foldedHash {
+			h = xxStep(h, f2)
 		}
 	}
 	return p, n, folded{all, best, site, h}, miss
