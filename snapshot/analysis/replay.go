@@ -310,20 +310,7 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 		if i >= bEnd {
 			bk, bEnd = bs.at(i)
 		}
-		if !bk.used {
-			*bk = bucket{used: true, minI: int32(i), maxI: int32(i), resI: int32(i), minA: cur, maxA: cur, resA: cur,
-				minAR: res, maxAR: res, resR: res}
-			continue
-		}
-		if cur < bk.minA {
-			bk.minI, bk.minA, bk.minAR = int32(i), cur, res
-		}
-		if cur > bk.maxA {
-			bk.maxI, bk.maxA, bk.maxAR = int32(i), cur, res
-		}
-		if res > bk.resR {
-			bk.resI, bk.resA, bk.resR = int32(i), cur, res
-		}
+		bk.add(int32(i), cur, res)
 	}
 	r.cur, r.res, r.over, r.overAt = cur, res, over, overAt
 	r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex = peakRel, peakIndex, resPeakRel, resPeakIndex
@@ -426,20 +413,26 @@ func (bs *buckets) record(i int, cur, res int64) {
 	if !bs.seen {
 		bs.first, bs.seen = bs.last, true
 	}
-	b := &bs.b[int64(i-bs.from)*int64(len(bs.b))/int64(bs.count)]
+	bs.b[int64(i-bs.from)*int64(len(bs.b))/int64(bs.count)].add(int32(i), cur, res)
+}
+
+// add takes the moment i (allocated cur, reserved res) into the bucket:
+// its lowest and highest allocated and its highest reserved moment, the
+// first of equals.
+func (b *bucket) add(i int32, cur, res int64) {
 	if !b.used {
-		*b = bucket{used: true, minI: int32(i), maxI: int32(i), resI: int32(i), minA: cur, maxA: cur, resA: cur,
+		*b = bucket{used: true, minI: i, maxI: i, resI: i, minA: cur, maxA: cur, resA: cur,
 			minAR: res, maxAR: res, resR: res}
 		return
 	}
 	if cur < b.minA {
-		b.minI, b.minA, b.minAR = int32(i), cur, res
+		b.minI, b.minA, b.minAR = i, cur, res
 	}
 	if cur > b.maxA {
-		b.maxI, b.maxA, b.maxAR = int32(i), cur, res
+		b.maxI, b.maxA, b.maxAR = i, cur, res
 	}
 	if res > b.resR {
-		b.resI, b.resA, b.resR = int32(i), cur, res
+		b.resI, b.resA, b.resR = i, cur, res
 	}
 }
 

@@ -50,37 +50,17 @@ func (t *uintMap[V]) get(key uint64) (V, bool) {
 }
 
 // put maps key to v, replacing what it mapped to.
-func (t *uintMap[V]) put(key uint64, v V) {
-	if key == 0 {
-		if !t.hasZero {
-			t.n++
-		}
-		t.zero, t.hasZero = v, true
-		return
-	}
-	if 2*(t.n+1) > len(t.slots) {
-		t.grow()
-	}
-	mask := len(t.slots) - 1
-	for i := t.home(key); ; i = (i + 1) & mask {
-		switch t.slots[i].key {
-		case key:
-			t.slots[i].v = v
-			return
-		case 0:
-			t.slots[i] = uintSlot[V]{key, v}
-			t.n++
-			return
-		}
-	}
-}
+func (t *uintMap[V]) put(key uint64, v V) { t.swap(key, v) }
 
 // swap maps key to v and returns what it mapped to before, if anything
 // (put after get, with one probe).
 func (t *uintMap[V]) swap(key uint64, v V) (old V, had bool) {
 	if key == 0 {
 		old, had = t.zero, t.hasZero
-		t.put(0, v)
+		if !had {
+			t.n++
+		}
+		t.zero, t.hasZero = v, true
 		return old, had
 	}
 	if 2*(t.n+1) > len(t.slots) {
