@@ -39,7 +39,8 @@ type Options struct {
 	// uncompressed input and must stay readable while the snapshot is used.
 	Source io.ReaderAt
 	// HoldFrames is the number of frame IDs of held stacks after which new
-	// stacks become lazy (0: max(1 Mi, input size / 256)).
+	// stacks become lazy (0: max(1 Mi, input size / 256), or from 64 Ki on
+	// as soon as the stacks held rarely repeat).
 	HoldFrames int
 	// noStackCache turns the stack cache off (tests compare both paths).
 	noStackCache bool
@@ -113,6 +114,7 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 		v.lazyAfter = opt.HoldFrames
 		if v.lazyAfter <= 0 {
 			v.lazyAfter = max(1<<20, int(min(size/256, math.MaxInt32)))
+			v.lazySoon = min(lazySoonFrames, v.lazyAfter)
 		}
 		// With a Fold, a new stack costs little more than reading it
 		// (lazyFrames): handing it to another goroutine costs more.

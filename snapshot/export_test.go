@@ -86,3 +86,11 @@ func SetReadAheadChunk(chunk, room int) (restore func()) {
 	readAheadChunk, readAheadRoom = chunk, room
 	return func() { readAheadChunk, readAheadRoom = oc, or }
 }
+
+// SetLazySoon sets where, with the default HoldFrames, the held stacks are
+// first checked for repeats, and returns a function that restores it.
+func SetLazySoon(frames int) (restore func()) {
+	old := lazySoonFrames
+	lazySoonFrames = frames
+	return func() { lazySoonFrames = old }
+}

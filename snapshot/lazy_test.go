@@ -289,3 +289,55 @@ func TestLazyStackBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestLazySooner decodes both benchmark families with the default
+// HoldFrames (1 Mi frame IDs: none of these small files reaches it) and
+// the first check for repeats at 4096 frame IDs: the distinct family, whose
+// stacks hardly repeat, must go lazy there (at most 4096/8 stacks held),
+// the real family, whose 300 stacks (13 k frame IDs) repeat, must hold
+// them all; both must
+// equal the snapshot decoded with every stack held, and the lazy stacks'
+// summaries those of their frames read back.
+func TestLazySooner(t *testing.T) {
+	defer snapshot.SetLazySoon(4096)()
+	inputs := lazyInputs(t)
+	for _, fam := range []string{"real", "distinct"} {
+		data := inputs[fam]
+		t.Run(fam, func(t *testing.T) {
+			held, err := snapshot.DecodeBytes(data, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum := analysis.Summarizer()
+			for _, opt := range []*snapshot.Options{
+				{Summarize: sum, Source: bytes.NewReader(data)},
+				{Fold: analysis.Fold(), Source: bytes.NewReader(data)},
+			} {
+				s, err := snapshot.Decode(bytes.NewReader(data), int64(len(data)), snapshot.WithStackWorker(opt, false))
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, all := s.Stacks.LazyCount(), s.Stacks.Len()
+				switch {
+				case fam == "real" && n != 0:
+					t.Fatalf("%d of %d stacks lazy, want none: they repeat", n, all)
+				case fam == "distinct" && (n == 0 || all-n > 4096/8):
+					t.Fatalf("%d of %d stacks held, want at most 512 (4096 frame IDs of 8-30 frames a stack)", all-n, all)
+				}
+				if !snapshot.Equal(held, s) {
+					t.Fatalf("decoding differs: %s", snapshot.Diff(held, s))
+				}
+				for id := range all {
+					st, err := s.Stacks.Frames(snapshot.StackID(id))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got, want := s.Stacks.Summary(snapshot.StackID(id)), sum(s.Frames, st); got != want {
+						t.Fatalf("stack %d: summary %x, frames give %x", id, got, want)
+					}
+				}
+				t.Logf("%d of %d stacks lazy", n, all)
+			}
+		})
+	}
+}

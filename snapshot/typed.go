@@ -949,6 +949,32 @@ func typedList[T any](v *vm, x val, arena []T, s listShape[T]) ([]T, error) {
 	return out, nil
 }
 
+// lazySoonFrames is where, with the default HoldFrames, the held stacks
+// are first checked for repeats (lazySooner): 64 Ki frame IDs (256 KiB),
+// beyond the 86-300 stacks of 20-70 frames of real training files.
+var lazySoonFrames = 1 << 16
+
+// lazySooner makes the next new stacks lazy at once when the stacks so far
+// hardly repeat: at least 15 in 16 of the frame lists resolved (vm.intern
+// and the stack cache's hits) were new stacks. A file of distinct stacks (the
+// worst case, nearly one stack per trace entry) then holds a few thousand
+// stacks instead of lazyAfter frame IDs of them: holding a stack costs
+// more than keeping it lazy (a builder, the index, the stack cache), and
+// such stacks are rarely met again. A file whose stacks repeat keeps
+// holding them (found by the stack cache, shown without reading the file
+// again); it is checked again at twice as many frame IDs, up to
+// lazyAfter.
+func (v *vm) lazySooner() {
+	t := &v.snap.Stacks
+	if refs := v.stackRefs + v.cacheHits; 16*(t.count-1) >= 15*refs {
+		v.lazyAfter, v.lazySoon = t.held(), 0
+		return
+	}
+	if v.lazySoon *= 2; v.lazySoon >= v.lazyAfter {
+		v.lazySoon = 0
+	}
+}
+
 // intern returns the ID of a frame list whose encoding spans [start, end)
 // of the input (start -1: unknown). Once the held stacks pass lazyAfter
 // frame IDs, a new stack from a re-readable input is not held: only its
@@ -956,6 +982,7 @@ func typedList[T any](v *vm, x val, arena []T, s listShape[T]) ([]T, error) {
 // the builder of ids: if it was folded, its summary and hash are taken.
 func (v *vm) intern(ids []FrameID, start, end int64, b *builder) (StackID, error) {
 	t := &v.snap.Stacks
+	v.stackRefs++
 	if b != nil && !b.folded {
 		b = nil
 	}
@@ -988,6 +1015,9 @@ func (v *vm) intern(ids []FrameID, start, end int64, b *builder) (StackID, error
 			t.setSum(id, b.sum)
 		} else if v.summarize != nil {
 			t.setSum(id, v.summarize(v.snap.Frames, ids))
+		}
+		if v.lazySoon > 0 && t.held() >= v.lazySoon {
+			v.lazySooner()
 		}
 		return id, v.budget.charge(int64(len(ids)+1)*4+stackRecBytes, v)
 	}

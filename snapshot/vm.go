@@ -247,6 +247,11 @@ type vm struct {
 	summarize Summarizer
 	lazyOK    bool
 	lazyAfter int
+	// lazySoon, when above 0, is where the held stacks' frame IDs are
+	// next checked for repeats (lazySooner); stackRefs counts the frame
+	// lists vm.intern resolved.
+	lazySoon  int
+	stackRefs int
 	// pipe, when not nil, adds lazy stacks on a second goroutine.
 	pipe *stackPipe
 	// partial decodes a piece of a file (a lazy stack): FRAME lengths are
@@ -1566,9 +1571,9 @@ func (v *vm) cacheLook(d []byte, pos, limit int) (int, StackID, bool) {
 	if v.stackCache == nil || v.memoRewritten {
 		return 0, NoStack, false
 	}
-	if v.cacheOff || v.cacheFull() && v.cacheLooks > stackCacheMax && v.cacheHits < v.cacheLooks/stackCacheMiss {
-		// Stacks rarely repeat: stop looking, for good (the cache stays
-		// full and the counts stay).
+	if v.cacheOff || v.cacheClosed() && v.cacheLooks > stackCacheMax && v.cacheHits < v.cacheLooks/stackCacheMiss {
+		// Stacks rarely repeat: stop looking, for good (the cache takes
+		// no more stacks and the counts stay).
 		v.cacheOff = true
 		return 0, NoStack, false
 	}
@@ -1618,6 +1623,12 @@ func indexAppends(b []byte) int {
 // cacheFull reports whether the stack cache takes no more entries.
 func (v *vm) cacheFull() bool {
 	return v.stackCache != nil && (v.stackCache.len() >= stackCacheMax || v.stackCache.keyBytes >= stackCacheKeys)
+}
+
+// cacheClosed reports whether the stack cache takes no more stacks: it is
+// full, or new stacks are lazy (a lazy stack is not cached).
+func (v *vm) cacheClosed() bool {
+	return v.cacheFull() || v.lazyOK && v.snap.Stacks.held() >= v.lazyAfter
 }
 
 // cacheable reports whether a new stack may go into the stack cache: it
