@@ -12,6 +12,7 @@ import (
 	"github.com/nlpodyssey/gopickle/pickle"
 
 	"oomscope/snapshot"
+	"oomscope/snapshot/analysis"
 	"oomscope/snapshot/gen"
 )
 
@@ -163,4 +164,32 @@ func BenchmarkDecodeReal(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLazyStackRead reads lazy stacks back from the file, as the page
+// does for each stack it shows (and the diagnosis for its flame graph's
+// 120 heaviest): a distinct-family file decoded with HoldFrames 1.
+func BenchmarkLazyStackRead(b *testing.B) {
+	var buf bytes.Buffer
+	if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: gen.DistinctStacks, Iterations: 20000}); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	s, err := snapshot.Decode(bytes.NewReader(data), int64(len(data)),
+		&snapshot.Options{Fold: analysis.Fold(), Source: bytes.NewReader(data), HoldFrames: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var lazy []snapshot.StackID
+	for id := range s.Stacks.Len() {
+		if s.Stacks.Lazy(snapshot.StackID(id)) {
+			lazy = append(lazy, snapshot.StackID(id))
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := s.Stacks.Frames(lazy[i%len(lazy)]); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

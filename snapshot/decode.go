@@ -228,35 +228,35 @@ func (v *vm) decode(opt *Options) (*Snapshot, error) {
 }
 
 // source keeps what reading a lazy stack again needs: the frames in the
-// memo (a lazy list only refers to frames decoded before it) and the input.
+// memo (a lazy list only refers to frames decoded before it), as the
+// objects and memo entries a stack's decoder starts with, and the input.
 func (v *vm) source(opt *Options) *stackSource {
-	src := &stackSource{r: opt.Source, memo: map[int64]FrameID{}, frames: v.snap.Frames, summarize: v.summarize}
-	for id := range v.memo.len() {
-		if x := v.memoAt(id); x.k == kObj && v.objs[x.n].kind == oFrame {
-			src.memo[int64(id)] = FrameID(v.objs[x.n].idx)
+	src := &stackSource{r: opt.Source, seed: map[int64]val{}, frames: v.snap.Frames, summarize: v.summarize}
+	add := func(id int64, x val) {
+		if x.k == kObj && v.objs[x.n].kind == oFrame {
+			src.objs = append(src.objs, obj{kind: oFrame, idx: v.objs[x.n].idx, memo: shared})
+			src.seed[id] = val{k: kObj, n: int64(len(src.objs) - 1)}
 		}
 	}
+	for id := range v.memo.len() {
+		add(int64(id), v.memoAt(id))
+	}
 	for id, x := range v.memoFar {
-		if x.k == kObj && v.objs[x.n].kind == oFrame {
-			src.memo[id] = FrameID(v.objs[x.n].idx)
-		}
+		add(id, x)
 	}
 	return src
 }
 
-// decodeStack decodes the frame list encoded in b (found at byte off).
+// decodeStack decodes the frame list encoded in b (found at byte off). Its
+// VM starts with the frames' objects (a copy: a VM writes to its objects)
+// and finds them through memoSeed, which it only reads.
 func (src *stackSource) decodeStack(b []byte, off int64) (Stack, error) {
 	v := newVM(input{data: b, size: int64(len(b)), base: off, every: math.MaxInt64 / 2, nextStep: math.MaxInt64 / 2}, true)
 	v.partial = true
 	v.budget.limit = math.MaxInt64
 	v.snap.Frames = src.frames
-	for id, f := range src.memo {
-		v.objs = append(v.objs, obj{kind: oFrame, idx: int32(f), memo: shared})
-		if v.memoFar == nil {
-			v.memoFar = map[int64]val{}
-		}
-		v.memoFar[id] = val{k: kObj, n: int64(len(v.objs) - 1)}
-	}
+	v.objs = append(make([]obj, 0, len(src.objs)+16), src.objs...)
+	v.memoSeed = src.seed
 	top, err := v.run()
 	if err != nil {
 		return nil, err

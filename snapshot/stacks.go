@@ -862,9 +862,12 @@ func (t *Stacks) held() int { return t.heldFrames }
 type stackSource struct {
 	mu sync.Mutex
 	r  io.ReaderAt
-	// memo maps the memo ids of frames to their IDs: a lazy list only
-	// refers to frames decoded before it.
-	memo      map[int64]FrameID
+	// objs holds an object per frame in the memo, and seed maps the
+	// frames' memo ids to them (val.n indexes objs): a lazy list only
+	// refers to frames decoded before it. Built once, read by every
+	// stack's decoder (decodeStack).
+	objs      []obj
+	seed      map[int64]val
 	frames    []Frame
 	summarize Summarizer
 }

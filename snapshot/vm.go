@@ -257,6 +257,10 @@ type vm struct {
 	// partial decodes a piece of a file (a lazy stack): FRAME lengths are
 	// not checked and the input may end without STOP.
 	partial bool
+	// memoSeed, in a lazy stack's decoder, maps the memo ids of the
+	// frames decoded before the stack to their objects (stackSource.seed;
+	// read only: shared by every such decoder).
+	memoSeed map[int64]val
 
 	// op and opOff are the opcode being executed and its offset, for errors.
 	op    byte
@@ -581,9 +585,12 @@ func (v *vm) memoGet(id int64) (val, error) {
 		x = v.memoAt(int(id))
 	}
 	if x.k == kUnset && id >= 0 {
-		// Far ids, and ids below a later dense store (a lazy stack's
-		// decoder has only far ones to start with).
+		// Far ids, and ids below a later dense store.
 		x = v.memoFar[id]
+		if x.k == kUnset && v.memoSeed != nil {
+			// A lazy stack's decoder: the frames it starts with.
+			x = v.memoSeed[id]
+		}
 	}
 	switch x.k {
 	case kUnset:
