@@ -120,11 +120,23 @@ func (p *SnapshotPage) setUnit(ctx app.Context, u bytesize.Unit) {
 	}
 }
 
+// warmAfter is how long after mounting the page asks the worker to warm
+// up (load.RequestWarm): a user takes longer to pick a file.
+const warmAfter = time.Second
+
 // OnMount starts the analysis worker before a file comes: loading and
 // compiling its WebAssembly then does not count against the first file.
 func (p *SnapshotPage) OnMount(ctx app.Context) {
 	p.mountCtx, p.mounted = ctx, true
 	p.ensureWorker(ctx)
+	// While the user picks a file, the worker gets its code optimised;
+	// not at once: a warm-up under way when a file comes slowed its
+	// decoding (the optimising compiles it starts share the cores).
+	ctx.After(warmAfter, func(app.Context) {
+		if p.worker != nil {
+			p.postRequest(load.Request{Type: load.RequestWarm}, nil)
+		}
+	})
 	// The setup section lists the estimator's catalog, which is parsed on
 	// first use (tens of milliseconds of wasm): parse it now, while the
 	// page waits for a file, rather than in a frame of the result.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"oomscope/snapshot/gen"
 )
@@ -79,7 +80,25 @@ func BenchmarkLoad(b *testing.B) {
 		decodeMS, analyseMS  float64
 	}
 	var rows []row
-	for _, bf := range benchFiles(b) {
+	files := benchFiles(b)
+	if v := os.Getenv("OOMSCOPE_BENCH_WARM"); v != "" {
+		// The worker's warm-up first (default, or the steps of the real
+		// and the distinct stacks' input), as a browser worker runs it
+		// before the first file.
+		var sr, sd int
+		if _, err := fmt.Sscanf(v, "%d,%d", &sr, &sd); err == nil {
+			defer func(w map[gen.Family]int) { WarmSteps = w }(WarmSteps)
+			WarmSteps = map[gen.Family]int{gen.RealStacks: sr, gen.DistinctStacks: sd}
+		} else if v != "1" {
+			b.Fatalf("OOMSCOPE_BENCH_WARM=%q: want 1 or the steps of each family, such as 12000,20000", v)
+		}
+		start := time.Now()
+		if err := WarmUp(nil, nil); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("warm-up %v: %.0f ms\n", v, float64(time.Since(start).Microseconds())/1000)
+	}
+	for _, bf := range files {
 		b.Run(bf.name, func(b *testing.B) {
 			var r row
 			for b.Loop() {

@@ -6,6 +6,7 @@
 package load
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -88,6 +89,13 @@ type Options struct {
 	// MaxMemory bounds the memory decoding and analysis may take (0:
 	// snapshot.DefaultMemoryLimit of the input size).
 	MaxMemory int64
+	// holdFrames is snapshot.Options.HoldFrames (WarmUp reaches the lazy
+	// stacks' path with a small input); progressEvery, if not 0, replaces
+	// ProgressEvery; canceled, if set, is asked at each progress call and
+	// stops the load (snapshot.ErrCanceled) when it says true.
+	holdFrames    int
+	progressEvery int64
+	canceled      func() bool
 }
 
 // File is a loaded snapshot.
@@ -172,11 +180,15 @@ func Load(in Input, opt Options) (f *File, err error) {
 	}
 	start := time.Now()
 	dopt := &snapshot.Options{
-		ProgressEvery: ProgressEvery,
-		Progress:      func(done, total int64) bool { progress(StageDecode, done, total); return true },
-		MaxMemory:     opt.MaxMemory,
-		Fold:          analysis.Fold(),
-		Source:        in.Source,
+		ProgressEvery: cmp.Or(opt.progressEvery, ProgressEvery),
+		Progress: func(done, total int64) bool {
+			progress(StageDecode, done, total)
+			return opt.canceled == nil || !opt.canceled()
+		},
+		MaxMemory:  opt.MaxMemory,
+		Fold:       analysis.Fold(),
+		Source:     in.Source,
+		HoldFrames: opt.holdFrames,
 	}
 	s, err := snapshot.Decode(in.R, in.Size, dopt)
 	if err != nil {
@@ -193,6 +205,9 @@ func Load(in Input, opt Options) (f *File, err error) {
 	decoded := time.Since(start)
 	stage = StageAnalyse
 	progress(StageAnalyse, read, in.Size)
+	if opt.canceled != nil && opt.canceled() {
+		return nil, fmt.Errorf("%s: %w", in.Name, snapshot.ErrCanceled)
+	}
 	an := analysis.Analyze(s, opt.Analysis)
 	if len(an.Devices) == 0 {
 		return nil, fmt.Errorf("%s %w", in.Name, ErrNoData)

@@ -150,6 +150,7 @@ func TestRequestsRoundTrip(t *testing.T) {
 		{Type: RequestSeries, ID: 4, Device: 0, From: 10, To: 2000, Points: TimelinePoints},
 		{Type: RequestRank, ID: 5, Name: "dir/rank3.pickle"},
 		{Type: RequestSizes, ID: 6},
+		{Type: RequestWarm},
 	} {
 		got, err := DecodeRequest(EncodeRequest(r))
 		if err != nil || got != r {

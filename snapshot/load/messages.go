@@ -45,6 +45,11 @@ const (
 	// looks it up on disk, milliseconds per file that the worker takes
 	// instead of the page; answered by sizes.
 	RequestSizes = "sizes"
+	// RequestWarm asks the worker to get its decoder and analysis
+	// optimised (WarmUp) while it waits for a file; the page sends it once
+	// it has started, and any other request stops the warm-up. Not
+	// answered.
+	RequestWarm = "warm"
 )
 
 // Request is a message from the page to the worker.
@@ -270,7 +275,7 @@ func DecodeRequest(js string) (Request, error) {
 		return Request{}, fmt.Errorf("reading the page's request: %w", err)
 	}
 	switch r.Type {
-	case RequestAnalyze, RequestCompare, RequestState, RequestSeries, RequestRank, RequestSizes:
+	case RequestAnalyze, RequestCompare, RequestState, RequestSeries, RequestRank, RequestSizes, RequestWarm:
 		return r, nil
 	}
 	return Request{}, fmt.Errorf("unknown request %q", r.Type)

@@ -24,6 +24,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall/js"
 	"time"
 
@@ -35,6 +36,10 @@ import (
 // worker holds the analysis of the last file, for later queries.
 type worker struct {
 	file *load.File
+	// requested is set by the first request other than warm (which stops
+	// the warm-up); warming once the warm-up has started.
+	requested atomic.Bool
+	warming   bool
 }
 
 func main() {
@@ -46,18 +51,67 @@ func main() {
 	// The worker starts with the page: use the wait for a file to parse
 	// the estimator's catalog (which the report of a snapshot holding
 	// parameters matches them against) and to run the whole load path
-	// once (warmUp).
+	// once (warmUp); once the page asks (load.RequestWarm), get the
+	// decoder and the analysis optimised (w.warm) until another request.
 	go func() {
 		estimator.Models()
 		warmUp()
 	}()
 	js.Global().Call("snapworkerReady", js.FuncOf(func(this js.Value, args []js.Value) any {
-		if len(args) > 0 {
-			go w.handle(args[0])
+		if len(args) == 0 {
+			return nil
 		}
+		if req, err := load.DecodeRequest(args[0].Get("json").String()); err == nil && req.Type == load.RequestWarm {
+			if !w.warming {
+				w.warming = true
+				go w.warm()
+			}
+			return nil
+		}
+		w.requested.Store(true)
+		go w.handle(args[0])
 		return nil
 	}))
 	select {}
+}
+
+// warm runs load.WarmUp until done or until a request comes. It lets the
+// browser's event loop run every few milliseconds (yielder), which
+// delivers a request waiting there (snapworkerReady's handler sets
+// w.requested), so that a file dropped during the warm-up waits little.
+func (w *worker) warm() {
+	if w.requested.Load() {
+		return
+	}
+	load.WarmUp(w.requested.Load, yielder())
+	runtime.GC()
+}
+
+// yieldEvery is the most time the warm-up runs before it lets the browser
+// deliver a message.
+const yieldEvery = 8 * time.Millisecond
+
+// yielder returns load.WarmUp's yield: every yieldEvery, it waits for a
+// message of its own through a MessageChannel, which returns to the
+// browser's event loop (a sleep would, too, but a browser waits 4 ms for
+// nested timers).
+func yielder() func() {
+	ch := make(chan struct{}, 1)
+	mc := js.Global().Get("MessageChannel").New()
+	mc.Get("port1").Set("onmessage", js.FuncOf(func(js.Value, []js.Value) any {
+		ch <- struct{}{}
+		return nil
+	}))
+	port := mc.Get("port2")
+	last := time.Now()
+	return func() {
+		if time.Since(last) < yieldEvery {
+			return
+		}
+		port.Call("postMessage", js.Null())
+		<-ch
+		last = time.Now()
+	}
 }
 
 // warmSnapshot is a small generated training run (3 steps, parameters,
