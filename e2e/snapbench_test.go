@@ -221,7 +221,7 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 // analysisWorker attaches to the tab's analysis worker (the worker that
 // runs Go; the file reader beside it, snapworker.js, has go == null) and
 // returns its context, to be cancelled by the caller.
-func analysisWorker(b *testing.B, tb *tab) (context.Context, context.CancelFunc) {
+func analysisWorker(b testing.TB, tb *tab) (context.Context, context.CancelFunc) {
 	targets, err := chromedp.Targets(tb.ctx)
 	if err != nil {
 		b.Fatal(err)

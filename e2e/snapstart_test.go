@@ -5,6 +5,7 @@ package e2e
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -76,6 +77,43 @@ func TestSnapshotWorkerPreStartFailed(t *testing.T) {
 	}
 	if n := workerTargets(tb); n != 1 {
 		t.Errorf("%d workers started, want 1 (the app's own)", n)
+	}
+	tb.assertClean()
+}
+
+// TestSnapshotDropDuringWarmUp: a second after mounting, the page asks the
+// worker to warm up (load.RequestWarm); a file dropped while the warm-up
+// runs stops it and is analysed (the peak the page shows is load's,
+// computed here).
+func TestSnapshotDropDuringWarmUp(t *testing.T) {
+	path := realSnapshotPath(t, "pt26_cs336_ctx128_forward.pickle")
+	_, want := expectedReport(t, path)
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	warm := func() string {
+		wctx, cancel := analysisWorker(t, tb)
+		defer cancel()
+		v, err := chromedp.Run(wctx, chromedp.Evaluate[string](`String(self.__oomscopeWarm)`))
+		if err != nil {
+			t.Fatalf("reading the worker's warm-up state: %v", err)
+		}
+		return v
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for st := warm(); st != "running"; st = warm() {
+		if st != "undefined" || time.Now().After(deadline) {
+			t.Fatalf("warm-up state %q, want it running before the drop", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	tb.uploadFile("#snap-file", path)
+	requireSnapshot(tb, "a file dropped during the warm-up")
+	if got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`); got != strconv.FormatInt(want.PeakAllocatedBytes, 10) {
+		t.Errorf("peak = %s, want %d", got, want.PeakAllocatedBytes)
+	}
+	if st := warm(); st != "stopped" {
+		t.Errorf("warm-up state after the drop %q, want stopped", st)
 	}
 	tb.assertClean()
 }

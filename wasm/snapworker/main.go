@@ -83,7 +83,17 @@ func (w *worker) warm() {
 	if w.requested.Load() {
 		return
 	}
-	load.WarmUp(w.requested.Load, yielder())
+	// self.__oomscopeWarm says how far it got, for the e2e tests.
+	state := js.Global().Set
+	state("__oomscopeWarm", "running")
+	switch err := load.WarmUp(w.requested.Load, yielder()); {
+	case err == nil:
+		state("__oomscopeWarm", "done")
+	case errors.Is(err, load.ErrWarmUpStopped):
+		state("__oomscopeWarm", "stopped")
+	default:
+		state("__oomscopeWarm", "failed: "+err.Error())
+	}
 	runtime.GC()
 }
 
