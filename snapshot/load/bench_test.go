@@ -87,8 +87,8 @@ func BenchmarkLoad(b *testing.B) {
 		// before the first file.
 		var sr, sd int
 		if _, err := fmt.Sscanf(v, "%d,%d", &sr, &sd); err == nil {
-			defer func(w map[gen.Family]int) { WarmSteps = w }(WarmSteps)
-			WarmSteps = map[gen.Family]int{gen.RealStacks: sr, gen.DistinctStacks: sd}
+			defer func(w struct{ Real, Distinct int }) { WarmSteps = w }(WarmSteps)
+			WarmSteps.Real, WarmSteps.Distinct = sr, sd
 		} else if v != "1" {
 			b.Fatalf("OOMSCOPE_BENCH_WARM=%q: want 1 or the steps of each family, such as 12000,20000", v)
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"oomscope/snapshot/analysis"
-	"oomscope/snapshot/gen"
 )
 
 // A browser runs a WebAssembly function in baseline code until the
@@ -16,12 +15,10 @@ import (
 // from the start. WarmUp spends the decoder's and the analysis's tier-up
 // budgets on generated input before the user drops a file.
 
-// WarmSteps are the sizes, in the generator's steps, of the inputs WarmUp
-// loads: a file of each stack family (repeated and distinct stacks), about
-// 4 MB each (a step writes 345 and 197 bytes, and less than 15 ms spent on
-// them left optimisable code cold). Steps, not bytes: gen sizes a file by
-// writing 20,000 steps first.
-var WarmSteps = map[gen.Family]int{gen.RealStacks: 12000, gen.DistinctStacks: 20000}
+// WarmSteps are the sizes, in steps (about 1.5 trace entries each), of the
+// inputs WarmUp loads: a file of each stack family, repeated and distinct
+// stacks (gen's families), about 4 MB each.
+var WarmSteps = struct{ Real, Distinct int }{12000, 20000}
 
 // warmHoldFrames makes WarmUp's distinct stacks lazy after this many frame
 // IDs (a user's file waits for max(1 Mi, size/256)), so that the lazy
@@ -36,7 +33,7 @@ const warmSlice = 32 << 10
 // ErrWarmUpStopped is WarmUp's error when stop said so.
 var ErrWarmUpStopped = errors.New("warm-up stopped")
 
-// WarmUp generates a file of each family (WarmSteps) and loads it, once,
+// WarmUp writes a file of each family (WarmSteps) and loads it, once,
 // dropping the result. Every warmSlice bytes generated or decoded, and
 // before the analysis, it calls yield (if not nil; the worker lets the
 // browser deliver messages there) and then stop (if not nil): once stop
@@ -52,8 +49,8 @@ func WarmUp(stop func() bool, yield func()) error {
 		stopped = stopped || stop != nil && stop()
 		return stopped
 	}
-	for _, fam := range []gen.Family{gen.RealStacks, gen.DistinctStacks} {
-		if _, err := warmLoad(fam, pause); err != nil {
+	for _, distinct := range []bool{false, true} {
+		if _, err := warmLoad(distinct, pause); err != nil {
 			if stopped {
 				return ErrWarmUpStopped
 			}
@@ -63,37 +60,21 @@ func WarmUp(stop func() bool, yield func()) error {
 	return nil
 }
 
-// warmLoad generates WarmUp's input of a family and loads it, calling pause
-// every warmSlice bytes and stopping when it says true.
-func warmLoad(fam gen.Family, pause func() bool) (*File, error) {
+// warmLoad writes WarmUp's input of a family (warmFile) and loads it,
+// calling pause every warmSlice bytes and stopping when it says true.
+func warmLoad(distinct bool, pause func() bool) (*File, error) {
 	if pause() {
 		return nil, ErrWarmUpStopped
 	}
-	w := &warmWriter{pause: pause}
-	if _, err := gen.WriteFamily(w, gen.FamilyOptions{Family: fam, Iterations: WarmSteps[fam]}); err != nil {
-		return nil, err
+	steps := WarmSteps.Real
+	if distinct {
+		steps = WarmSteps.Distinct
 	}
-	b := w.b.Bytes()
+	b := warmFile(distinct, steps, pause, nil)
+	if b == nil {
+		return nil, ErrWarmUpStopped
+	}
 	return Load(Input{Name: "warm-up", R: bytes.NewReader(b), Size: int64(len(b)), Source: bytes.NewReader(b)},
 		Options{Analysis: analysis.Options{TimelinePoints: TimelinePoints}, holdFrames: warmHoldFrames,
 			progressEvery: warmSlice, canceled: pause})
-}
-
-// warmWriter collects the generated file, pausing every warmSlice bytes.
-type warmWriter struct {
-	b     bytes.Buffer
-	next  int
-	pause func() bool
-}
-
-// Write implements io.Writer.
-func (w *warmWriter) Write(p []byte) (int, error) {
-	w.b.Write(p)
-	if w.b.Len() >= w.next {
-		w.next = w.b.Len() + warmSlice
-		if w.pause() {
-			return 0, ErrWarmUpStopped
-		}
-	}
-	return len(p), nil
 }
