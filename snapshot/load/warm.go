@@ -10,9 +10,10 @@ import (
 // A browser runs a WebAssembly function in baseline code until the
 // function has run for a while, and switches to its optimised code only at
 // its next call. The first file a worker loads, if it is its first work,
-// runs mostly in baseline code: in node, a 55 MB file decoded in 300 ms
-// and analysed in 140 ms, against 175 and 35 ms with the optimised code
-// from the start. WarmUp spends the decoder's and the analysis's tier-up
+// runs mostly in baseline code: in node, a 55 MB file (repeated stacks)
+// decoded in 440-930 ms and analysed in 190-350 ms, against 175-230 and
+// 34-41 ms with the optimised code from the start (and 205-250 and 34-43
+// after WarmUp). WarmUp spends the decoder's and the analysis's tier-up
 // budgets on generated input before the user drops a file.
 
 // WarmSteps are the sizes, in steps (about 1.5 trace entries each), of the
