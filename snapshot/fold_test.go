@@ -7,7 +7,6 @@ import (
 
 	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
-	"oomscope/snapshot/gen"
 )
 
 // TestFoldedStacks decodes files of both benchmark families, a training
@@ -23,13 +22,7 @@ import (
 // goroutine (which does not fold), and with progress steps that cut
 // lists short.
 func TestFoldedStacks(t *testing.T) {
-	inputs := lazyInputs(t, "pt26_cs336_ctx128_fullstep.pickle", "pt20_flexgen_oom_snapshot.pickle")
-	data, _, err := gen.Bytes(gen.Scenario("training"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs["training"] = data
-	inputs["repeats"] = repeatedStacks(t)
+	inputs := mixedInputs(t, "pt26_cs336_ctx128_fullstep.pickle", "pt20_flexgen_oom_snapshot.pickle")
 	for name, data := range inputs {
 		for _, recent := range []int{0, 1} {
 			for _, worker := range []bool{false, true} {

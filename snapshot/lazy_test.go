@@ -90,6 +90,20 @@ func TestLazyStackFileChanged(t *testing.T) {
 	}
 }
 
+// mixedInputs returns lazyInputs plus a generated training run and a
+// file of stacks that repeat (repeatedStacks).
+func mixedInputs(t *testing.T, real ...string) map[string][]byte {
+	t.Helper()
+	inputs := lazyInputs(t, real...)
+	data, _, err := gen.Bytes(gen.Scenario("training"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inputs["training"] = data
+	inputs["repeats"] = repeatedStacks(t)
+	return inputs
+}
+
 // lazyInputs returns the files the lazy-stack tests decode: both benchmark
 // families, and the real snapshots named that ../shared holds.
 func lazyInputs(t *testing.T, real ...string) map[string][]byte {

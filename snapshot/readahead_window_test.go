@@ -7,7 +7,6 @@ import (
 
 	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
-	"oomscope/snapshot/gen"
 )
 
 // TestReadAheadWindow decodes files through the read-ahead, whose chunks
@@ -18,13 +17,7 @@ import (
 // stack held and with most stacks in the file, the progress must reach
 // the whole file, and a truncated file must give the same error.
 func TestReadAheadWindow(t *testing.T) {
-	inputs := lazyInputs(t, "pt26_cs336_ctx128_forward.pickle", "pt20_flexgen_oom_snapshot.pickle")
-	data, _, err := gen.Bytes(gen.Scenario("training"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs["training"] = data
-	inputs["repeats"] = repeatedStacks(t)
+	inputs := mixedInputs(t, "pt26_cs336_ctx128_forward.pickle", "pt20_flexgen_oom_snapshot.pickle")
 	for _, size := range [][2]int{{1 << 20, 64 << 10}, {4096, 64}, {97, 13}, {7, 3}} {
 		t.Run(fmt.Sprintf("chunks of %d, room %d", size[0], size[1]), func(t *testing.T) {
 			defer snapshot.SetReadAheadChunk(size[0], size[1])()

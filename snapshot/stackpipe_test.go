@@ -18,13 +18,7 @@ import (
 // blocks and block histories must be the same, and the snapshot must
 // equal the one decoded with every stack held.
 func TestStackWorker(t *testing.T) {
-	inputs := lazyInputs(t, "pt26_cs336_ctx128_fullstep.pickle", "pt26_cs336_ctx128_forward.pickle")
-	data, _, err := gen.Bytes(gen.Scenario("training"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	inputs["training"] = data
-	inputs["repeats"] = repeatedStacks(t)
+	inputs := mixedInputs(t, "pt26_cs336_ctx128_fullstep.pickle", "pt26_cs336_ctx128_forward.pickle")
 	var buf bytes.Buffer
 	if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: gen.DistinctStacks, Iterations: 8000}); err != nil {
 		t.Fatal(err)
