@@ -22,8 +22,9 @@ import (
 var WarmSteps = struct{ Real, Distinct int }{12000, 20000}
 
 // warmHoldFrames makes WarmUp's distinct stacks lazy after this many frame
-// IDs (a user's file waits for max(1 Mi, size/256)), so that the lazy
-// stacks' path warms up too.
+// IDs, as a user's file of distinct stacks is (the decoder's lazySooner;
+// a file whose stacks repeat holds up to max(1 Mi, size/256)), so that the
+// lazy stacks' path warms up too.
 const warmHoldFrames = 64 << 10
 
 // warmSlice is how many bytes WarmUp generates or decodes between two
