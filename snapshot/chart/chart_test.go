@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -280,5 +283,82 @@ func TestShadeLabelOnlyDrawn(t *testing.T) {
 	}
 	if strings.Contains(c.SVG, "unused") {
 		t.Error("a shade's own Label was drawn although ShadeLabel is set")
+	}
+}
+
+// TestAppendPoint checks the hand-written number formatting against
+// strconv on the edges of int64.
+func TestAppendPoint(t *testing.T) {
+	vals := []int64{0, 1, 9, 10, 99, 100, 3000, 10000, -1, -10, -3001, 1 << 40, math.MaxInt64, math.MinInt64, math.MinInt64 + 1}
+	for _, x := range vals {
+		for _, y := range vals {
+			got := string(appendPoint([]byte("p"), 'L', x, y))
+			want := "pL" + strconv.FormatInt(x, 10) + " " + strconv.FormatInt(y, 10)
+			if got != want {
+				t.Errorf("appendPoint(%d, %d) = %q, want %q", x, y, got, want)
+			}
+		}
+	}
+}
+
+// TestTimelinePaths checks every point of the bands' and the reserved
+// line's paths of a large random timeline (bands of any sign, so that
+// points fall off the chart) against the scale worked out here.
+func TestTimelinePaths(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n, nb = 700, 5
+	pts := make([]analysis.Point, n)
+	bands := &analysis.SiteSeries{Values: make([][]int64, nb)}
+	for k := range bands.Values {
+		bands.Values[k] = make([]int64, n)
+		bands.Sites = append(bands.Sites, fmt.Sprint("site ", k))
+		bands.SiteIndex = append(bands.SiteIndex, int32(k))
+	}
+	idx := 100
+	for j := range pts {
+		idx += 1 + rng.IntN(5000)
+		var sum int64
+		for k := range bands.Values {
+			v := rng.Int64N(3<<30) - 1<<28
+			bands.Values[k][j] = v
+			sum += v
+		}
+		pts[j] = analysis.Point{Index: idx, Allocated: max(0, sum), Reserved: rng.Int64N(16 << 30)}
+	}
+	c := NewTimeline(pts, bands, Options{Unit: bytesize.Binary, Peak: -1})
+	from, to, top := float64(pts[0].Index), float64(pts[n-1].Index), float64(c.Top)
+	x := func(j int) string {
+		return strconv.FormatInt(int64(math.Round((float64(pts[j].Index)-from)/(to-from)*10000)), 10)
+	}
+	y := func(v int64) string { return strconv.FormatInt(int64(math.Round((1-float64(v)/top)*3000)), 10) }
+	base := make([]int64, n)
+	for k := range nb {
+		var want strings.Builder
+		for j := range n {
+			cmd := "L"
+			if j == 0 {
+				cmd = "M"
+			}
+			want.WriteString(cmd + x(j) + " " + y(base[j]+bands.Values[k][j]))
+		}
+		for j := n - 1; j >= 0; j-- {
+			want.WriteString("L" + x(j) + " " + y(base[j]))
+			base[j] += bands.Values[k][j]
+		}
+		want.WriteString("Z")
+		if !strings.Contains(c.SVG, `d="`+want.String()+`"`) {
+			t.Errorf("band %d: its path is not in the SVG", k)
+		}
+	}
+	var want strings.Builder
+	for j := range n {
+		cmd := "L"
+		if j == 0 {
+			cmd = "M"
+		}
+		want.WriteString(cmd + x(j) + " " + y(pts[j].Reserved))
+	}
+	if !strings.Contains(c.SVG, `class="snap-reserved" vector-effect="non-scaling-stroke" d="`+want.String()+`"`) {
+		t.Errorf("the reserved line's path is not in the SVG")
 	}
 }
