@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -165,6 +166,7 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 				var trace *traceSums
 				if os.Getenv("OOMSCOPE_BENCH_TRACE") != "" {
 					trace = startTrace(b, tb)
+					evalJS[bool](tb, `(window.__oomscopeMarks = {}, document.addEventListener("change", () => { window.__oomscopeMarks.change = performance.timeOrigin + performance.now(); }, true), true)`)
 				}
 				tb.uploadFile("#snap-file", in.path)
 				if !waitSnapshot(tb, 10*time.Minute) {
@@ -189,6 +191,7 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 				}
 				if trace != nil {
 					trace.print(b, tb)
+					printMarks(b, tb, in.name)
 				}
 				r.wasmBytes, r.heapBytes = workerMemory(b, tb)
 				b.ReportMetric(r.summary, "ms/drop-to-summary")
@@ -216,6 +219,42 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 		fmt.Fprintf(&out, "(each file handed over %v after the page was ready: OOMSCOPE_BENCH_SETTLE)\n", settle)
 	}
 	fmt.Print(out.String())
+}
+
+// printMarks prints when the worker and the page reached each point of
+// handling the file (wasm/snapworker mark, app timeMark), in milliseconds
+// after the hand-over, in time order.
+func printMarks(b *testing.B, tb *tab, name string) {
+	page := evalJS[map[string]float64](tb, `(() => { const m = Object.assign({}, window.__oomscopeMarks || {});
+		const o = performance.timeOrigin, at = (k) => +document.body.getAttribute(k) || 0;
+		m.t0 = o + window.__t0; m.painted_summary = o + at("data-snapshot-summary"); m.painted_timeline = o + at("data-snapshot-timeline");
+		return m; })()`)
+	wctx, cancel := analysisWorker(b, tb)
+	defer cancel()
+	worker, err := chromedp.Run(wctx, chromedp.Evaluate[map[string]float64](`self.__oomscopeMarks || {}`))
+	if err != nil {
+		b.Fatalf("reading the worker's marks: %v", err)
+	}
+	t0 := page["t0"]
+	type at struct {
+		name string
+		ms   float64
+	}
+	var all []at
+	for k, v := range page {
+		if k != "t0" && v > 0 {
+			all = append(all, at{"page " + k, v - t0})
+		}
+	}
+	for k, v := range worker {
+		all = append(all, at{"worker " + k, v - t0})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].ms < all[j].ms })
+	var sb strings.Builder
+	for _, a := range all {
+		fmt.Fprintf(&sb, " %s %.0f;", a.name, a.ms)
+	}
+	b.Logf("%s marks (ms after hand-over):%s", name, sb.String())
 }
 
 // analysisWorker attaches to the tab's analysis worker (the worker that

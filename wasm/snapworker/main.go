@@ -182,6 +182,9 @@ func (w *worker) handle(msg js.Value) {
 		return
 	}
 	id = req.ID
+	if req.Type == load.RequestAnalyze {
+		mark("request")
+	}
 	if req.Type == load.RequestSizes {
 		files := msg.Get("files")
 		sizes := make([]int64, files.Length())
@@ -197,8 +200,12 @@ func (w *worker) handle(msg js.Value) {
 		return
 	}
 	resp.ID = id
+	if req.Type == load.RequestAnalyze {
+		mark("answered")
+	}
 	post(resp)
 	if req.Type == load.RequestAnalyze {
+		mark("posted")
 		// After the answer: a full collection is milliseconds to
 		// hundreds of them (the live heap of a 1 GB file), which the
 		// page need not wait for.
@@ -265,6 +272,9 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 	opt := load.Options{
 		Analysis: analysis.Options{TimelinePoints: points},
 		Progress: func(stage load.Stage, done, total int64) {
+			if stage != load.StageDecode && req.Type == load.RequestAnalyze {
+				mark(string(stage))
+			}
 			if req.Type == load.RequestRank && stage != load.StageDecode {
 				return // the overview counts bytes read: the later stages add nothing to it
 			}
@@ -277,6 +287,7 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 	}
 	if req.Type != load.RequestRank { // a rank's row carries its headlines
 		opt.Summary = func(hs []analysis.Headline) {
+			mark("summary")
 			post(load.Response{Type: load.ResponseSummary, ID: req.ID, Summary: hs})
 		}
 	}
@@ -296,14 +307,36 @@ func publishMemory() {
 	js.Global().Set("__oomscopeMem", m)
 }
 
+// mark records when the handling of an analyze request reached a point,
+// in self.__oomscopeMarks[name] as milliseconds since the epoch
+// (performance.timeOrigin + performance.now(), comparable with the page's
+// marks), for the browser benchmark (OOMSCOPE_BENCH_TRACE); snapworker.js
+// starts a new set with each file.
+func mark(name string) {
+	marks := js.Global().Get("__oomscopeMarks")
+	if !marks.Truthy() {
+		return
+	}
+	perf := js.Global().Get("performance")
+	marks.Set(name, perf.Get("timeOrigin").Float()+perf.Call("now").Float())
+}
+
 // progressEvery is the least time between two progress messages while
 // decoding (the decoder reports every load.ProgressEvery bytes: 250
 // messages for a 1 GB file, each a page update, where 10 a second show
 // the same progress).
 const progressEvery = 100 * time.Millisecond
 
-// readChunk is how much of the file is read from the Blob at a time.
-const readChunk = 4 << 20
+// readChunk is how much of the file is read from the Blob at a time;
+// firstChunk is the first slice, smaller, so that decoding starts sooner
+// (the second slice is read meanwhile: readAhead).
+const (
+	readChunk  = 4 << 20
+	firstChunk = 1 << 20
+)
+
+// readAhead is how many slices are read in flight.
+const readAhead = 2
 
 // blobReader reads a Blob (the dropped File) slice by slice: while the
 // decoder works on one slice, the browser reads the next. A slice stays a
@@ -313,10 +346,11 @@ const readChunk = 4 << 20
 // 208 MB file).
 type blobReader struct {
 	file      js.Value
-	off, size int64    // off: where the next slice starts
-	cur       js.Value // the current slice, a Uint8Array
-	at, n     int      // read position in cur, and its length
-	next      *pending // the slice being read
+	off, size int64      // off: where the current slice ends
+	ahead     int64      // where the next slice to start reading starts
+	cur       js.Value   // the current slice, a Uint8Array
+	at, n     int        // read position in cur, and its length
+	next      []*pending // the slices being read, in order
 }
 
 // pending is a slice read in flight.
@@ -334,20 +368,31 @@ type chunk struct {
 
 func newBlobReader(file js.Value, size int64) *blobReader {
 	r := &blobReader{file: file, size: size}
-	r.next = r.start(0)
+	r.fill()
 	return r
 }
 
-// start reads [off, off+readChunk) of the file in the background; nil at
-// the end.
-func (r *blobReader) start(off int64) *pending {
-	if off >= r.size {
-		return nil
+// fill starts reading the next slices of the file in the background, up
+// to readAhead in flight.
+func (r *blobReader) fill() {
+	for len(r.next) < readAhead && r.ahead < r.size {
+		off, end := r.ahead, min(r.ahead+readChunk, r.size)
+		if off == 0 {
+			end = min(firstChunk, r.size)
+		}
+		r.ahead = end
+		// Through the worker's reader (snapworker.js readSlice), which
+		// reads on its own thread while this one decodes; the first slice
+		// here, as this thread has nothing else to do until it comes (the
+		// round trip through the reader made it come later).
+		var read js.Value
+		if off == 0 {
+			read = blobSlice(r.file, off, end)
+		} else {
+			read = js.Global().Call("readSlice", r.file, float64(off), float64(end))
+		}
+		r.next = append(r.next, readSlice(read, off, end))
 	}
-	end := min(off+readChunk, r.size)
-	// Through the worker's reader (snapworker.js readSlice), which reads
-	// on its own thread while this one decodes.
-	return readSlice(js.Global().Call("readSlice", r.file, float64(off), float64(end)), off, end)
 }
 
 // blobSlice starts reading bytes [off, end) of a Blob on this thread.
@@ -392,17 +437,22 @@ func (p *pending) wait() chunk {
 // Read implements io.Reader.
 func (r *blobReader) Read(b []byte) (int, error) {
 	if r.at == r.n {
-		if r.next == nil {
+		if len(r.next) == 0 {
 			return 0, io.EOF
 		}
-		c := r.next.wait()
+		first := r.off == 0
+		c := r.next[0].wait()
+		r.next = r.next[1:]
+		if first {
+			mark("slice0")
+		}
 		if c.err != nil {
-			r.next = nil
+			r.release() // what is still in flight
 			return 0, c.err
 		}
 		r.cur, r.at, r.n = c.u8, 0, c.n
 		r.off += int64(c.n)
-		r.next = r.start(r.off)
+		r.fill()
 	}
 	m := min(len(b), r.n-r.at)
 	if r.at == 0 && m == r.n {
@@ -416,12 +466,13 @@ func (r *blobReader) Read(b []byte) (int, error) {
 	return m, nil
 }
 
-// release waits for a read still in flight (to release its callbacks).
+// release waits for the reads still in flight (to release their
+// callbacks); the reader then reads nothing more.
 func (r *blobReader) release() {
-	if r.next != nil {
-		r.next.wait()
-		r.next = nil
+	for _, p := range r.next {
+		p.wait()
 	}
+	r.next, r.ahead = nil, r.size
 	r.cur = js.Undefined()
 }
 
