@@ -3,7 +3,10 @@ package app
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -188,6 +191,20 @@ func markAfterRender(ctx app.Context, attr, value string) {
 	ctx.Defer(func(app.Context) { MarkBody(attr, value) })
 }
 
+// timeMark records when the page reached a point of showing a result, in
+// window.__oomscopeMarks[name] as milliseconds since the epoch
+// (performance.timeOrigin + performance.now(), comparable with the
+// worker's marks), for the browser benchmark (OOMSCOPE_BENCH_TRACE sets
+// the object; without it nothing is recorded).
+func timeMark(name string) {
+	marks := app.Window().Get("__oomscopeMarks")
+	if !marks.Truthy() {
+		return
+	}
+	perf := app.Window().Get("performance")
+	marks.Set(name, perf.Get("timeOrigin").Float()+perf.Call("now").Float())
+}
+
 // now is the page clock in milliseconds, for the timing markers.
 func now() string {
 	return fmt.Sprintf("%.0f", app.Window().Get("performance").Call("now").Float())
@@ -232,6 +249,7 @@ func (p *SnapshotPage) onDrop(ctx app.Context, e app.Event) {
 }
 
 func (p *SnapshotPage) onPick(ctx app.Context, e app.Event) {
+	timeMark("picked")
 	defer p.guard(ctx, "Reading the chosen file")
 	list := ctx.JSSrc().Get("files")
 	if list.Length() == 0 {
@@ -266,6 +284,7 @@ func (p *SnapshotPage) read(ctx app.Context, file app.Value) {
 	// The File itself goes to the worker, which reads it in slices: the
 	// bytes never cross the main thread.
 	p.postRequest(load.Request{Type: load.RequestAnalyze, ID: id, Name: name}, file)
+	timeMark("sent")
 }
 
 // postRequest sends a request (load's contract), with a File when not nil.
@@ -371,7 +390,18 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			return nil
 		}
 		d := args[0].Get("data")
-		js, bufs := jsString(d, "json"), jsBuffers(d.Get("buffers"))
+		js := jsString(d, "json")
+		// A result is read, laid out and drawn with the collector off
+		// (holdGC): its garbage is collected after the first frame that
+		// shows it, not before.
+		result := strings.HasPrefix(js, `{"type":"`+load.ResponseResult+`"`)
+		if result {
+			timeMark("received")
+		}
+		bufs := jsBuffers(d.Get("buffers"))
+		if result {
+			holdGC()
+		}
 		go func() {
 			// Parsing runs outside the UI goroutine's frame: parsing and
 			// rendering then take two tasks, and the browser can draw
@@ -386,22 +416,26 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			// read in slices, a browser task each.
 			r, err := load.DecodeResponsePaced(js, bufs, func() { nextTask(0) })
 			m := workerMsg{Response: r, err: err}
+			if result {
+				timeMark("decoded")
+			}
 			if len(js) > 4096 {
 				nextTask(0)
 			}
 			if err == nil && r.Type == load.ResponseResult && r.Result != nil {
-				// The answer's garbage (its JSON, the copies of its
-				// buffers) is collected here, in a task of its own: else
-				// the collection its growth calls for falls in the first
-				// frame of the result, which then took over 50 ms.
-				runtime.GC()
-				nextTask(0)
 				// The timeline too, in a task of its own: the result's
 				// first frame then shows it with the answer.
 				m.first = newFirstChart(r.Result, p.unit)
+				timeMark("chart")
 				nextTask(0)
 			}
 			ctx.Dispatch(func(ctx app.Context) { p.onWorker(ctx, m) })
+			if result {
+				// After the frame that draws the result (the update
+				// dispatched runs before the browser's next frame).
+				afterFrame()
+				releaseGC()
+			}
 		}()
 		return nil
 	})
@@ -448,12 +482,14 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		if m.ID != p.fileReq {
 			return
 		}
+		timeMark("summary")
 		p.summary = m.Summary
 		markAfterRender(ctx, "data-snapshot-summary", now())
 	case load.ResponseResult:
 		if m.ID != p.fileReq || m.Result == nil {
 			return
 		}
+		timeMark("dispatched")
 		r := m.Result
 		p.res, p.phase = r, snapDone
 		p.dev = max(0, r.Busiest())
@@ -745,6 +781,63 @@ func (p *SnapshotPage) renderStatus() app.UI {
 		)
 	}
 	return app.Text("")
+}
+
+// gcHold counts the results being shown with the garbage collector off
+// (holdGC); percent is the collector's setting to restore.
+var gcHold struct {
+	sync.Mutex
+	n       int
+	percent int
+}
+
+// holdGC turns the garbage collector off until releaseGC. A result's
+// answer is garbage once read (its JSON, the copies of its buffers): a
+// collection before its first frame (run to keep the collection its
+// growth calls for out of that frame, which then took over 50 ms) cost
+// 24-32 ms between the answer and the timeline on a 55 MB file; with the
+// collector off until that frame is drawn, it runs after it.
+func holdGC() {
+	gcHold.Lock()
+	defer gcHold.Unlock()
+	if gcHold.n == 0 {
+		gcHold.percent = debug.SetGCPercent(-1)
+	}
+	gcHold.n++
+}
+
+// releaseGC undoes a holdGC; the last one turns the collector back on and
+// collects.
+func releaseGC() {
+	gcHold.Lock()
+	gcHold.n--
+	last := gcHold.n == 0
+	if last {
+		debug.SetGCPercent(gcHold.percent)
+	}
+	gcHold.Unlock()
+	if last {
+		runtime.GC()
+	}
+}
+
+// afterFrame blocks the calling goroutine (never the UI goroutine) until
+// the browser has drawn the next frame: a task queued from an animation
+// frame callback runs after that frame's paint.
+func afterFrame() {
+	if !app.IsClient {
+		return
+	}
+	done := make(chan struct{})
+	var f app.Func
+	f = app.FuncOf(func(app.Value, []app.Value) any {
+		f.Release()
+		close(done)
+		return nil
+	})
+	app.Window().Call("requestAnimationFrame", f)
+	<-done
+	nextTask(0)
 }
 
 // nextTask blocks the calling goroutine (never the UI goroutine) until a
