@@ -110,7 +110,7 @@ func TestEntryKeysMemoRewritten(t *testing.T) {
 // whose values take every integer opcode and width, negative ones (and
 // addresses of 2^63 and more) among them, with actions of every kind,
 // the stream changing now and then, and entries missing a key or with a
-// rare one: the fast decoder (entryKnownPair, the pairs of the entry
+// rare one: the fast decoder (entryRun: the keys and actions of the entry
 // before it) must agree with the reference decoder.
 func TestEntryKnownPairs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))

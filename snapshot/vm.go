@@ -203,7 +203,7 @@ type vm struct {
 	fbuild        []Frame
 	ranges        []rng
 	// ekeys are the keys of an entry's leading pairs, by place, and eacts
-	// the action strings, as entryPair met them last (entryKnownPair);
+	// the action strings, as readKey and readAction met them last (entryRun);
 	// eactNext is the eacts slot to fill next.
 	ekeys    [8]entryKey
 	eacts    [4]entryKey
@@ -881,39 +881,94 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, 
 		return 0, nil, false, nil
 	}
 	p := pos + 3
-	e.ready() // entryPair reads its streams
-	code, x, next := v.entryKnownPair(d, p, limit, 0)
-	if code == keyOther {
-		code, x, next = v.entryPair(d, p, limit, 0)
-	}
-	if code != keyAction {
-		return 0, nil, false, nil
-	}
+	e.ready() // the stream pair reads its streams
 	// The leading pairs' values (the last one of a key given twice), for
-	// the row.
+	// the row, one pair a round. A key that is the memo reference met last
+	// in its place (vm.ekeys), and an action that is one of the action
+	// references met last (vm.eacts), is known without a memo lookup or a
+	// call (a memo reference names the same string as when it was met
+	// while no memo slot is stored twice); readKey and readAction look
+	// up any other. The ints are read here, the only place.
 	var action uint8
 	var addr uint64
 	var size, time int64
 	var stream uint16
+	known := !v.memoRewritten
+	var code uint8
+	var str int64
+	var q int
 scalars:
-	for i := 1; ; i++ {
+	for i := 0; ; i++ {
+		if k := &v.ekeys[i&(len(v.ekeys)-1)]; i < len(v.ekeys) && p+16 <= limit && known && k.n != 0 &&
+			binary.LittleEndian.Uint64(d[p:])&(1<<(8*k.n)-1) == k.enc {
+			code, str, q = k.code, k.str, p+int(k.n)
+		} else {
+			code, str, q = v.readKey(d, p, limit, i)
+		}
+		if i == 0 && code != keyAction {
+			return 0, nil, false, nil
+		}
 		switch code {
 		case keyAction:
-			action = uint8(x)
-		case keyAddr:
-			addr = uint64(x)
-		case keySize:
-			size = x
-		case keyTimeUS:
-			time = x
-		case keyStream:
-			stream = v.lastStreamIdx
-		default:
+			next := -1
+			if q+8 <= len(d) && known {
+				w := binary.LittleEndian.Uint64(d[q:])
+				for j := range v.eacts {
+					if a := &v.eacts[j]; a.n != 0 && w&(1<<(8*a.n)-1) == a.enc {
+						action, next = a.code, q+int(a.n)
+						break
+					}
+				}
+			}
+			if next < 0 {
+				if action, next = v.readAction(d, q); next < 0 {
+					code = keyOther
+					break scalars
+				}
+			}
+			p = next
+		case keyAddr, keySize, keyTimeUS, keyStream:
+			// An int: BININT1, BININT2, BININT or LONG1 of 1 to 8
+			// bytes, read as the w bytes after the opcode (and LONG1's
+			// width) at the top of a word, shifted down with or
+			// without their sign.
+			if q+10 > len(d) {
+				code = keyOther
+				break scalars
+			}
+			b := d[q : q+10 : q+10]
+			f := intForms[b[0]]
+			w, at := uint(f&intWidth), 1
+			if f&intLong1 != 0 {
+				w, at = uint(b[1]), 2
+			}
+			if f == 0 || w-1 >= 8 {
+				code = keyOther
+				break scalars
+			}
+			sh := 64 - 8*w
+			u := binary.LittleEndian.Uint64(b[at:]) << sh
+			n := int64(u >> sh)
+			if f&intSigned != 0 {
+				n = int64(u) >> sh
+			}
+			switch code {
+			case keyAddr:
+				addr = uint64(n)
+			case keySize:
+				size = n
+			case keyTimeUS:
+				time = n
+			default:
+				if n != v.lastStream {
+					code = keyOther
+					break scalars
+				}
+				stream = v.lastStreamIdx
+			}
+			p = q + at + int(w)
+		default: // frames, or a pair for the full path
 			break scalars
-		}
-		p = next
-		if code, x, next = v.entryKnownPair(d, p, limit, i); code == keyOther {
-			code, x, next = v.entryPair(d, p, limit, i)
 		}
 	}
 	// The dict, memoized, under a mark, as a row.
@@ -934,7 +989,7 @@ scalars:
 	}
 	v.marks = append(v.marks, len(stack))
 	if code == keyFrames {
-		return v.entryFrames(d, p, next, limit, stack, row, val{k: kStr, n: x})
+		return v.entryFrames(d, p, q, limit, stack, row, val{k: kStr, n: str})
 	}
 	return p, stack, true, nil
 }
@@ -951,14 +1006,12 @@ func memoRef(d []byte, p int) (id, next int) {
 	return 0, -1
 }
 
-// entryPair reads the trace-entry pair at p for entryRun: the key's code
-// and the value for its column, and the position after the pair. The code
-// is keyOther for a pair that needs the full path: a key that is not a
-// memoized string, a value of another type, an unknown action, a stream
-// other than the last one set, or a pair that reaches the limit.
-func (v *vm) entryPair(d []byte, p, limit, i int) (uint8, int64, int) {
+// readKey reads the key of the trace-entry pair at p for entryRun, the
+// pair's i-th: its code, string and the position after it, noted in
+// vm.ekeys. The code is keyOther for a key that is not a memoized string
+// or for a pair that reaches the limit.
+func (v *vm) readKey(d []byte, p, limit, i int) (uint8, int64, int) {
 	memo := &v.memo
-	// The key: a memoized string.
 	if p >= limit {
 		return keyOther, 0, 0
 	}
@@ -975,70 +1028,43 @@ func (v *vm) entryPair(d []byte, p, limit, i int) (uint8, int64, int) {
 	if code != keyOther && i < len(v.ekeys) {
 		v.ekeys[i] = entryKey{enc: littleEndian(d[p0:p]), n: uint8(p - p0), code: code, str: k.n}
 	}
-	switch code {
-	case keyFrames:
-		return code, k.n, p
-	case keyAction:
-		// A memoized action string whose code is known.
-		p0 = p
-		if id, p = memoRef(d, p); p < 0 || id >= memo.len() {
-			return keyOther, 0, 0
-		}
-		a := unpack(memo.at(id))
-		if a.k != kStr || v.acts[a.n] == 0 {
-			return keyOther, 0, 0
-		}
-		v.eacts[v.eactNext%uint8(len(v.eacts))] = entryKey{enc: littleEndian(d[p0:p]), n: uint8(p - p0), code: v.acts[a.n] - 1}
-		v.eactNext++
-		return code, int64(v.acts[a.n] - 1), p
-	case keyAddr, keySize, keyTimeUS, keyStream:
-		var n int64
-		switch d[p] {
-		case opBinInt1:
-			if p+2 > len(d) {
-				return keyOther, 0, 0
-			}
-			n, p = int64(d[p+1]), p+2
-		case opBinInt2:
-			if p+3 > len(d) {
-				return keyOther, 0, 0
-			}
-			n, p = int64(binary.LittleEndian.Uint16(d[p+1:])), p+3
-		case opBinInt:
-			if p+5 > len(d) {
-				return keyOther, 0, 0
-			}
-			n, p = int64(int32(binary.LittleEndian.Uint32(d[p+1:]))), p+5
-		case opLong1:
-			if p+2 > len(d) {
-				return keyOther, 0, 0
-			}
-			w := int(d[p+1])
-			if w < 1 || w > 8 || p+2+w > len(d) {
-				return keyOther, 0, 0
-			}
-			var u uint64
-			for i := p + 1 + w; i > p+1; i-- {
-				u = u<<8 | uint64(d[i])
-			}
-			if w < 8 && d[p+1+w]&0x80 != 0 {
-				u |= ^uint64(0) << (8 * w)
-			}
-			n, p = int64(u), p+2+w
-		default:
-			return keyOther, 0, 0
-		}
-		if code == keyStream && (n != v.lastStream || v.rows.streams == nil) {
-			return keyOther, 0, 0
-		}
-		return code, n, p
-	}
-	return keyOther, 0, 0
+	return code, k.n, p
 }
 
-// entryKey is a trace-entry key or action string as entryPair met it:
-// the n bytes of its memo reference, read little-endian into enc, its key
-// code (an action string's: its action code) and its string.
+// readAction reads the action at p for entryRun, a memoized string whose
+// code is known: the code and the position after it, noted in vm.eacts,
+// or next < 0 for anything else.
+func (v *vm) readAction(d []byte, p int) (code uint8, next int) {
+	memo := &v.memo
+	p0 := p
+	id, p := memoRef(d, p)
+	if p < 0 || id >= memo.len() {
+		return 0, -1
+	}
+	a := unpack(memo.at(id))
+	if a.k != kStr || v.acts[a.n] == 0 {
+		return 0, -1
+	}
+	v.eacts[v.eactNext%uint8(len(v.eacts))] = entryKey{enc: littleEndian(d[p0:p]), n: uint8(p - p0), code: v.acts[a.n] - 1}
+	v.eactNext++
+	return v.acts[a.n] - 1, p
+}
+
+// intForms describes the int opcodes entryRun reads: the width of the
+// value (LONG1: given after the opcode) and whether it is signed; 0 for
+// every other opcode.
+var intForms = [256]uint8{opBinInt1: 1, opBinInt2: 2, opBinInt: 4 | intSigned, opLong1: intLong1 | intSigned}
+
+// intForms' bits besides the width.
+const (
+	intWidth  = 15
+	intSigned = 16
+	intLong1  = 32
+)
+
+// entryKey is a trace-entry key or action string as readKey or readAction
+// met it: the n bytes of its memo reference, read little-endian into enc,
+// its key code (an action string's: its action code) and its string.
 type entryKey struct {
 	enc  uint64
 	n    uint8
@@ -1053,64 +1079,6 @@ func littleEndian(b []byte) uint64 {
 		u = u<<8 | uint64(b[i])
 	}
 	return u
-}
-
-// entryKnownPair is entryPair for the i-th pair of an entry whose key is
-// the memo reference entryPair met last in that place (vm.ekeys), and an
-// action whose value is one of the action references it met last
-// (vm.eacts): no memo lookup, and no call. A memo reference names the same
-// string as when it was met while no memo slot is stored twice. It
-// reports keyOther for anything else (entryPair then reads the pair).
-func (v *vm) entryKnownPair(d []byte, p, limit, i int) (uint8, int64, int) {
-	if i >= len(v.ekeys) || p+16 > limit || v.memoRewritten {
-		return keyOther, 0, 0
-	}
-	k := &v.ekeys[i]
-	if k.n == 0 || binary.LittleEndian.Uint64(d[p:])&(1<<(8*k.n)-1) != k.enc {
-		return keyOther, 0, 0
-	}
-	q := p + int(k.n)
-	var n int64
-	switch k.code {
-	case keyFrames:
-		return keyFrames, k.str, q
-	case keyAction:
-		w := binary.LittleEndian.Uint64(d[q:])
-		for j := range v.eacts {
-			if a := &v.eacts[j]; a.n != 0 && w&(1<<(8*a.n)-1) == a.enc {
-				return keyAction, int64(a.code), q + int(a.n)
-			}
-		}
-		return keyOther, 0, 0
-	}
-	// An int for addr, size, time_us or stream (q+10 <= len(d)).
-	switch d[q] {
-	case opBinInt1:
-		n, q = int64(d[q+1]), q+2
-	case opBinInt2:
-		n, q = int64(binary.LittleEndian.Uint16(d[q+1:])), q+3
-	case opBinInt:
-		n, q = int64(int32(binary.LittleEndian.Uint32(d[q+1:]))), q+5
-	case opLong1:
-		w := int(d[q+1])
-		if w < 1 || w > 8 {
-			return keyOther, 0, 0
-		}
-		u := binary.LittleEndian.Uint64(d[q+2:])
-		if w < 8 {
-			u &= 1<<(8*w) - 1
-			if u>>(8*w-1) != 0 {
-				u |= ^uint64(0) << (8 * w)
-			}
-		}
-		n, q = int64(u), q+2+w
-	default:
-		return keyOther, 0, 0
-	}
-	if k.code == keyStream && (n != v.lastStream || v.rows.streams == nil) {
-		return keyOther, 0, 0
-	}
-	return k.code, n, q
 }
 
 // entryFrames is entryRun at the frames pair: key at p, value at q. A
