@@ -79,6 +79,19 @@ func (c *timeColumn) room() bool {
 	return len(p.d) < cap(p.d)
 }
 
+// free returns how many times the last page has room for.
+func (c *timeColumn) free() int {
+	n := len(c.pages)
+	if n == 0 {
+		return 0
+	}
+	p := &c.pages[n-1]
+	if p.w != nil {
+		return cap(p.w) - len(p.w)
+	}
+	return cap(p.d) - len(p.d)
+}
+
 // put appends v, the time of row i, to the last page, which has room
 // (see room): put0 then set.
 func (c *timeColumn) put(i int, v int64) {

@@ -163,7 +163,11 @@ const entryBytes = 1 + 8 + 8 + 2 + 8 + 4
 // decoder writes every entry of a file into one store in file order; each
 // device's Trace is a run of its rows.
 type entryStore struct {
-	n      int
+	n int
+	// roomTo bounds the rows addRow puts without checking each column's
+	// room: every row goes to every column and no column shrinks, so the
+	// rows below n + free(), taken at one n, all have room.
+	roomTo int
 	action column[uint8] // KindAlloc… or KindOther+i for names[i]
 	addr   column[uint64]
 	size   column[int64]
@@ -193,17 +197,24 @@ func (e *entryStore) ready() {
 }
 
 // addRow appends a row of these values (no stack) and returns its index:
-// add then a set per column, without the sets when the last pages have
-// room.
+// add then a set per column, or, for rows below roomTo, a put per column
+// without checking each column's room.
 func (e *entryStore) addRow(action uint8, addr uint64, size, time int64, stream uint16) int {
-	if e.streams == nil || !(e.action.room() && e.addr.room() && e.size.room() && e.stream.room() && e.time.room() && e.stack.room()) {
-		row := e.add()
-		e.action.set(row, action)
-		e.addr.set(row, addr)
-		e.size.set(row, size)
-		e.time.set(row, time)
-		e.stream.set(row, stream)
-		return row
+	if e.n >= e.roomTo {
+		free := 0
+		if e.streams != nil {
+			free = e.free()
+		}
+		if free == 0 {
+			row := e.add()
+			e.action.set(row, action)
+			e.addr.set(row, addr)
+			e.size.set(row, size)
+			e.time.set(row, time)
+			e.stream.set(row, stream)
+			return row
+		}
+		e.roomTo = e.n + free
 	}
 	e.action.put(action)
 	e.addr.put(addr)
@@ -213,6 +224,11 @@ func (e *entryStore) addRow(action uint8, addr uint64, size, time int64, stream 
 	e.stack.put(NoStack)
 	e.n++
 	return e.n - 1
+}
+
+// free returns how many rows every column's last page has room for.
+func (e *entryStore) free() int {
+	return min(e.action.free(), e.addr.free(), e.size.free(), e.stream.free(), e.time.free(), e.stack.free())
 }
 
 // add appends a zero row (no stack) and returns its index.
@@ -326,6 +342,14 @@ func (c *column[T]) set(i int, v T) { c.pages[i>>pageBits][i&pageMask] = v }
 func (c *column[T]) room() bool {
 	n := len(c.pages)
 	return n > 0 && len(c.pages[n-1]) < cap(c.pages[n-1])
+}
+
+// free returns how many values the last page has room for.
+func (c *column[T]) free() int {
+	if n := len(c.pages); n > 0 {
+		return cap(c.pages[n-1]) - len(c.pages[n-1])
+	}
+	return 0
 }
 
 // put appends v to the last page, which has room (see room).

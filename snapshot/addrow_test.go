@@ -1,0 +1,61 @@
+package snapshot
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestAddRow adds rows to one store with addRow (which puts rows below
+// roomTo without checking each column's room) and to another with add then
+// a set per column, the straightforward way, mixing in rows added by add
+// (as setItems does), across the first page's doublings and several full
+// pages, with times that widen a page now and then: every row of every
+// column must read back the same, and no put may pass a page's end (put
+// would panic).
+func TestAddRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var fast, plain entryStore
+	fast.ready()
+	plain.ready()
+	tm := int64(1_700_000_000_000_000)
+	const n = 4*pageSize + 777
+	for i := range n {
+		if r.IntN(50) == 0 {
+			// A row of zeros and its stack set, on both.
+			row := fast.add()
+			fast.stack.set(row, StackID(i))
+			if p := plain.add(); p != row {
+				t.Fatalf("row %d: add gave %d and %d", i, row, p)
+			}
+			plain.stack.set(row, StackID(i))
+			continue
+		}
+		tm += int64(r.IntN(100))
+		if r.IntN(5000) == 0 {
+			tm += math.MaxInt32 // widens the page
+		}
+		action, addr, size, stream := uint8(r.IntN(12)), r.Uint64(), int64(r.Uint64()), uint16(r.IntN(3))
+		row := fast.addRow(action, addr, size, tm, stream)
+		p := plain.add()
+		plain.action.set(p, action)
+		plain.addr.set(p, addr)
+		plain.size.set(p, size)
+		plain.time.set(p, tm)
+		plain.stream.set(p, stream)
+		if row != p || row != i {
+			t.Fatalf("row %d: addRow gave %d, add %d", i, row, p)
+		}
+	}
+	if fast.n != n || plain.n != n {
+		t.Fatalf("%d and %d rows, want %d", fast.n, plain.n, n)
+	}
+	for i := range n {
+		if fast.action.at(i) != plain.action.at(i) || fast.addr.at(i) != plain.addr.at(i) || fast.size.at(i) != plain.size.at(i) ||
+			fast.time.at(i) != plain.time.at(i) || fast.stream.at(i) != plain.stream.at(i) || fast.stack.at(i) != plain.stack.at(i) {
+			t.Fatalf("row %d: addRow's (%d %d %d %d %d %d), add's (%d %d %d %d %d %d)", i,
+				fast.action.at(i), fast.addr.at(i), fast.size.at(i), fast.time.at(i), fast.stream.at(i), fast.stack.at(i),
+				plain.action.at(i), plain.addr.at(i), plain.size.at(i), plain.time.at(i), plain.stream.at(i), plain.stack.at(i))
+		}
+	}
+}
