@@ -1379,6 +1379,7 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 	all, best, site, h := uint32(0), uint32(0xffff)<<16, FrameID(0), xxStart(seed)
 	miss := scanOther
 	n := 0
+	ids := buf[:] // buf's nil check here, once, not in the loop
 	// Two references a round (a round's jump back costs in WebAssembly):
 	// BINGET ('h') or LONG_BINGET ('j', bit 1 set) without a branch on
 	// which (frames below memo id 256 and above alternate unpredictably),
@@ -1411,7 +1412,7 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 		}
 		p += 2 + 3*long
 		f := FrameID(uint32(e) - 1)
-		buf[n&(foldMax-1)] = f
+		ids[n&(foldMax-1)] = f
 		n++
 		w := uint32(e >> 32)
 		all |= w
@@ -1448,7 +1449,7 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 		}
 		p += 2 + 3*long2
 		f2 := FrameID(uint32(e2) - 1)
-		buf[n&(foldMax-1)] = f2
+		ids[n&(foldMax-1)] = f2
 		n++
 		w2 := uint32(e2 >> 32)
 		all |= w2
