@@ -1443,10 +1443,7 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 			miss = id2
 			break
 		}
-		if n == foldMax {
-			miss = scanFull
-			break
-		}
+		// n is odd here (even at a round's start), so below foldMax.
 		p += 2 + 3*long2
 		f2 := FrameID(uint32(e2) - 1)
 		ids[n&(foldMax-1)] = f2

@@ -1,0 +1,119 @@
+package snapshot
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+)
+
+// foldScanPlain is foldScan written plainly, one reference a round: the
+// reference for TestFoldScan.
+func foldScanPlain(dl []byte, p int, fm []uint64, seed uint64) (int, []FrameID, folded, int) {
+	fs := folded{best: uint32(0xffff) << 16, h: xxStart(seed)}
+	var ids []FrameID
+	for {
+		if p+5 > len(dl) {
+			return p, ids, fs, scanOther
+		}
+		var id, next int
+		switch dl[p] {
+		case opBinGet:
+			id, next = int(dl[p+1]), p+2
+		case opLongBinGet:
+			id, next = int(binary.LittleEndian.Uint32(dl[p+1:])), p+5
+		case opAppends:
+			return p, ids, fs, scanEnd
+		default:
+			return p, ids, fs, scanOther
+		}
+		var e uint64
+		if id < len(fm) {
+			e = fm[id]
+		}
+		if uint32(e) == 0 {
+			return p, ids, fs, id
+		}
+		if len(ids) == foldMax {
+			return p, ids, fs, scanFull
+		}
+		p = next
+		f := FrameID(uint32(e) - 1)
+		ids = append(ids, f)
+		w := uint32(e >> 32)
+		fs.all |= w
+		if r := w &^ 0xffff; r < fs.best {
+			fs.best, fs.site = r, f
+		}
+		if foldedHash {
+			fs.h = xxStep(fs.h, f)
+		}
+	}
+}
+
+// TestFoldScan runs foldScan (two references a round, few bounds checks)
+// and foldScanPlain over lists of memo references to frames: short and
+// long (around foldMax, where the buffer is full), odd and even lengths,
+// BINGET and LONG_BINGET mixed, ranks in any order, ended by APPENDS, by
+// a memo id not in the table, by another opcode or by the end of the
+// input. Every result must agree.
+func TestFoldScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	fm := make([]uint64, 70000)
+	for id := range fm {
+		if id%97 == 13 {
+			continue // not a frame
+		}
+		word := uint64(r.Uint32())
+		if r.IntN(3) == 0 {
+			word |= 0xffff0000 // no rank
+		}
+		fm[id] = word<<32 | uint64(r.IntN(1<<20)+1)
+	}
+	lengths := []int{0, 1, 2, 3, 7, 40, foldMax - 2, foldMax - 1, foldMax, foldMax + 1, foldMax + 2}
+	for k := range 400 {
+		n := lengths[k%len(lengths)]
+		if k >= 2*len(lengths) && n < 100 {
+			n = r.IntN(60)
+		}
+		d := []byte{opMark}
+		for range n {
+			var id int
+			for {
+				id = r.IntN(len(fm))
+				if r.IntN(2) == 0 {
+					id = r.IntN(256)
+				}
+				if fm[id] != 0 || k%5 == 4 && r.IntN(n+1) == 0 {
+					break // a frame, or now and then a miss
+				}
+			}
+			if id < 256 && r.IntN(4) != 0 {
+				d = append(d, opBinGet, byte(id))
+			} else {
+				d = binary.LittleEndian.AppendUint32(append(d, opLongBinGet), uint32(id))
+			}
+		}
+		switch k % 4 {
+		case 0, 1:
+			d = append(d, opAppends, opSetItems, 0, 0, 0, 0)
+		case 2:
+			d = append(d, opStop, 0, 0, 0, 0)
+		case 3:
+			// Cut off: the end within the last reference or two.
+			d = d[:max(1, len(d)-r.IntN(6))]
+		}
+		seed := r.Uint64()
+		var buf [foldMax]FrameID
+		p, got, fs, miss := foldScan(d, 1, fm, &buf, seed)
+		wp, wids, wfs, wmiss := foldScanPlain(d, 1, fm, seed)
+		if p != wp || got != len(wids) || fs != wfs || miss != wmiss {
+			t.Fatalf("list %d (%d refs): foldScan p %d n %d %+v miss %d, plainly p %d n %d %+v miss %d",
+				k, n, p, got, fs, miss, wp, len(wids), wfs, wmiss)
+		}
+		for i, f := range wids {
+			if buf[i] != f {
+				t.Fatalf("list %d: frame %d is %d, want %d", k, i, buf[i], f)
+			}
+		}
+	}
+}
