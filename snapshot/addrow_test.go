@@ -59,3 +59,54 @@ func TestAddRow(t *testing.T) {
 		}
 	}
 }
+
+// TestStacksPushRoom pushes stack records past several pages (push puts
+// those below roomTo without checking each column's room), merges most of
+// them away (renumber shrinks the columns, by pages), pushes again, and
+// reads every record back against a plain slice of them.
+func TestStacksPushRoom(t *testing.T) {
+	var s Stacks
+	s.init()
+	type rec struct {
+		at  uint64
+		sum uint32
+		h   uint64
+	}
+	want := []rec{{}}
+	add := func(n int) {
+		for range n {
+			r := rec{uint64(len(want)) * 3, uint32(len(want)) * 5, uint64(len(want)) * 7}
+			s.push(r.at, r.sum, r.h)
+			want = append(want, r)
+		}
+	}
+	check := func(when string) {
+		if s.count != len(want) {
+			t.Fatalf("%s: %d stacks, want %d", when, s.count, len(want))
+		}
+		for i, r := range want {
+			if s.at.at(i) != r.at || s.sum.at(i) != r.sum || s.hashes.at(i) != r.h {
+				t.Fatalf("%s: stack %d is (%d %d %d), want %+v", when, i, s.at.at(i), s.sum.at(i), s.hashes.at(i), r)
+			}
+		}
+	}
+	add(3*pageSize + 100)
+	check("pushed")
+	// Merge every stack from 10 on but one in 8 into stack 10's: the
+	// columns drop to a fraction of their pages.
+	from := 10
+	rep := make([]StackID, s.count-from)
+	kept := want[:from]
+	for id := from; id < s.count; id++ {
+		rep[id-from] = StackID(from)
+		if (id-from)%8 == 0 {
+			rep[id-from] = StackID(id)
+			kept = append(kept, want[id])
+		}
+	}
+	s.renumber(rep, from)
+	want = kept
+	check("renumbered")
+	add(2*pageSize + 5)
+	check("pushed again")
+}

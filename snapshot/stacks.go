@@ -72,6 +72,9 @@ type Stacks struct {
 	at    column[uint64]
 	sum   column[uint32]
 	count int
+	// roomTo bounds the stacks push puts without checking each column's
+	// room (as entryStore.roomTo; 0 after renumber shrinks the columns).
+	roomTo int
 	// sumTab holds each distinct summary once, sumTab[0] = 0 (stacks
 	// share a few thousand summaries: a site and a phase); sumIdx finds
 	// one (open addressing over sumBits bits; a slot is an index into
@@ -305,16 +308,21 @@ func slot(h uint64, id StackID) uint64 { return h&^(1<<32-1) | uint64(uint32(id)
 
 // push appends a stack record (place, summary index) and its hash.
 func (t *Stacks) push(at uint64, sum uint32, h uint64) {
-	if t.at.room() && t.sum.room() && t.hashes.room() {
-		// The common case, without a call per column.
-		t.at.put(at)
-		t.sum.put(sum)
-		t.hashes.put(h)
-	} else {
-		t.at.push(at)
-		t.sum.push(sum)
-		t.hashes.push(h)
+	if t.count >= t.roomTo {
+		free := min(t.at.free(), t.sum.free(), t.hashes.free())
+		if free == 0 {
+			t.at.push(at)
+			t.sum.push(sum)
+			t.hashes.push(h)
+			t.count++
+			return
+		}
+		t.roomTo = t.count + free
 	}
+	// The common case, without a call per column.
+	t.at.put(at)
+	t.sum.put(sum)
+	t.hashes.put(h)
 	t.count++
 }
 
@@ -592,7 +600,7 @@ func (t *Stacks) renumber(rep []StackID, from int) []StackID {
 		t.hashes.set(next, t.hashes.at(id))
 		next++
 	}
-	t.count = next
+	t.count, t.roomTo = next, 0
 	t.at.truncate(next)
 	t.sum.truncate(next)
 	t.hashes.truncate(next)
