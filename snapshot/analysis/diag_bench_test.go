@@ -55,7 +55,22 @@ func BenchmarkDiagnosis(b *testing.B) {
 		}
 	})
 	a := Analyze(s, Options{TimelinePoints: DefaultTimelinePoints})
+	b.Run("report", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			a.Report()
+		}
+	})
 	r := a.Report()
+	// The steps and phases alone (source and findSteps).
+	b.Run("steps", func(b *testing.B) {
+		for b.Loop() {
+			for i, d := range a.Devices {
+				h := stepsHead(d, &r.Devices[i])
+				findSteps(newSource(d), &h)
+			}
+		}
+	})
 	b.Run("diagnosis", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {

@@ -394,6 +394,19 @@ func (st *stepper) scan() (int64, int) {
 		zg: zg, pt: pt, seenAlloc: seenAlloc, lastPh: lastPh, lastWin: lastWin, fast: fast, zgWatch: zgWatch,
 		timed: timed, stackZeroGrad: stackZeroGrad, needTime: needTime, noWindows: noWindows, delta: delta,
 		legacyFree: legacyFree, pythonOnly: pythonOnly, info: info, clean: clean}
+	for c := range l.deltaOf {
+		l.deltaOf[c] = delta[kindOfCode[c]]
+	}
+	for v := range l.phaseOf {
+		inf, p := stackInfo(v), phaseUnknown
+		switch {
+		case inf&infoFrames != 0:
+			p = phase(inf & 15)
+		case pythonOnly:
+			p = phaseBackward
+		}
+		l.phaseOf[v] = p
+	}
 	// By chunk (see inBlocks).
 	for base := 0; base < st.n; {
 		ch := st.src.chunk(base)
@@ -436,6 +449,12 @@ type scanLoop struct {
 	delta                                                             [8]int64
 	info                                                              []stackInfo
 	clean                                                             gapCut
+	// phaseOf is an allocation's phase by its stack's info byte (the
+	// stack alone decides: see label), deltaOf what an entry adds to
+	// allocated memory per byte of its size, by action code: the fast
+	// path's tables.
+	phaseOf [256]phase
+	deltaOf [256]int64
 }
 
 // chunk scans entries base, base+1, … of chunk ch.
@@ -451,49 +470,10 @@ func (l *scanLoop) chunk(base int, ch entryChunk) {
 			// the memory, and the allocations that continue the last
 			// run, exactly as the general path below would; it stops
 			// at any other entry, which the general path takes.
-			r := &st.runs[len(st.runs)-1]
-		fastLoop:
-			for ; j < len(ch.codes); j++ {
-				k := kindOfCode[ch.codes[j]]
-				switch k {
-				case kindAlloc:
-					var inf stackInfo
-					if id := ch.stacks[j]; uint(id) < uint(len(info)) {
-						inf = info[id]
-					}
-					p := phaseUnknown
-					switch {
-					case inf&infoFrames != 0:
-						p = phase(inf & 15)
-					case pythonOnly:
-						p = phaseBackward
-					}
-					if p != lastPh {
-						break fastLoop
-					}
-					r.last = int32(base + j)
-					streak = -1
-				case kindFreeReq, kindFreeDone:
-					if zgWatch {
-						if id := ch.stacks[j]; uint(id) < uint(len(info)) && info[id]&infoZeroGrad != 0 {
-							break fastLoop
-						}
-					}
-					streak = -1
-				case kindGrowth:
-					if streak < 0 {
-						streak = base + j
-					}
-				default:
-					if legacyFree {
-						break fastLoop
-					}
-					streak = -1
-				}
-				cur += delta[k] * ch.sizes[j]
-				if cur > ivMax {
-					ivMax, ivArg = cur, base+j
-				}
+			var lastAlloc int
+			j, lastAlloc, cur, ivMax, ivArg, streak = l.fastRun(ch, base, j, cur, ivMax, ivArg, streak, lastPh, zgWatch)
+			if lastAlloc >= 0 {
+				st.runs[len(st.runs)-1].last = int32(lastAlloc)
 			}
 			if j == len(ch.codes) {
 				break
@@ -612,11 +592,61 @@ func (l *scanLoop) chunk(base int, ch entryChunk) {
 		// The fast path needs: no times to read, the work started,
 		// a run whose gap has nothing noted yet.
 		last := len(st.runs) - 1
-		fast = !needTime && seenAlloc && st.firstWork >= 0 && last >= 0 && gap == last && cuts[last] == clean
+		fast = !scanNoFast && !needTime && seenAlloc && st.firstWork >= 0 && last >= 0 && gap == last && cuts[last] == clean
 		zgWatch = stackZeroGrad && lastPh == phaseOptimizer
 	}
 	l.cur, l.ivMax, l.ivArg, l.streak, l.gap, l.zg, l.pt, l.cuts = cur, ivMax, ivArg, streak, gap, zg, pt, cuts
 	l.seenAlloc, l.fast, l.zgWatch, l.lastPh, l.lastWin = seenAlloc, fast, zgWatch, lastPh, lastWin
+}
+
+// fastRun is the scan's fast path (see chunk) over entries j, j+1, … of
+// chunk ch: it returns the entry it stopped at (len(ch.codes): none), the
+// last allocation it added to the last run (-1: none) and the scan's
+// memory state. It is a function of its own, with its tables read from
+// l: a loop over few variables, which the WebAssembly compiler keeps in
+// locals.
+func (l *scanLoop) fastRun(ch entryChunk, base, j int, cur, ivMax int64, ivArg, streak int, lastPh phase, zgWatch bool) (int, int, int64, int64, int, int) {
+	codes := ch.codes
+	stacks, sizes := ch.stacks[:len(codes)], ch.sizes[:len(codes)]
+	info, phaseOf, deltaOf := l.info, &l.phaseOf, &l.deltaOf
+	legacyFree := l.legacyFree
+	lastAlloc := -1
+	for ; j < len(codes); j++ {
+		c := codes[j]
+		switch kindOfCode[c] {
+		case kindAlloc:
+			var inf stackInfo
+			if id := stacks[j]; uint(id) < uint(len(info)) {
+				inf = info[id]
+			}
+			if phaseOf[inf] != lastPh {
+				return j, lastAlloc, cur, ivMax, ivArg, streak
+			}
+			lastAlloc = base + j
+			streak = -1
+		case kindFreeReq, kindFreeDone:
+			if zgWatch {
+				if id := stacks[j]; uint(id) < uint(len(info)) && info[id]&infoZeroGrad != 0 {
+					return j, lastAlloc, cur, ivMax, ivArg, streak
+				}
+			}
+			streak = -1
+		case kindGrowth:
+			if streak < 0 {
+				streak = base + j
+			}
+		default:
+			if legacyFree {
+				return j, lastAlloc, cur, ivMax, ivArg, streak
+			}
+			streak = -1
+		}
+		cur += deltaOf[c] * sizes[j]
+		if cur > ivMax {
+			ivMax, ivArg = cur, base+j
+		}
+	}
+	return j, lastAlloc, cur, ivMax, ivArg, streak
 }
 
 // clockSamples bounds the clock's samples: 4 Ki float64s stay in a CPU's
@@ -954,22 +984,7 @@ type stepResult struct {
 // pass over the entries and (with stacks) one over the allocations. r is
 // the device's report: its peak checks the pass's sums.
 func findSteps(src source, r *DeviceReport) stepResult {
-	st := &stepper{src: src, n: src.entries(), marks: marks(src.annotations()), initial: r.InitialAllocatedBytes,
-		onRequested: src.endsOnRequested()}
-	for _, m := range st.marks {
-		switch m.kind {
-		case markZeroGrad:
-			st.zgStarts = append(st.zgStarts, m.start)
-		case markProfilerStep:
-			st.profTimes = append(st.profTimes, m.start)
-			if m.end < 1<<63-1 {
-				st.profTimes = append(st.profTimes, m.end+1)
-			}
-		}
-	}
-	slices.Sort(st.zgStarts)
-	slices.Sort(st.profTimes)
-	st.recording()
+	st := newStepper(src, r)
 	if peak, at := st.scan(); peak != r.PeakAllocatedBytes || at != r.PeakIndex || st.end() != src.replayEnd() || src.replayBadSizes() > 0 {
 		// An address allocated twice, a free whose size differs from its
 		// alloc's, an impossible size: the entries' sizes do not follow
@@ -986,23 +1001,77 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: make([]Step, 0, len(spans)),
 		// At most one phase peak and one span per interval.
 		phasePeaks: make([]PhasePeak, 0, len(st.ivs)), spansOut: make([]PhaseSpan, 0, len(st.ivs))}
-	maxBytes := map[string]int64{}
+	measureSteps(st, &res, spans, r.PeakIndex, oom)
+	// The report keeps them: the room left over is given back.
+	res.phasePeaks, res.spansOut = trimmed(res.phasePeaks), trimmed(res.spansOut)
+	return res
+}
+
+// scanNoFast turns the scan's fast path off, and measureSteps is the
+// pass findSteps measures the steps with: tests compare them with the
+// general path and the straightforward pass.
+var (
+	scanNoFast   = false
+	measureSteps = (*stepper).measure
+)
+
+// phaseSlots are the report's phase names by slot (see phaseSlot): the
+// measure pass keys its per-phase numbers by slot, not by name.
+var phaseSlots = [4]string{PhaseForward, PhaseBackward, PhaseOptimizer, PhaseOther}
+
+// phaseSlot is the slot of phaseName(p) in phaseSlots.
+func phaseSlot(p phase) int {
+	switch p {
+	case phaseForward:
+		return 0
+	case phaseBackward:
+		return 1
+	case phaseOptimizer:
+		return 2
+	}
+	return 3
+}
+
+// measure fills res's steps, phase peaks and spans, the peak's and the
+// OOM's phase (peakIndex, oom: the entries; -1 for none) and each phase's
+// highest entry from the intervals, in one pass over them in trace order:
+// the run holding an interval's start and the run ending each step are
+// found by cursors that only move forward, and a step's phases by slot,
+// so that the work per interval and per step is a few comparisons, with
+// no map, string comparison or search.
+func (st *stepper) measure(res *stepResult, spans []span, peakIndex, oom int) {
 	k, runLo := -1, 0
+	// rc is the run holding the current interval's start (runAt), re the
+	// run holding the current step's last entry.
+	rc, re := -1, -1
 	// stepPeaks are step k's phase peaks in the order its phases first
-	// appear: at most four, found by a linear search.
+	// appear, slotAt[s] the place of slot s among them (-1: none yet).
 	var stepPeaks []PhasePeak
+	slotAt := [4]int{-1, -1, -1, -1}
+	var maxBytes [4]int64
+	var maxAt [4]int
+	var maxSeen [4]bool
 	flush := func() {
 		if k < 0 {
 			return
 		}
 		for _, pp := range stepPeaks {
 			res.phasePeaks = append(res.phasePeaks, pp)
-			if b, ok := maxBytes[pp.Phase]; !ok || pp.PeakAllocatedBytes > b {
-				maxBytes[pp.Phase], res.maxPhase[pp.Phase] = pp.PeakAllocatedBytes, pp.PeakIndex
+		}
+		for sl, at := range slotAt {
+			if at < 0 {
+				continue
+			}
+			if pp := &stepPeaks[at]; !maxSeen[sl] || pp.PeakAllocatedBytes > maxBytes[sl] {
+				maxSeen[sl], maxBytes[sl], maxAt[sl] = true, pp.PeakAllocatedBytes, pp.PeakIndex
 			}
 		}
 		s := &res.steps[k]
-		hi := st.runAt(spans[k].last) + 1
+		last := spans[k].last
+		for re+1 < len(st.runs) && int(st.runs[re+1].first) <= last {
+			re++
+		}
+		hi := re + 1
 		s.MicroBatches, s.EvalPasses = st.passes(runLo, hi)
 		res.info.EvalPasses += s.EvalPasses
 		runLo = hi
@@ -1016,6 +1085,7 @@ func findSteps(src source, r *DeviceReport) stepResult {
 				sp := spans[k]
 				res.steps = append(res.steps, Step{FirstEntry: sp.first, LastEntry: sp.last, Partial: sp.partial, PeakIndex: -1})
 				stepPeaks = stepPeaks[:0]
+				slotAt = [4]int{-1, -1, -1, -1}
 				for runLo < len(st.runs) && int(st.runs[runLo].first) < sp.first {
 					runLo++
 				}
@@ -1024,16 +1094,22 @@ func findSteps(src source, r *DeviceReport) stepResult {
 			if k >= 0 && iv.start > spans[k].last {
 				step = -1 // after the last step (cannot happen: the last step ends the trace)
 			}
-			ph := PhaseOther
-			if r := st.runAt(iv.start); r >= 0 && step >= 0 && int(st.runs[r].first) >= spans[step].first {
-				ph = phaseName(st.runs[r].ph)
+			for rc+1 < len(st.runs) && int(st.runs[rc+1].first) <= iv.start {
+				rc++
+			}
+			sl := 3 // PhaseOther
+			if rc >= 0 && step >= 0 && int(st.runs[rc].first) >= spans[step].first {
+				sl = phaseSlot(st.runs[rc].ph)
+			}
+			ph := phaseSlots[sl]
+			// next is the start of the next interval (the trace length
+			// after the last).
+			next := st.n
+			if j+1 < len(st.ivs) {
+				next = st.ivs[j+1].start
 			}
 			if step >= 0 {
-				last := st.n - 1
-				if j+1 < len(st.ivs) {
-					last = st.ivs[j+1].start - 1
-				}
-				last = min(last, spans[step].last)
+				last := min(next-1, spans[step].last)
 				first := max(iv.start, spans[step].first)
 				if n := len(res.spansOut); n > 0 && res.spansOut[n-1].Step == step && res.spansOut[n-1].Phase == ph {
 					res.spansOut[n-1].LastEntry = last
@@ -1041,11 +1117,12 @@ func findSteps(src source, r *DeviceReport) stepResult {
 					res.spansOut = append(res.spansOut, PhaseSpan{Step: step, Phase: ph, FirstEntry: first, LastEntry: last})
 				}
 			}
-			holds := func(i int) bool { return i >= iv.start && (j+1 == len(st.ivs) || i < st.ivs[j+1].start) }
-			if holds(r.PeakIndex) && r.PeakIndex >= 0 {
+			// The last interval holds every entry from its start on.
+			lastIv := j+1 == len(st.ivs)
+			if peakIndex >= iv.start && (lastIv || peakIndex < next) && peakIndex >= 0 {
 				res.peak = PeakPhase{Step: step, Phase: ph}
 			}
-			if holds(oom) {
+			if oom >= iv.start && (lastIv || oom < next) {
 				res.oomPhase = ph
 			}
 			if step < 0 {
@@ -1056,8 +1133,9 @@ func findSteps(src source, r *DeviceReport) stepResult {
 				s.PeakAllocatedBytes, s.PeakIndex = iv.max, iv.arg
 			}
 			s.EndAllocatedBytes = iv.end
-			switch p := slices.IndexFunc(stepPeaks, func(pp PhasePeak) bool { return pp.Phase == ph }); {
+			switch p := slotAt[sl]; {
 			case p < 0:
+				slotAt[sl] = len(stepPeaks)
 				stepPeaks = append(stepPeaks, PhasePeak{Step: step, Phase: ph, PeakAllocatedBytes: iv.max, PeakIndex: iv.arg})
 			case iv.max > stepPeaks[p].PeakAllocatedBytes:
 				stepPeaks[p].PeakAllocatedBytes, stepPeaks[p].PeakIndex = iv.max, iv.arg
@@ -1065,9 +1143,33 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		}
 	})
 	flush()
-	// The report keeps them: the room left over is given back.
-	res.phasePeaks, res.spansOut = trimmed(res.phasePeaks), trimmed(res.spansOut)
-	return res
+	for sl, ok := range maxSeen {
+		if ok {
+			res.maxPhase[phaseSlots[sl]] = maxAt[sl]
+		}
+	}
+}
+
+// newStepper returns the stepper of src, whose report r gives the
+// allocated memory before the first entry, ready to scan.
+func newStepper(src source, r *DeviceReport) *stepper {
+	st := &stepper{src: src, n: src.entries(), marks: marks(src.annotations()), initial: r.InitialAllocatedBytes,
+		onRequested: src.endsOnRequested()}
+	for _, m := range st.marks {
+		switch m.kind {
+		case markZeroGrad:
+			st.zgStarts = append(st.zgStarts, m.start)
+		case markProfilerStep:
+			st.profTimes = append(st.profTimes, m.start)
+			if m.end < 1<<63-1 {
+				st.profTimes = append(st.profTimes, m.end+1)
+			}
+		}
+	}
+	slices.Sort(st.zgStarts)
+	slices.Sort(st.profTimes)
+	st.recording()
+	return st
 }
 
 // runsOf returns the runs of phase p.

@@ -1,0 +1,186 @@
+package analysis
+
+import (
+	"bytes"
+	"reflect"
+	"slices"
+	"sort"
+	"testing"
+
+	"oomscope/snapshot"
+	"oomscope/snapshot/gen"
+)
+
+// TestStepsFastPaths checks findSteps' fast paths, the scan's fast path
+// (fastRun) and the measure pass's cursors and phase slots, against the
+// scan's general path and the straightforward measure pass (a search per
+// interval and step, per-phase maps, as findSteps did before), on the fast
+// path snapshots and training runs of both bench families, with the last
+// OOM placed at entries across each trace.
+func TestStepsFastPaths(t *testing.T) {
+	snaps := fastpathSnapshots(t)
+	for _, fam := range []gen.Family{gen.RealStacks, gen.DistinctStacks} {
+		for _, size := range []int64{1 << 20, 6 << 20} {
+			var b bytes.Buffer
+			if _, err := gen.WriteFamily(&b, gen.FamilyOptions{Family: fam, TargetBytes: size, Seed: uint64(size)}); err != nil {
+				t.Fatal(err)
+			}
+			s, err := snapshot.DecodeBytes(b.Bytes(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snaps[string(fam)+"-"+sz(size)] = s
+		}
+	}
+	for name, s := range snaps {
+		a := Analyze(s, Options{})
+		rep := a.Report()
+		for di, d := range a.Devices {
+			src := newSource(d)
+			head := stepsHead(d, &rep.Devices[di])
+			heads := []DeviceReport{head}
+			for n, i := d.Trace.Len(), 0; i < n; i += max(1, n/9) {
+				h := head
+				h.OOMEvents = []OOMEvent{{Index: i}}
+				heads = append(heads, h)
+			}
+			// The scan itself, before any remeasure: its runs, cuts and
+			// interval sums.
+			fastSt := newStepper(src, &head)
+			fastPeak, fastAt := fastSt.scan()
+			scanNoFast = true
+			slowSt := newStepper(src, &head)
+			slowPeak, slowAt := slowSt.scan()
+			scanNoFast = false
+			if fastPeak != slowPeak || fastAt != slowAt || !reflect.DeepEqual(fastSt, slowSt) {
+				t.Fatalf("%s device %d: the scan's fast path differs: peak %d at %d, want %d at %d; %d runs %d intervals, want %d, %d",
+					name, d.ID, fastPeak, fastAt, slowPeak, slowAt, len(fastSt.runs), len(fastSt.ivs), len(slowSt.runs), len(slowSt.ivs))
+			}
+			for hi := range heads {
+				got := findSteps(src, &heads[hi])
+				scanNoFast, measureSteps = true, measureStepsRef
+				want := findSteps(src, &heads[hi])
+				scanNoFast, measureSteps = false, (*stepper).measure
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s device %d head %d: fast paths differ:\n got %+v\nwant %+v", name, d.ID, hi, diffSteps(got, want), diffSteps(want, got))
+				}
+			}
+			if len(heads[0].OOMEvents) == 0 && name == string(gen.DistinctStacks)+"-"+sz(6<<20) {
+				if r := findSteps(src, &heads[0]); len(r.steps) < 10 || len(r.spansOut) < 20 {
+					t.Errorf("%s: %d steps, %d spans: the test checks little", name, len(r.steps), len(r.spansOut))
+				}
+			}
+		}
+	}
+}
+
+// diffSteps is the first part of r that differs from o, for the message.
+func diffSteps(r, o stepResult) any {
+	switch {
+	case !reflect.DeepEqual(r.steps, o.steps):
+		for k := range min(len(r.steps), len(o.steps)) {
+			if r.steps[k] != o.steps[k] {
+				return []any{"step", k, r.steps[k]}
+			}
+		}
+		return []any{"steps", len(r.steps)}
+	case !reflect.DeepEqual(r.phasePeaks, o.phasePeaks):
+		for k := range min(len(r.phasePeaks), len(o.phasePeaks)) {
+			if r.phasePeaks[k] != o.phasePeaks[k] {
+				return []any{"phase peak", k, r.phasePeaks[k]}
+			}
+		}
+		return []any{"phase peaks", len(r.phasePeaks)}
+	case !reflect.DeepEqual(r.spansOut, o.spansOut):
+		for k := range min(len(r.spansOut), len(o.spansOut)) {
+			if r.spansOut[k] != o.spansOut[k] {
+				return []any{"span", k, r.spansOut[k]}
+			}
+		}
+		return []any{"spans", len(r.spansOut)}
+	}
+	return []any{r.peak, r.info, r.maxPhase, r.oomPhase}
+}
+
+// measureStepsRef is the straightforward measure pass: per interval a
+// bisection of the runs, per step the phase peaks found by name and the
+// highest per phase kept in maps.
+func measureStepsRef(st *stepper, res *stepResult, spans []span, peakIndex, oom int) {
+	runAt := func(i int) int {
+		return sort.Search(len(st.runs), func(j int) bool { return int(st.runs[j].first) > i }) - 1
+	}
+	maxBytes := map[string]int64{}
+	k, runLo := -1, 0
+	var stepPeaks []PhasePeak
+	flush := func() {
+		if k < 0 {
+			return
+		}
+		for _, pp := range stepPeaks {
+			res.phasePeaks = append(res.phasePeaks, pp)
+			if b, ok := maxBytes[pp.Phase]; !ok || pp.PeakAllocatedBytes > b {
+				maxBytes[pp.Phase], res.maxPhase[pp.Phase] = pp.PeakAllocatedBytes, pp.PeakIndex
+			}
+		}
+		s := &res.steps[k]
+		hi := runAt(spans[k].last) + 1
+		s.MicroBatches, s.EvalPasses = st.passes(runLo, hi)
+		res.info.EvalPasses += s.EvalPasses
+		runLo = hi
+	}
+	for j, iv := range st.ivs {
+		for k+1 < len(spans) && iv.start >= spans[k+1].first {
+			flush()
+			k++
+			sp := spans[k]
+			res.steps = append(res.steps, Step{FirstEntry: sp.first, LastEntry: sp.last, Partial: sp.partial, PeakIndex: -1})
+			stepPeaks = stepPeaks[:0]
+			for runLo < len(st.runs) && int(st.runs[runLo].first) < sp.first {
+				runLo++
+			}
+		}
+		step := k
+		if k >= 0 && iv.start > spans[k].last {
+			step = -1
+		}
+		ph := PhaseOther
+		if r := runAt(iv.start); r >= 0 && step >= 0 && int(st.runs[r].first) >= spans[step].first {
+			ph = phaseName(st.runs[r].ph)
+		}
+		if step >= 0 {
+			last := st.n - 1
+			if j+1 < len(st.ivs) {
+				last = st.ivs[j+1].start - 1
+			}
+			last = min(last, spans[step].last)
+			first := max(iv.start, spans[step].first)
+			if n := len(res.spansOut); n > 0 && res.spansOut[n-1].Step == step && res.spansOut[n-1].Phase == ph {
+				res.spansOut[n-1].LastEntry = last
+			} else {
+				res.spansOut = append(res.spansOut, PhaseSpan{Step: step, Phase: ph, FirstEntry: first, LastEntry: last})
+			}
+		}
+		holds := func(i int) bool { return i >= iv.start && (j+1 == len(st.ivs) || i < st.ivs[j+1].start) }
+		if holds(peakIndex) && peakIndex >= 0 {
+			res.peak = PeakPhase{Step: step, Phase: ph}
+		}
+		if holds(oom) {
+			res.oomPhase = ph
+		}
+		if step < 0 {
+			continue
+		}
+		s := &res.steps[step]
+		if s.PeakIndex < 0 || iv.max > s.PeakAllocatedBytes {
+			s.PeakAllocatedBytes, s.PeakIndex = iv.max, iv.arg
+		}
+		s.EndAllocatedBytes = iv.end
+		switch p := slices.IndexFunc(stepPeaks, func(pp PhasePeak) bool { return pp.Phase == ph }); {
+		case p < 0:
+			stepPeaks = append(stepPeaks, PhasePeak{Step: step, Phase: ph, PeakAllocatedBytes: iv.max, PeakIndex: iv.arg})
+		case iv.max > stepPeaks[p].PeakAllocatedBytes:
+			stepPeaks[p].PeakAllocatedBytes, stepPeaks[p].PeakIndex = iv.max, iv.arg
+		}
+	}
+	flush()
+}
