@@ -182,6 +182,35 @@ func (t *allocTable) size(k int) int64 {
 	return t.sizeAt(k)
 }
 
+// sizes returns every allocation's size (size), for the report's passes
+// over all allocations: a slice read, where size reads the trace's pages.
+//
+// The allocations from the trace are listed first, their alloc entries in
+// trace order: their sizes are read from the trace's pages one chunk
+// (snapshot.Trace.Chunk) at a time; the rest through size.
+func (t *allocTable) sizes() []int64 {
+	out := make([]int64, t.len())
+	var ch []int64 // the sizes of entries base, base+1, …
+	base := 0
+	maxSize := t.a.maxSize
+	inBlocks(len(out), func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			i := int(t.start[k])
+			if i < 0 {
+				out[k] = t.size(k)
+				continue
+			}
+			if i-base >= len(ch) || i < base {
+				ch, base = t.tr.Chunk(i).Sizes, i
+			}
+			if v := ch[i-base]; v >= 0 && v <= maxSize {
+				out[k] = v
+			}
+		}
+	})
+	return out
+}
+
 // sizeAt is size for the allocations made before the trace.
 func (t *allocTable) sizeAt(k int) int64 {
 	if i := t.entry(k); i >= 0 {

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"slices"
-	"sort"
 
 	"oomscope/snapshot"
 )
@@ -80,7 +79,7 @@ type leakResult struct {
 // the complete ones, the last excepted. With fewer than two there is no
 // verdict, and no survivor need be collected.
 func leakSteps(steps []Step) []int {
-	var eligible []int
+	eligible := make([]int, 0, len(steps))
 	for k, s := range steps {
 		if !s.Partial && k < len(steps)-1 {
 			eligible = append(eligible, k)
@@ -104,62 +103,50 @@ func findLeak(src source, steps []Step, surv []int32) leakResult {
 	for e, k := range eligible {
 		slot[k] = e
 	}
-	firsts := make([]int, len(steps))
-	for k, s := range steps {
-		firsts[k] = s.FirstEntry
-	}
-	stepOf := func(i int) int {
-		k := sort.SearchInts(firsts, i+1) - 1
-		if k < 0 || i > steps[k].LastEntry {
-			return -1
-		}
-		return k
-	}
 	// Per site, the bytes and blocks born in each eligible step, kept
 	// sparse (a run of cells, merged while consecutive survivors share a
 	// step): a dense array per site would take sites × steps, gigabytes
-	// for a long trace of distinct stacks.
-	type cell struct {
-		e      int32
-		bytes  int64
-		blocks int
-	}
-	type acc struct {
-		cells        []cell
-		held, fwd    int64
-		largest      int64
-		exampleStack snapshot.StackID
-	}
-	sites := map[int32]*acc{}
-	var order []int32
-	for _, k := range surv {
-		site, size := src.allocSite(int(k)), src.allocSize(int(k))
-		a, ok := sites[site]
-		if !ok {
-			a = &acc{exampleStack: snapshot.NoStack}
-			sites[site] = a
-			order = append(order, site)
+	// for a long trace of distinct stacks. The sites are found by index
+	// (at[site] is the place of its accumulator + 1), and the step of a
+	// survivor by a cursor: survivors come in allocation order, their
+	// alloc entries in trace order.
+	accs, at := []leakAcc{}, make([]int32, src.numSites())
+	step := -1 // the last step starting at or before the survivor's alloc
+	inBlocks(len(surv), func(lo, hi int) {
+		for _, k := range surv[lo:hi] {
+			site, size := src.allocSite(int(k)), src.allocSize(int(k))
+			if at[site] == 0 {
+				accs = append(accs, leakAcc{site: site, exampleStack: snapshot.NoStack})
+				at[site] = int32(len(accs))
+			}
+			a := &accs[at[site]-1]
+			a.held += size
+			if src.allocRule(int(k)) == RuleForwardSurvives {
+				a.fwd += size
+			}
+			start, _, _ := src.allocSpan(int(k))
+			i := int(start)
+			if step >= 0 && i < steps[step].FirstEntry {
+				step = -1 // out of order: search again from the first step
+			}
+			for step+1 < len(steps) && steps[step+1].FirstEntry <= i {
+				step++
+			}
+			if step < 0 || i > steps[step].LastEntry || slot[step] < 0 {
+				continue
+			}
+			e := slot[step]
+			if n := len(a.cells); n > 0 && a.cells[n-1].e == int32(e) {
+				a.cells[n-1].bytes += size
+				a.cells[n-1].blocks++
+			} else {
+				a.cells = append(doubled(a.cells), leakCell{e: int32(e), bytes: size, blocks: 1})
+			}
+			if size > a.largest {
+				a.largest, a.exampleStack = size, src.allocStack(int(k))
+			}
 		}
-		a.held += size
-		if src.allocRule(int(k)) == RuleForwardSurvives {
-			a.fwd += size
-		}
-		start, _, _ := src.allocSpan(int(k))
-		step := stepOf(int(start))
-		if step < 0 || slot[step] < 0 {
-			continue
-		}
-		e := slot[step]
-		if n := len(a.cells); n > 0 && a.cells[n-1].e == int32(e) {
-			a.cells[n-1].bytes += size
-			a.cells[n-1].blocks++
-		} else {
-			a.cells = append(doubled(a.cells), cell{e: int32(e), bytes: size, blocks: 1})
-		}
-		if size > a.largest {
-			a.largest, a.exampleStack = size, src.allocStack(int(k))
-		}
-	}
+	})
 	need := max(2, (6*len(eligible)+9)/10)
 	bytesOf, blocksOf, counted := make([]int64, len(eligible)), make([]int, len(eligible)), make([]bool, len(eligible))
 	res := leakResult{sites: map[int32]bool{}}
@@ -167,8 +154,8 @@ func findLeak(src source, steps []Step, surv []int32) leakResult {
 	every := true
 	var fwd int64
 	blocks := 0
-	for _, si := range order {
-		a := sites[si]
+	for ai := range accs {
+		a, si := &accs[ai], accs[ai].site
 		// Spread the cells over the dense per-step arrays, count the
 		// steps with bytes, and clear what was touched afterwards.
 		for _, c := range a.cells {
@@ -240,6 +227,21 @@ func findLeak(src source, steps []Step, surv []int32) leakResult {
 		szSigned(lk.GrowthPerStep), len(diffs)+1, sz(lk.HeldBytes))
 	res.leak = lk
 	return res
+}
+
+// leakCell is what one site's survivors born in one eligible step (e)
+// hold; leakAcc is one site's survivors (findLeak).
+type leakCell struct {
+	e      int32
+	bytes  int64
+	blocks int
+}
+type leakAcc struct {
+	site         int32
+	cells        []leakCell
+	held, fwd    int64
+	largest      int64
+	exampleStack snapshot.StackID
 }
 
 // median returns the median of v (the lower middle value for even

@@ -39,7 +39,7 @@ type DiagnosisReport struct {
 // diagnose fills the diagnosis of a device whose report r is otherwise
 // complete.
 func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
-	return d.startDiagnosis(stepsHead(d, r)).finish(r)
+	return d.startDiagnosis(stepsHead(d, r), nil).finish(r)
 }
 
 // diagnosisRun is a diagnosis under way: its source, steps and byte-time
@@ -48,9 +48,11 @@ func (d *Device) diagnose(r *DeviceReport) DiagnosisReport {
 type diagnosisRun struct {
 	d    *Device
 	head DeviceReport
-	src  source
-	sr   stepResult
-	bt   *ByteTime
+	// sizes are the allocations' sizes (nil: newSource finds them).
+	sizes []int64
+	src   source
+	sr    stepResult
+	bt    *ByteTime
 	// joinSteps waits for src and sr; joinByteTime, set by then, for bt.
 	joinSteps, joinByteTime func()
 }
@@ -71,9 +73,10 @@ func stepsHead(d *Device, r *DeviceReport) DeviceReport {
 // flame graph (which reads only the allocations and stacks). Where there
 // is a second core they run on two goroutines beside the caller, which
 // makes the rest of the report meanwhile; elsewhere they run at finish, as
-// they always did.
-func (d *Device) startDiagnosis(head DeviceReport) *diagnosisRun {
-	g := &diagnosisRun{d: d, head: head}
+// they always did. sizes are the allocations' sizes (allocTable.sizes),
+// or nil.
+func (d *Device) startDiagnosis(head DeviceReport, sizes []int64) *diagnosisRun {
+	g := &diagnosisRun{d: d, head: head, sizes: sizes}
 	if concurrent() {
 		g.joinSteps = goOrRun(g.steps)
 	}
@@ -82,7 +85,7 @@ func (d *Device) startDiagnosis(head DeviceReport) *diagnosisRun {
 
 // steps makes the source, starts the flame graph and finds the steps.
 func (g *diagnosisRun) steps() {
-	g.src = newSource(g.d)
+	g.src = newSourceSized(g.d, g.sizes)
 	src := g.src
 	g.joinByteTime = goOrRun(func() { g.bt = byteTime(src) })
 	g.sr = findSteps(src, &g.head)

@@ -10,6 +10,8 @@ import "oomscope/snapshot"
 type source struct {
 	d  *Device
 	tr snapshot.Trace // d.Trace, one indirection nearer
+	// sizes is each allocation's size (allocTable.sizes).
+	sizes []int64
 	// info is one byte per stack of what the diagnosis reads per entry
 	// (stackInfo), built in one sequential pass over the stack table so
 	// that the scans read a dense array, not the table's paged columns;
@@ -33,7 +35,14 @@ const (
 )
 
 // newSource returns the diagnosis's view of device d.
-func newSource(d *Device) source {
+func newSource(d *Device) source { return newSourceSized(d, nil) }
+
+// newSourceSized is newSource with the allocations' sizes
+// (allocTable.sizes) when the caller has them; nil: it finds them.
+func newSourceSized(d *Device, sizes []int64) source {
+	if sizes == nil {
+		sizes = d.allocs.sizes()
+	}
 	st := &d.a.Snap.Stacks
 	info := make([]stackInfo, st.Len())
 	zeroGrad, backward := false, false
@@ -57,7 +66,7 @@ func newSource(d *Device) source {
 			info[id] = v
 		}
 	})
-	return source{d: d, tr: d.Trace, info: info, zeroGrad: zeroGrad, backward: backward, legacyFree: d.Actions["free"] > 0}
+	return source{d: d, tr: d.Trace, sizes: sizes, info: info, zeroGrad: zeroGrad, backward: backward, legacyFree: d.Actions["free"] > 0}
 }
 
 // stackInfo returns the byte of stack id (0 for NoStack: no frames, phase
@@ -190,7 +199,7 @@ func (s *source) allocSpan(k int) (start, end, freeReq int32) {
 }
 
 // allocSize returns allocation k's requested bytes.
-func (s *source) allocSize(k int) int64 { return s.d.allocs.size(k) }
+func (s *source) allocSize(k int) int64 { return s.sizes[k] }
 
 // allocSite, allocRule and allocCategory return allocation k's site,
 // classification rule and category.
@@ -205,7 +214,7 @@ func (s *source) allocStack(k int) snapshot.StackID { return s.d.allocs.stack(k)
 func (s *source) live(k int) liveRange {
 	t := &s.d.allocs
 	b, _ := t.block(k)
-	return liveRange{start: t.start[k], end: t.end[k], freeReq: t.freeReq[k], size: t.size(k), stack: t.stack(k),
+	return liveRange{start: t.start[k], end: t.end[k], freeReq: t.freeReq[k], size: s.sizes[k], stack: t.stack(k),
 		site: t.site[k], cat: t.cat[k], rule: t.rule[k], origin: t.origin(k), pending: b.pending}
 }
 
@@ -264,6 +273,9 @@ func (s *source) displayStack(id snapshot.StackID) []string {
 	}
 	return st
 }
+
+// numSites bounds the site indices.
+func (s *source) numSites() int { return len(s.d.a.Sites) }
 
 // site returns allocation site idx.
 func (s *source) site(idx int32) Site { return s.d.a.Sites[idx] }

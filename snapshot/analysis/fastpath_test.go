@@ -399,3 +399,37 @@ func TestSortByAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestAllocSizes checks the sizes column the report reads (allocTable.sizes,
+// read from the trace a page at a time) against each allocation's size read
+// one by one (Allocation), and against the entry's size for the
+// allocations from the trace (sane, as the replay counts it).
+func TestAllocSizes(t *testing.T) {
+	snaps := fastpathSnapshots(t)
+	// Impossible sizes (negative, beyond any sum) count as 0.
+	b := newBuilder()
+	sa := b.stack(py("train.py", 10, "forward"))
+	b.ev(snapshot.ActionAlloc, 0x1000, 512, sa)
+	b.ev(snapshot.ActionAlloc, 0x2000, 1<<62, sa)
+	b.ev(snapshot.ActionAlloc, 0x3000, -5, sa)
+	b.ev(snapshot.ActionFreeCompleted, 0x2000, 1<<62, sa)
+	snaps["impossible"] = b.s
+	for name, s := range snaps {
+		a := Analyze(s, Options{})
+		for _, d := range a.Devices {
+			sizes := d.allocs.sizes()
+			if len(sizes) != d.NumAllocs() {
+				t.Fatalf("%s device %d: %d sizes for %d allocations", name, d.ID, len(sizes), d.NumAllocs())
+			}
+			for k, got := range sizes {
+				want := d.Allocation(k).Size
+				if st := d.allocs.start[k]; st >= 0 {
+					want, _ = a.sane(d.Trace.Size(int(st)))
+				}
+				if got != want || got != d.Allocation(k).Size {
+					t.Fatalf("%s device %d allocation %d: size %d, want %d (Allocation: %d)", name, d.ID, k, got, want, d.Allocation(k).Size)
+				}
+			}
+		}
+	}
+}

@@ -275,7 +275,10 @@ func (d *Device) Report() DeviceReport {
 	}
 	// The steps and the flame graph of the diagnosis start now, beside
 	// the rest where there is a second core.
-	dg := d.startDiagnosis(stepsHead(d, &r))
+	// The allocations' sizes, read once from the trace for the passes
+	// over all of them (the diagnosis's and the site series).
+	sizes := d.allocs.sizes()
+	dg := d.startDiagnosis(stepsHead(d, &r), sizes)
 	r.Expandable, r.Streams = d.streamsAndExpandable()
 	// The allocations live at the peak, found once for the state and
 	// the lists below.
@@ -292,7 +295,7 @@ func (d *Device) Report() DeviceReport {
 	}
 	if opt.TimelinePoints > 0 {
 		r.Timeline = d.timeline()
-		r.SiteSeries = d.siteSeries(r.Timeline, peak.TopSites, opt.SeriesSites)
+		r.SiteSeries = d.siteSeries(r.Timeline, peak.TopSites, opt.SeriesSites, sizes)
 	}
 	r.Warnings = append([]string{}, d.Warnings...)
 	r.DiagnosisReport = dg.finish(&r)
@@ -449,8 +452,9 @@ func (d *Device) points(bs buckets, allocOffset, resOffset int64) []Point {
 	return pts
 }
 
-// siteSeries splits the timeline by the top sites at the peak.
-func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
+// siteSeries splits the timeline by the top sites at the peak; sizes are
+// the allocations' sizes (allocTable.sizes).
+func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int, sizes []int64) *SiteSeries {
 	if len(pts) == 0 {
 		return nil
 	}
@@ -494,7 +498,7 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int) *SiteSeries {
 			if j0 >= j1 {
 				continue
 			}
-			g, size := band[t.site[k]], t.size(k)
+			g, size := band[t.site[k]], sizes[k]
 			diff[g][j0] += size
 			diff[g][j1] -= size
 		}

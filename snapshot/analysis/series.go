@@ -69,5 +69,5 @@ func (d *Device) Series(from, to, points, sites int) Series {
 	}
 	pts := d.points(bs, alloc, res)
 	top := d.siteTotals(d.liveAt(d.peakIndex), sites)
-	return Series{From: from, To: to, Points: pts, Sites: d.siteSeries(pts, top, sites)}
+	return Series{From: from, To: to, Points: pts, Sites: d.siteSeries(pts, top, sites, d.allocs.sizes())}
 }
