@@ -118,6 +118,14 @@ type byteTimer struct {
 
 // byteTime weighs every allocation's stack and returns the byte-time tree.
 func byteTime(src source) *ByteTime {
+	c := newByteTimer(src)
+	inBlocks(src.numAllocs(), c.weighAll)
+	return c.flame()
+}
+
+// newByteTimer returns the byte timer of src's allocations, their weights
+// at zero.
+func newByteTimer(src source) *byteTimer {
 	c := &byteTimer{src: src, n: src.entries(), clock: traceClock(src), stacks: newRankSet(src.numStacks() + 1)}
 	inBlocks(src.numAllocs(), func(blo, bhi int) {
 		for k := blo; k < bhi; k++ {
@@ -125,28 +133,29 @@ func byteTime(src source) *ByteTime {
 		}
 	})
 	c.weight = make([]float64, c.stacks.seal())
-	inBlocks(src.numAllocs(), func(blo, bhi int) {
-		for k := blo; k < bhi; k++ {
-			start, end, _ := src.allocSpan(k)
-			c.weigh(start, end, src.allocSize(k), src.allocStack(k))
-		}
-	})
-	return c.flame()
+	return c
 }
 
-// weigh adds an allocation's bytes × lifetime to its stack's weight.
-func (c *byteTimer) weigh(start, end int32, size int64, stack snapshot.StackID) {
-	lo, hi := max(int(start), 0), min(int(end), c.n-1)
-	var life float64
-	switch {
-	case c.n == 0:
-	case c.clock.on():
-		life = c.clock.at(hi) - c.clock.at(lo)
-	default:
-		life = float64(hi - lo)
-	}
-	if r := c.stacks.rank(int(stack) + 1); life > 0 && r >= 0 {
-		c.weight[r] += float64(size) * life
+// weighAll adds allocations lo to hi-1's bytes × lifetime to their
+// stacks' weights, in a loop without a call per allocation (a call costs
+// more than its work in WebAssembly).
+func (c *byteTimer) weighAll(lo, hi int) {
+	src, clk, stacks, weight := &c.src, &c.clock, &c.stacks, c.weight
+	on := clk.on()
+	for k := lo; k < hi; k++ {
+		start, end, _ := src.allocSpan(k)
+		a, b := max(int(start), 0), min(int(end), c.n-1)
+		var life float64
+		switch {
+		case c.n == 0:
+		case on:
+			life = clk.at(b) - clk.at(a)
+		default:
+			life = float64(b - a)
+		}
+		if r := stacks.rank(int(src.allocStack(k)) + 1); life > 0 && r >= 0 {
+			weight[r] += float64(src.allocSize(k)) * life
+		}
 	}
 }
 

@@ -433,3 +433,45 @@ func TestAllocSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestSiteSeries checks the site series (a difference array per band,
+// points found by the point finder inlined) against its definition: at
+// each point, the sizes of the allocations alive then, summed per band.
+func TestSiteSeries(t *testing.T) {
+	for name, s := range fastpathSnapshots(t) {
+		a := Analyze(s, Options{TimelinePoints: 300})
+		r := a.Report()
+		for i, d := range a.Devices {
+			dr := &r.Devices[i]
+			ss := dr.SiteSeries
+			if ss == nil {
+				continue
+			}
+			band := map[int32]int{}
+			for b, si := range ss.SiteIndex {
+				if si >= 0 {
+					band[si] = b
+				}
+			}
+			other := len(ss.Sites) - 1
+			for j, p := range dr.Timeline {
+				want := make([]int64, len(ss.Sites))
+				for k := range d.NumAllocs() {
+					if d.allocs.aliveAt(k, p.Index) {
+						b, ok := band[d.allocs.site[k]]
+						if !ok {
+							b = other
+						}
+						want[b] += d.allocs.size(k)
+					}
+				}
+				for b := range want {
+					if ss.Values[b][j] != want[b] {
+						t.Fatalf("%s device %d: band %d (%s) at point %d (entry %d) is %d, want %d",
+							name, d.ID, b, ss.Sites[b], j, p.Index, ss.Values[b][j], want[b])
+					}
+				}
+			}
+		}
+	}
+}

@@ -481,6 +481,7 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int, sizes []int64) 
 		diff[j] = make([]int64, m+1)
 	}
 	first := newPointFinder(pts)
+	lastIdx := pts[m-1].Index
 	t := &d.allocs
 	next := 0 // first(start) of the allocations from the trace, whose starts grow with k
 	inBlocks(t.len(), func(blo, bhi int) {
@@ -494,7 +495,26 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int, sizes []int64) 
 			} else {
 				j0 = first.first(int(t.start[k]))
 			}
-			j1 := first.first(int(t.end[k]))
+			// j1 := first.first(end), inlined: a call per allocation
+			// costs more than the search in WebAssembly.
+			var j1 int
+			switch idx := int(t.end[k]); {
+			case m == 0 || idx <= first.lo:
+			case idx > lastIdx:
+				j1 = m
+			default:
+				c := (idx - first.lo) / first.width
+				lo, hi := int(first.cells[c]), int(first.cells[c+1])
+				for lo < hi {
+					h := int(uint(lo+hi) >> 1)
+					if pts[h].Index < idx {
+						lo = h + 1
+					} else {
+						hi = h
+					}
+				}
+				j1 = lo
+			}
 			if j0 >= j1 {
 				continue
 			}
