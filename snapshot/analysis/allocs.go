@@ -192,10 +192,10 @@ func (t *allocTable) sizes() []int64 {
 	out := make([]int64, t.len())
 	var ch []int64 // the sizes of entries base, base+1, …
 	base := 0
-	maxSize := t.a.maxSize
+	maxSize, starts := t.a.maxSize, t.start[:len(out)]
 	inBlocks(len(out), func(lo, hi int) {
 		for k := lo; k < hi; k++ {
-			i := int(t.start[k])
+			i := int(starts[k])
 			if i < 0 {
 				out[k] = t.size(k)
 				continue

@@ -140,11 +140,11 @@ func newByteTimer(src source) *byteTimer {
 // stacks' weights, in a loop without a call per allocation (a call costs
 // more than its work in WebAssembly).
 func (c *byteTimer) weighAll(lo, hi int) {
-	src, clk, stacks, weight := &c.src, &c.clock, &c.stacks, c.weight
-	on := clk.on()
+	clk, stacks, weight := &c.clock, &c.stacks, c.weight
+	starts, ends, _, ids, sizes := c.src.allocColumns()
+	on, last := clk.on(), c.n-1
 	for k := lo; k < hi; k++ {
-		start, end, _ := src.allocSpan(k)
-		a, b := max(int(start), 0), min(int(end), c.n-1)
+		a, b := max(int(starts[k]), 0), min(int(ends[k]), last)
 		var life float64
 		switch {
 		case c.n == 0:
@@ -153,8 +153,8 @@ func (c *byteTimer) weighAll(lo, hi int) {
 		default:
 			life = float64(b - a)
 		}
-		if r := stacks.rank(int(src.allocStack(k)) + 1); life > 0 && r >= 0 {
-			weight[r] += float64(src.allocSize(k)) * life
+		if r := stacks.rank(int(ids[k]) + 1); life > 0 && r >= 0 {
+			weight[r] += float64(sizes[k]) * life
 		}
 	}
 }

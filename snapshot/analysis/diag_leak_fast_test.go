@@ -212,4 +212,3 @@ func findLeakRef(src source, steps []Step, surv []int32) leakResult {
 	res.leak = lk
 	return res
 }
-

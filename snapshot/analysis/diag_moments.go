@@ -51,13 +51,28 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 	// Layers are counted once, at the moment holding the most activations
 	// (known after the pass): keep per-moment counts of activation stacks.
 	repeats := make([]map[snapshot.StackID]int, len(idx))
+	// byIndex are the moments by entry (stable: duplicates in the given
+	// order), so that an allocation's moments are a run of it, found
+	// without a comparison with each moment.
+	type at struct{ index, j int }
+	byIndex := make([]at, len(ms))
+	for j := range ms {
+		x := at{ms[j].index, j}
+		p := j
+		for p > 0 && byIndex[p-1].index > x.index {
+			byIndex[p] = byIndex[p-1]
+			p--
+		}
+		byIndex[p] = x
+	}
 	var surv []int32
+	starts, ends, freeReqs, stacks, sizes := src.allocColumns()
 	inBlocks(src.numAllocs(), func(blo, bhi int) {
 		for k := blo; k < bhi; k++ {
 			// The fields every allocation needs, read one by one; the whole
 			// live range only for the few that are candidates or survivors.
-			start, end, freeReq := src.allocSpan(k)
-			size, stack := src.allocSize(k), src.allocStack(k)
+			start, end, freeReq := starts[k], ends[k], freeReqs[k]
+			size, stack := sizes[k], stacks[k]
 			if col.candidate(end, freeReq, size) {
 				l := src.live(k)
 				col.add(&l)
@@ -70,11 +85,15 @@ func measureMoments(src source, idx []int, phases []string, col *anomalyCollecto
 			}
 			checked, isLogits := false, false
 			var cat Category
-			for j := range ms {
-				m := &ms[j]
-				if int(start) > m.index || m.index >= int(end) {
+			for _, x := range byIndex {
+				if x.index < int(start) {
 					continue
 				}
+				if x.index >= int(end) {
+					break
+				}
+				j := x.j
+				m := &ms[j]
 				if !checked {
 					checked, isLogits, cat = true, src.stackLoss(stack), src.allocCategory(k)
 				}

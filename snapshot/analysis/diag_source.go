@@ -13,25 +13,33 @@ type source struct {
 	// sizes is each allocation's size (allocTable.sizes).
 	sizes []int64
 	// info is one byte per stack of what the diagnosis reads per entry
-	// (stackInfo), built in one sequential pass over the stack table so
-	// that the scans read a dense array, not the table's paged columns;
-	// zeroGrad is whether any stack is inside Optimizer.zero_grad.
+	// (stackInfo), so that the scans read a dense array, not the table's
+	// paged columns. Where a stack may be inside Optimizer.zero_grad it is
+	// built in one sequential pass over the stack table (zeroGrad: one
+	// is); elsewhere each stack's byte is made the first time it is read
+	// (fillInfo): the diagnosis then reads the stacks of the allocations
+	// and a few frees, a third of the stacks of a file whose every entry
+	// has its own. Only the goroutine that finds the steps makes bytes
+	// while other parts of the report run.
 	info     []stackInfo
 	zeroGrad bool
-	// backward: some stack's phase is backward.
-	backward bool
+	// eager: info was built in one pass, and backward says whether some
+	// stack's phase is backward (else anyBackwardStack finds out).
+	eager, backward bool
 	// legacyFree: the trace has torch 1.x "free" entries (KindOther).
 	legacyFree bool
 }
 
 // stackInfo packs a stack's phase (bits 0-3), whether it has frames, is
-// inside Optimizer.zero_grad, or allocates loss-sized tensors.
+// inside Optimizer.zero_grad, or allocates loss-sized tensors, and whether
+// the byte is made (infoKnown: 0 is a byte not made yet).
 type stackInfo uint8
 
 const (
 	infoFrames stackInfo = 1 << (4 + iota)
 	infoZeroGrad
 	infoLoss
+	infoKnown
 )
 
 // newSource returns the diagnosis's view of device d.
@@ -45,6 +53,11 @@ func newSourceSized(d *Device, sizes []int64) source {
 	}
 	st := &d.a.Snap.Stacks
 	info := make([]stackInfo, st.Len())
+	src := source{d: d, tr: d.Trace, sizes: sizes, info: info, legacyFree: d.Actions["free"] > 0}
+	if frames := d.a.Snap.Frames; (len(frames) <= len(info)/8 || lazyInfoAlways) && !mayZeroGrad(frames) {
+		// No stack is inside zero_grad: the bytes are made when read.
+		return src
+	}
 	zeroGrad, backward := false, false
 	inBlocks(len(info), func(blo, bhi int) {
 		for id := blo; id < bhi; id++ {
@@ -63,19 +76,59 @@ func newSourceSized(d *Device, sizes []int64) source {
 			if summaryLoss(sum) {
 				v |= infoLoss
 			}
-			info[id] = v
+			info[id] = v | infoKnown
 		}
 	})
-	return source{d: d, tr: d.Trace, sizes: sizes, info: info, zeroGrad: zeroGrad, backward: backward, legacyFree: d.Actions["free"] > 0}
+	src.zeroGrad, src.eager, src.backward = zeroGrad, true, backward
+	return src
+}
+
+// lazyInfoAlways makes newSource look at the frames whatever their number
+// (tests).
+var lazyInfoAlways = false
+
+// mayZeroGrad reports whether a stack over frames may be inside
+// Optimizer.zero_grad: a stack's summary says so when one of its frames
+// does (flagsOf), so no stack is when no frame is. newSource asks when the
+// frames are far fewer than the stacks.
+func mayZeroGrad(frames []snapshot.Frame) bool {
+	for i := range frames {
+		if flagsOf(&frames[i])&fZeroGrad != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // stackInfo returns the byte of stack id (0 for NoStack: no frames, phase
 // unknown).
 func (s *source) stackInfo(id snapshot.StackID) stackInfo {
 	if uint(id) < uint(len(s.info)) {
-		return s.info[id]
+		if v := s.info[id]; v&infoKnown != 0 {
+			return v
+		}
+		return s.fillInfo(id)
 	}
 	return 0
+}
+
+// fillInfo makes and returns the byte of stack id, a stack of the table,
+// from its summary and depth.
+func (s *source) fillInfo(id snapshot.StackID) stackInfo {
+	st := &s.d.a.Snap.Stacks
+	sum := st.Summary(id)
+	v := stackInfo(summaryPhase(sum))&15 | infoKnown
+	if st.Depth(id) > 0 {
+		v |= infoFrames
+	}
+	if summaryZeroGrad(sum) {
+		v |= infoZeroGrad
+	}
+	if summaryLoss(sum) {
+		v |= infoLoss
+	}
+	s.info[id] = v
+	return v
 }
 
 // entries is the trace length.
@@ -198,6 +251,16 @@ func (s *source) allocSpan(k int) (start, end, freeReq int32) {
 	return t.start[k], t.end[k], t.freeReq[k]
 }
 
+// allocColumns returns the allocations' columns, indexed by allocation
+// number: their alloc, free_completed and free_requested entries (as
+// allocSpan), stacks and sizes, for the loops over every allocation to
+// keep in locals (each accessor call loads them again through the device).
+func (s *source) allocColumns() (start, end, freeReq []int32, stacks []snapshot.StackID, sizes []int64) {
+	t := &s.d.allocs
+	n := len(t.start)
+	return t.start, t.end[:n], t.freeReq[:n], t.stacks[:n], s.sizes[:n]
+}
+
 // allocSize returns allocation k's requested bytes.
 func (s *source) allocSize(k int) int64 { return s.sizes[k] }
 
@@ -254,8 +317,21 @@ func (s *source) hasFrames(id snapshot.StackID) bool { return s.stackInfo(id)&in
 // log-softmax, NLL loss or lm_head frame): both from the stack summary.
 func (s *source) stackZeroGrad(id snapshot.StackID) bool { return s.stackInfo(id)&infoZeroGrad != 0 }
 
-// anyBackwardStack reports whether any stack's phase is backward.
-func (s *source) anyBackwardStack() bool { return s.backward }
+// anyBackwardStack reports whether any stack's phase is backward (where
+// info is made when read, by a pass over the summaries: the question is
+// rare, see firstPartial).
+func (s *source) anyBackwardStack() bool {
+	if s.eager {
+		return s.backward
+	}
+	st := &s.d.a.Snap.Stacks
+	for id := range st.Len() {
+		if summaryPhase(st.Summary(snapshot.StackID(id))) == phaseBackward {
+			return true
+		}
+	}
+	return false
+}
 
 // anyZeroGrad reports whether any stack is inside Optimizer.zero_grad.
 func (s *source) anyZeroGrad() bool                  { return s.zeroGrad }

@@ -524,7 +524,9 @@ func (l *scanLoop) chunk(base int, ch entryChunk) {
 				// windows, inline: the stack alone decides.
 				var inf stackInfo
 				if id := ch.stacks[j]; uint(id) < uint(len(info)) {
-					inf = info[id]
+					if inf = info[id]; inf&infoKnown == 0 {
+						inf = st.src.fillInfo(id)
+					}
 				}
 				switch {
 				case inf&infoFrames != 0:
@@ -617,7 +619,9 @@ func (l *scanLoop) fastRun(ch entryChunk, base, j int, cur, ivMax int64, ivArg, 
 		case kindAlloc:
 			var inf stackInfo
 			if id := stacks[j]; uint(id) < uint(len(info)) {
-				inf = info[id]
+				if inf = info[id]; inf&infoKnown == 0 {
+					inf = l.st.src.fillInfo(id)
+				}
 			}
 			if phaseOf[inf] != lastPh {
 				return j, lastAlloc, cur, ivMax, ivArg, streak
@@ -626,8 +630,14 @@ func (l *scanLoop) fastRun(ch entryChunk, base, j int, cur, ivMax int64, ivArg, 
 			streak = -1
 		case kindFreeReq, kindFreeDone:
 			if zgWatch {
-				if id := stacks[j]; uint(id) < uint(len(info)) && info[id]&infoZeroGrad != 0 {
-					return j, lastAlloc, cur, ivMax, ivArg, streak
+				if id := stacks[j]; uint(id) < uint(len(info)) {
+					inf := info[id]
+					if inf&infoKnown == 0 {
+						inf = l.st.src.fillInfo(id)
+					}
+					if inf&infoZeroGrad != 0 {
+						return j, lastAlloc, cur, ivMax, ivArg, streak
+					}
 				}
 			}
 			streak = -1

@@ -184,3 +184,79 @@ func measureStepsRef(st *stepper, res *stepResult, spans []span, peakIndex, oom 
 	}
 	flush()
 }
+
+// TestLazyStackInfo checks the stack bytes (made in one pass where a stack
+// may be inside zero_grad, else when first read) against bytes made from
+// every stack's summary and depth, after a whole diagnosis (the bytes it
+// made) and for every stack, and the zero_grad and backward questions
+// against the same pass, on the fast path snapshots and one whose
+// optimizer steps call zero_grad (so that both ways are taken).
+func TestLazyStackInfo(t *testing.T) {
+	snaps := fastpathSnapshots(t)
+	b := newBuilder()
+	fwd := b.stack(py("train.py", 10, "forward"))
+	opt := b.stack(py("torch/optim/adam.py", 7, "step"))
+	zg := b.stack(py("torch/optim/optimizer.py", 9, "zero_grad"))
+	for step := range 3 {
+		base := uint64(step) << 20
+		b.ev(snapshot.ActionAlloc, base+0x1000, 512, fwd)
+		b.ev(snapshot.ActionAlloc, base+0x2000, 1024, opt)
+		b.ev(snapshot.ActionFreeRequested, base+0x2000, 1024, zg)
+		b.ev(snapshot.ActionFreeCompleted, base+0x2000, 1024, zg)
+		b.ev(snapshot.ActionFreeCompleted, base+0x1000, 512, fwd)
+	}
+	snaps["zero_grad"] = b.s
+	ways := map[bool]int{}
+	lazyInfoAlways = true
+	defer func() { lazyInfoAlways = false }()
+	for name, s := range snaps {
+		a := Analyze(s, Options{})
+		r := a.Report()
+		for i, d := range a.Devices {
+			st := &s.Stacks
+			eager := make([]stackInfo, st.Len())
+			zeroGrad, backward := false, false
+			for id := range eager {
+				sum := st.Summary(snapshot.StackID(id))
+				v := stackInfo(summaryPhase(sum)) & 15
+				if st.Depth(snapshot.StackID(id)) > 0 {
+					v |= infoFrames
+				}
+				if summaryPhase(sum) == phaseBackward {
+					backward = true
+				}
+				if summaryZeroGrad(sum) {
+					v |= infoZeroGrad
+					zeroGrad = true
+				}
+				if summaryLoss(sum) {
+					v |= infoLoss
+				}
+				eager[id] = v | infoKnown
+			}
+			if zeroGrad && !mayZeroGrad(s.Frames) {
+				t.Fatalf("%s: a stack is inside zero_grad, mayZeroGrad says none may be", name)
+			}
+			g := d.startDiagnosis(stepsHead(d, &r.Devices[i]), nil)
+			g.finish(&r.Devices[i])
+			ways[g.src.eager]++
+			for id, v := range g.src.info {
+				if v != 0 && v != eager[id] {
+					t.Fatalf("%s device %d: stack %d made %08b, want %08b", name, d.ID, id, v, eager[id])
+				}
+			}
+			src := newSource(d)
+			if src.anyZeroGrad() != zeroGrad || src.anyBackwardStack() != backward {
+				t.Errorf("%s device %d: zero_grad %v backward %v, want %v %v", name, d.ID, src.anyZeroGrad(), src.anyBackwardStack(), zeroGrad, backward)
+			}
+			for id := range eager {
+				if v := src.stackInfo(snapshot.StackID(id)); v != eager[id] {
+					t.Fatalf("%s device %d: stack %d is %08b, want %08b", name, d.ID, id, v, eager[id])
+				}
+			}
+		}
+	}
+	if ways[true] == 0 || ways[false] == 0 {
+		t.Errorf("bytes made in one pass %d times, when read %d times: want both", ways[true], ways[false])
+	}
+}

@@ -484,27 +484,32 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int, sizes []int64) 
 	lastIdx := pts[m-1].Index
 	t := &d.allocs
 	next := 0 // first(start) of the allocations from the trace, whose starts grow with k
+	// The columns in locals: the loop stores, after which the compiler
+	// would load them again through t.
+	starts, ends, sites := t.start, t.end[:len(t.start)], t.site[:len(t.start)]
+	sizes = sizes[:len(t.start)]
+	lo0, shift, cells := first.lo, first.shift, first.cells
 	inBlocks(t.len(), func(blo, bhi int) {
 		for k := blo; k < bhi; k++ {
 			var j0 int
-			if s := int(t.start[k]); s >= 0 {
+			if s := int(starts[k]); s >= 0 {
 				for next < m && pts[next].Index < s {
 					next++
 				}
 				j0 = next
 			} else {
-				j0 = first.first(int(t.start[k]))
+				j0 = first.first(s)
 			}
 			// j1 := first.first(end), inlined: a call per allocation
 			// costs more than the search in WebAssembly.
 			var j1 int
-			switch idx := int(t.end[k]); {
-			case m == 0 || idx <= first.lo:
+			switch idx := int(ends[k]); {
+			case m == 0 || idx <= lo0:
 			case idx > lastIdx:
 				j1 = m
 			default:
-				c := (idx - first.lo) / first.width
-				lo, hi := int(first.cells[c]), int(first.cells[c+1])
+				c := (idx - lo0) >> shift
+				lo, hi := int(cells[c]), int(cells[c+1])
 				for lo < hi {
 					h := int(uint(lo+hi) >> 1)
 					if pts[h].Index < idx {
@@ -518,7 +523,7 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int, sizes []int64) 
 			if j0 >= j1 {
 				continue
 			}
-			g, size := band[t.site[k]], sizes[k]
+			g, size := band[sites[k]], sizes[k]
 			diff[g][j0] += size
 			diff[g][j1] -= size
 		}
@@ -542,10 +547,11 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int, sizes []int64) 
 // whose cell holds the index, and the search bisects those alone.
 type pointFinder struct {
 	pts []Point
-	// lo is the first point's index, width the indices per cell; cells[c]
+	// lo is the first point's index, 1<<shift the indices per cell (a
+	// power of two: a cell is found by a shift, not a division); cells[c]
 	// is the first point at or after the start of cell c, cells[len-1] the
 	// number of points.
-	lo, width int
+	lo, shift int
 	cells     []int32
 }
 
@@ -558,12 +564,15 @@ func newPointFinder(pts []Point) pointFinder {
 	f.lo = pts[0].Index
 	span := pts[m-1].Index - f.lo + 1
 	n := min(span, 4*m)
-	f.width = (span + n - 1) / n
-	n = (span + f.width - 1) / f.width
+	for 1<<f.shift < (span+n-1)/n {
+		f.shift++
+	}
+	width := 1 << f.shift
+	n = (span + width - 1) / width
 	f.cells = make([]int32, n+1)
 	j := 0
 	for c := range n {
-		for j < m && pts[j].Index < f.lo+c*f.width {
+		for j < m && pts[j].Index < f.lo+c*width {
 			j++
 		}
 		f.cells[c] = int32(j)
@@ -583,7 +592,7 @@ func (f *pointFinder) first(idx int) int {
 	}
 	// Points before cells[c] are below the cell's start, so below idx; the
 	// point cells[c+1] is at or after the next cell's start, above idx.
-	c := (idx - f.lo) / f.width
+	c := (idx - f.lo) >> f.shift
 	lo, hi := int(f.cells[c]), int(f.cells[c+1])
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
