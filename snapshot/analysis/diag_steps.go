@@ -1065,9 +1065,7 @@ func (st *stepper) measure(res *stepResult, spans []span, peakIndex, oom int) {
 		if k < 0 {
 			return
 		}
-		for _, pp := range stepPeaks {
-			res.phasePeaks = append(res.phasePeaks, pp)
-		}
+		res.phasePeaks = append(res.phasePeaks, stepPeaks...)
 		for sl, at := range slotAt {
 			if at < 0 {
 				continue
