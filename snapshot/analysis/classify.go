@@ -432,3 +432,17 @@ func inBlocks(n int, f func(lo, hi int)) {
 		f(lo, min(lo+blockSize, n))
 	}
 }
+
+// smallBlockSize is the block of inSmallBlocks.
+const smallBlockSize = 1 << 11
+
+// inSmallBlocks is inBlocks for passes over tens of thousands of items
+// (a trace's step intervals, the survivors), in blocks of smallBlockSize:
+// enough blocks for their later ones to run optimized.
+//
+//go:noinline
+func inSmallBlocks(n int, f func(lo, hi int)) {
+	for lo := 0; lo < n; lo += smallBlockSize {
+		f(lo, min(lo+smallBlockSize, n))
+	}
+}

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -136,6 +137,90 @@ func newByteTimer(src source) *byteTimer {
 	return c
 }
 
+// stackWeight is a stack's byte-time weight.
+type stackWeight struct {
+	id snapshot.StackID
+	w  float64
+}
+
+// heavier orders stacks heaviest first, then by ID: a total order, so the
+// flameStacks heaviest are the same whichever way they are picked.
+func (x stackWeight) heavier(y stackWeight) bool { return x.w > y.w || x.w == y.w && x.id < y.id }
+
+// heaviest returns the flameStacks heaviest stacks (in no order) and the
+// sum of all weights, added in stack order. They are picked with a
+// min-heap of the heaviest so far (the lightest kept at its root), not by
+// sorting every stack: a file of distinct stacks has millions. The members
+// go by blocks of words (pickHeaviest): a long loop in one call would run
+// in WebAssembly's baseline code to its end (see inBlocks).
+func (c *byteTimer) heaviest() ([]stackWeight, float64) {
+	h := &heaviestHeap{top: make([]stackWeight, 0, flameStacks)}
+	r := 0 // the rank of the first member of the block
+	for lo, n := 0, len(c.stacks.bits); lo < n; lo += heaviestWords {
+		r = c.pickHeaviest(h, lo, min(lo+heaviestWords, n), r)
+	}
+	return h.top, h.total
+}
+
+// heaviestWords is the number of words of the stack set per block of
+// heaviest (16 Ki possible stacks).
+const heaviestWords = 256
+
+// heaviestHeap is heaviest's min-heap and sum.
+type heaviestHeap struct {
+	top   []stackWeight
+	total float64
+}
+
+// pickHeaviest adds the members of the stack set's words lo to hi-1, the
+// first of rank r, to h, and returns the rank after them.
+//
+//go:noinline
+func (c *byteTimer) pickHeaviest(h *heaviestHeap, lo, hi, r int) int {
+	words, weight := c.stacks.bits, c.weight
+	for wi := lo; wi < hi; wi++ {
+		for b := words[wi]; b != 0; b &= b - 1 {
+			w := weight[r]
+			r++
+			if w <= 0 {
+				continue
+			}
+			h.total += w
+			x := stackWeight{snapshot.StackID(wi<<6 + bits.TrailingZeros64(b) - 1), w}
+			switch top := h.top; {
+			case len(top) < flameStacks:
+				top = append(top, x)
+				for j := len(top) - 1; j > 0; {
+					p := (j - 1) / 2
+					if !top[p].heavier(top[j]) {
+						break
+					}
+					top[p], top[j] = top[j], top[p]
+					j = p
+				}
+				h.top = top
+			case x.heavier(top[0]):
+				top[0] = x
+				for i := 0; ; {
+					l := 2*i + 1
+					if l >= len(top) {
+						break
+					}
+					if rc := l + 1; rc < len(top) && top[l].heavier(top[rc]) {
+						l = rc
+					}
+					if !top[i].heavier(top[l]) {
+						break
+					}
+					top[i], top[l] = top[l], top[i]
+					i = l
+				}
+			}
+		}
+	}
+	return r
+}
+
 // weighAll adds allocations lo to hi-1's bytes × lifetime to their
 // stacks' weights, in a loop without a call per allocation (a call costs
 // more than its work in WebAssembly).
@@ -255,64 +340,16 @@ func (c *byteTimer) flame() *ByteTime {
 	if c.clock.on() {
 		bt.Unit = "byte_seconds"
 	}
-	type sw struct {
-		id snapshot.StackID
-		w  float64
-	}
-	// heavier orders stacks heaviest first, then by ID: a total order,
-	// so the flameStacks heaviest are the same whichever way they are
-	// picked. They are picked with a min-heap of the heaviest so far (the
-	// lightest kept at its root), not by sorting every stack: a file of
-	// distinct stacks has millions.
-	heavier := func(x, y sw) bool { return x.w > y.w || x.w == y.w && x.id < y.id }
-	top := make([]sw, 0, flameStacks)
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(top) {
-				return
-			}
-			if r := l + 1; r < len(top) && heavier(top[l], top[r]) {
-				l = r
-			}
-			if !heavier(top[i], top[l]) {
-				return
-			}
-			top[i], top[l] = top[l], top[i]
-			i = l
-		}
-	}
-	for i, r := range c.stacks.all() {
-		w := c.weight[r]
-		if w <= 0 {
-			continue
-		}
-		bt.Total += w
-		x := sw{snapshot.StackID(i - 1), w}
-		switch {
-		case len(top) < flameStacks:
-			top = append(top, x)
-			for j := len(top) - 1; j > 0; {
-				p := (j - 1) / 2
-				if !heavier(top[p], top[j]) {
-					break
-				}
-				top[p], top[j] = top[j], top[p]
-				j = p
-			}
-		case heavier(x, top[0]):
-			top[0] = x
-			down(0)
-		}
-	}
+	top, total := c.heaviest()
+	bt.Total = total
 	if bt.Total == 0 {
 		return bt
 	}
-	slices.SortFunc(top, func(x, y sw) int {
+	slices.SortFunc(top, func(x, y stackWeight) int {
 		switch {
-		case heavier(x, y):
+		case x.heavier(y):
 			return -1
-		case heavier(y, x):
+		case y.heavier(x):
 			return 1
 		}
 		return 0

@@ -1,6 +1,8 @@
 package analysis
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"oomscope/snapshot"
@@ -50,4 +52,60 @@ func (c *byteTimer) weighRef(start, end int32, size int64, stack snapshot.StackI
 	if r := c.stacks.rank(int(stack) + 1); life > 0 && r >= 0 {
 		c.weight[r] += float64(size) * life
 	}
+}
+
+// TestHeaviest checks the heaviest stacks and the total weight (picked by
+// blocks of words into a heap) against every positive weight in stack order
+// (rankSet.all), summed in that order and sorted, on the fast path
+// snapshots and on weights with ties and zeros over more blocks than one.
+func TestHeaviest(t *testing.T) {
+	check := func(name string, c *byteTimer) {
+		var all []stackWeight
+		var total float64
+		for i, r := range c.stacks.all() {
+			if w := c.weight[r]; w > 0 {
+				all = append(all, stackWeight{snapshot.StackID(i - 1), w})
+				total += w
+			}
+		}
+		slices.SortFunc(all, func(x, y stackWeight) int {
+			if x.heavier(y) {
+				return -1
+			}
+			return 1
+		})
+		want := all[:min(len(all), flameStacks)]
+		got, gotTotal := c.heaviest()
+		slices.SortFunc(got, func(x, y stackWeight) int {
+			if x.heavier(y) {
+				return -1
+			}
+			return 1
+		})
+		if gotTotal != total || !slices.Equal(got, want) {
+			t.Fatalf("%s: heaviest %v (total %v), want %v (total %v)", name, got, gotTotal, want, total)
+		}
+	}
+	for name, s := range fastpathSnapshots(t) {
+		a := Analyze(s, Options{})
+		for _, d := range a.Devices {
+			c := newByteTimer(newSource(d))
+			inBlocks(c.src.numAllocs(), c.weighAll)
+			check(name, c)
+		}
+	}
+	// 100 k possible stacks (7 blocks of words), a third of them members,
+	// weights from a few values (ties) and zeros.
+	rng := rand.New(rand.NewPCG(5, 6))
+	c := &byteTimer{stacks: newRankSet(100000)}
+	for i := range 100000 {
+		if rng.IntN(3) == 0 {
+			c.stacks.add(i)
+		}
+	}
+	c.weight = make([]float64, c.stacks.seal())
+	for r := range c.weight {
+		c.weight[r] = float64(rng.IntN(40)) * 0.25
+	}
+	check("random", c)
 }

@@ -112,7 +112,7 @@ func findLeak(src source, steps []Step, surv []int32) leakResult {
 	// alloc entries in trace order.
 	accs, at := []leakAcc{}, make([]int32, src.numSites())
 	step := -1 // the last step starting at or before the survivor's alloc
-	inBlocks(len(surv), func(lo, hi int) {
+	inSmallBlocks(len(surv), func(lo, hi int) {
 		for _, k := range surv[lo:hi] {
 			site, size := src.allocSite(int(k)), src.allocSize(int(k))
 			if at[site] == 0 {

@@ -1084,7 +1084,7 @@ func (st *stepper) measure(res *stepResult, spans []span, peakIndex, oom int) {
 		res.info.EvalPasses += s.EvalPasses
 		runLo = hi
 	}
-	inBlocks(len(st.ivs), func(blo, bhi int) {
+	inSmallBlocks(len(st.ivs), func(blo, bhi int) {
 		for j := blo; j < bhi; j++ {
 			iv := st.ivs[j]
 			for k+1 < len(spans) && iv.start >= spans[k+1].first {
