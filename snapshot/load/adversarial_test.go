@@ -40,10 +40,13 @@ var paths = []struct {
 }
 
 // TestAdversarialBounded loads every hostile input of package adversarial
-// along every path and checks the memory bound of issue #10: everything
-// Load allocates (runtime.MemStats.TotalAlloc, an upper bound of the peak)
-// stays under 3× the input plus 100 MiB, and the inputs that must be
-// refused fail with ErrTooLarge. Time limits are benchmarks
+// along every path and checks the memory bound of issue #10: the heap
+// grows by less than 3× the input plus 100 MiB (peakHeap), and the inputs
+// that must be refused fail with ErrTooLarge. Each load runs under a soft
+// memory limit at that bound above what the process holds (as the CLI
+// runs under one), so that the heap measured is what the load keeps, not
+// garbage a late collection left: on a loaded machine, with GCPercent
+// alone, a gzip input once measured 105 MiB against its 100 MiB bound. Time limits are benchmarks
 // (BenchmarkAdversarial).
 func TestAdversarialBounded(t *testing.T) {
 	if testing.Short() {
@@ -59,8 +62,9 @@ func TestAdversarialBounded(t *testing.T) {
 					size = int64(len(c.Data))
 				}
 				var err error
-				peak := peakHeap(func() { _, err = Load(in, Options{}) })
 				limit := 3*size + 100<<20
+				defer debug.SetMemoryLimit(debug.SetMemoryLimit(heldMemory() + limit))
+				peak := peakHeap(func() { _, err = Load(in, Options{}) })
 				if peak > limit {
 					t.Errorf("heap grew by %d MiB for a %d KiB input (limit %d MiB): %v", peak>>20, size>>10, limit>>20, err)
 				}
@@ -75,6 +79,14 @@ func TestAdversarialBounded(t *testing.T) {
 			})
 		}
 	}
+}
+
+// heldMemory is the memory the Go runtime holds from the system and has
+// not released, as a soft memory limit counts it.
+func heldMemory() int64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(sample)
+	return int64(sample[0].Value.Uint64() - sample[1].Value.Uint64())
 }
 
 // peakHeap runs f and returns how far the heap (live and unswept objects,
