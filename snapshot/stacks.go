@@ -470,6 +470,57 @@ func (t *Stacks) pushLazy(h, at uint64, sum StackSummary) StackID {
 	return id
 }
 
+// addLazy is recentLazy and, where it finds none, pushLazy, in one call
+// (lazyFrames' per-stack path): the lazy stack of hash h, place at and n
+// frames, whose summary is finish(flags, rank, site), made only for a new
+// stack; and whether it is new. push's and sumIndex's common cases (room
+// in the columns' pages, a summary already in sumTab) are written in: a
+// call each fewer a stack.
+func (t *Stacks) addLazy(h, at uint64, n int, finish func(flags, rank uint16, site FrameID) StackSummary, flags, rank uint16, site FrameID) (StackID, bool) {
+	if t.recent == nil {
+		if t.recentBits <= 0 {
+			t.recentBits = defaultRecentBits
+		}
+		t.recent = make([]uint64, 1<<t.recentBits)
+	}
+	r := &t.recent[h>>(64-t.recentBits)]
+	if e := *r; e != 0 && e>>32 == h&(1<<32-1) {
+		if old := StackID(uint32(e) - 1); t.hashes.at(int(old)) == h && t.Depth(old) == n {
+			return old, false
+		}
+	}
+	s := finish(flags, rank, site)
+	si := uint32(0)
+	if s != 0 {
+		found := false
+		if mask := len(t.sumIdx) - 1; mask > 0 {
+			for j := sumSlot(s, t.sumBits); t.sumIdx[j] != 0; j = (j + 1) & mask {
+				if i := t.sumIdx[j]; t.sumTab[i] == s {
+					si, found = i, true
+					break
+				}
+			}
+		}
+		if !found {
+			si = t.sumIndex(s)
+		}
+	}
+	id := StackID(t.count)
+	if t.count < t.roomTo {
+		t.at.put(at)
+		t.sum.put(si)
+		t.hashes.put(h)
+		t.count++
+	} else {
+		t.push(at, si, h)
+	}
+	*r = h<<32 | uint64(uint32(id)+1)
+	if t.lazyFrom == 0 {
+		t.lazyFrom = id
+	}
+	return id, true
+}
+
 // rebuildIndex sizes the index for the held stacks and fills it.
 func (t *Stacks) rebuildIndex() {
 	n := 64

@@ -1193,9 +1193,8 @@ func (v *vm) lazyFrames(d []byte, q, limit, row int) (int, bool, error) {
 	if !foldedHash {
 		h = t.hash(v.foldBuf[:n])
 	}
-	id, found := t.recentLazy(h, n)
-	if !found {
-		id = t.pushLazy(h, lazyAt(start, int(end-start), n), v.fold.Finish(uint16(fs.all), uint16(fs.best>>16), fs.site))
+	id, added := t.addLazy(h, lazyAt(start, int(end-start), n), n, v.fold.Finish, uint16(fs.all), uint16(fs.best>>16), fs.site)
+	if added {
 		if err := v.budget.charge(stackRecBytes, v); err != nil {
 			return 0, false, err
 		}

@@ -1,0 +1,98 @@
+package snapshot
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestAddLazy adds lazy stacks to one table with addLazy and to another
+// with recentLazy then, where it finds none, pushLazy (the straightforward
+// way), over several pages of stacks and through a renumber that merges
+// most of them: hashes that come back soon (found in recent) and late
+// (recent's slot taken since), the same hash with another depth, summaries
+// that repeat and new ones (sumTab grows), and the zero summary. Both
+// tables must give the same IDs and whether each is new, and end with the
+// same records, summaries and recent table; finish must be called for new
+// stacks only.
+func TestAddLazy(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var fast, plain Stacks
+	fast.init()
+	plain.init()
+	fast.recentBits, plain.recentBits = 6, 6
+	calls := 0
+	finish := func(flags, rank uint16, site FrameID) StackSummary {
+		calls++
+		return StackSummary(flags)<<32 | StackSummary(rank)<<16 | StackSummary(site&0xffff)
+	}
+	var hs []uint64
+	add := func(k int) {
+		for i := range k {
+			var h uint64
+			n := 1 + r.IntN(40)
+			switch x := r.IntN(10); {
+			case x < 3 && len(hs) > 0:
+				h = hs[len(hs)-1-r.IntN(min(len(hs), 4))] // soon
+			case x < 4 && len(hs) > 0:
+				h = hs[r.IntN(len(hs))] // late, or soon
+			default:
+				h = r.Uint64()
+			}
+			if r.IntN(20) == 0 {
+				n = 41 + r.IntN(3) // a depth the hash may not have had
+			}
+			hs = append(hs, h)
+			flags, rank, site := uint16(r.IntN(4)), uint16(r.IntN(1+i%300)), FrameID(r.IntN(5))
+			if r.IntN(30) == 0 {
+				flags, rank, site = 0, 0, 0 // the zero summary
+			}
+			at := lazyAt(int64(i)*100, 99, n)
+			before := calls
+			id, added := fast.addLazy(h, at, n, finish, flags, rank, site)
+			if added != (calls == before+1) || !added && calls != before {
+				t.Fatalf("stack %d: added %v, finish called %d times", i, added, calls-before)
+			}
+			pid, pfound := plain.recentLazy(h, n)
+			if !pfound {
+				pid = plain.pushLazy(h, at, finish(flags, rank, site))
+			}
+			if id != pid || added == pfound {
+				t.Fatalf("stack %d: addLazy gave %d (new %v), recentLazy/pushLazy %d (found %v)", i, id, added, pid, pfound)
+			}
+		}
+	}
+	check := func(when string) {
+		if fast.count != plain.count || fast.lazyFrom != plain.lazyFrom || len(fast.sumTab) != len(plain.sumTab) {
+			t.Fatalf("%s: %d stacks from %d, %d summaries; want %d from %d, %d", when,
+				fast.count, fast.lazyFrom, len(fast.sumTab), plain.count, plain.lazyFrom, len(plain.sumTab))
+		}
+		for id := range fast.count {
+			if fast.at.at(id) != plain.at.at(id) || fast.hashes.at(id) != plain.hashes.at(id) ||
+				fast.Summary(StackID(id)) != plain.Summary(StackID(id)) || fast.sum.at(id) != plain.sum.at(id) {
+				t.Fatalf("%s: stack %d differs", when, id)
+			}
+		}
+		for i := range fast.recent {
+			if fast.recent[i] != plain.recent[i] {
+				t.Fatalf("%s: recent slot %d is %x, want %x", when, i, fast.recent[i], plain.recent[i])
+			}
+		}
+	}
+	add(3*pageSize + 500)
+	check("added")
+	// Merge all but one stack in 8 into the first lazy one; both tables
+	// shrink to a fraction of their pages and drop recent.
+	from := int(fast.lazyFrom)
+	rep := make([]StackID, fast.count-from)
+	for id := from; id < fast.count; id++ {
+		rep[id-from] = StackID(from)
+		if (id-from)%8 == 0 {
+			rep[id-from] = StackID(id)
+		}
+	}
+	fast.renumber(append([]StackID(nil), rep...), from)
+	plain.renumber(rep, from)
+	check("renumbered")
+	add(2*pageSize + 300)
+	check("added again")
+}
