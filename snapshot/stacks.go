@@ -821,8 +821,9 @@ var seenBitsFor = func(size int64) int {
 
 // dedupeScratch is what merging one group of buckets uses.
 type dedupeScratch struct {
-	hs    []uint32 // by bucket, in ID order within one
-	ids   []int32
+	// hids: a stack's hash's low 32 bits << 32 | its ID, by bucket, in
+	// ID order within one (one array: one write a stack when scattering).
+	hids  []uint64
 	slots []int32
 }
 
@@ -834,10 +835,10 @@ func (t *Stacks) dedupeBuckets(b0, b1 int, start, fill []int32, from int, sc *de
 	const bucketBits = 12
 	base := start[b0]
 	n := int(start[b1] - base)
-	if cap(sc.hs) < n {
-		sc.hs, sc.ids = make([]uint32, n), make([]int32, n)
+	if cap(sc.hids) < n {
+		sc.hids = make([]uint64, n)
 	}
-	hs, ids := sc.hs[:n], sc.ids[:n]
+	hids := sc.hids[:n]
 	for b := b0; b < b1; b++ {
 		fill[b] = start[b] - base
 	}
@@ -845,8 +846,9 @@ func (t *Stacks) dedupeBuckets(b0, b1 int, start, fill []int32, from int, sc *de
 		for k, h := range page {
 			// b0 <= b < b1 in one comparison.
 			if b := uint(h >> (64 - bucketBits)); b-uint(b0) < uint(b1-b0) {
-				hs[fill[b]], ids[fill[b]] = uint32(h), int32(id+k)
-				fill[b]++
+				f := &fill[b]
+				hids[*f] = h<<32 | uint64(uint32(id+k))
+				*f++
 			}
 		}
 	})
@@ -866,15 +868,15 @@ func (t *Stacks) dedupeBuckets(b0, b1 int, start, fill []int32, from int, sc *de
 		clear(slots)
 		mask := size - 1
 		for k := lo; k < hi; k++ {
-			h, x := hs[k], StackID(ids[k])
+			h, x := uint32(hids[k]>>32), StackID(uint32(hids[k]))
 			j := int(h) & mask
 			merged := false
 			for ; slots[j] != 0; j = (j + 1) & mask {
 				y := int(slots[j]) - 1
-				if hs[y] != h {
+				if uint32(hids[y]>>32) != h {
 					continue
 				}
-				yid := StackID(ids[y])
+				yid := StackID(uint32(hids[y]))
 				if t.hashes.at(int(x)) == t.hashes.at(int(yid)) && t.Depth(x) == t.Depth(yid) &&
 					(t.Lazy(x) || t.Lazy(yid) || slices.Equal(t.MustFrames(x), t.MustFrames(yid))) {
 					merge(x, yid)
