@@ -828,15 +828,7 @@ func afterFrame() {
 	if !app.IsClient {
 		return
 	}
-	done := make(chan struct{})
-	var f app.Func
-	f = app.FuncOf(func(app.Value, []app.Value) any {
-		f.Release()
-		close(done)
-		return nil
-	})
-	app.Window().Call("requestAnimationFrame", f)
-	<-done
+	awaitCallback(func(f app.Func) { app.Window().Call("requestAnimationFrame", f) })
 	nextTask(0)
 }
 
@@ -852,6 +844,13 @@ func nextTask(d time.Duration) {
 		time.Sleep(d)
 		return
 	}
+	awaitCallback(func(f app.Func) { app.Window().Call("setTimeout", f, d.Milliseconds()) })
+}
+
+// awaitCallback blocks the calling goroutine (never the UI goroutine)
+// until the browser calls f, which start hands to the browser (a timer, an
+// animation frame).
+func awaitCallback(start func(f app.Func)) {
 	done := make(chan struct{})
 	var f app.Func
 	f = app.FuncOf(func(app.Value, []app.Value) any {
@@ -859,6 +858,6 @@ func nextTask(d time.Duration) {
 		close(done)
 		return nil
 	})
-	app.Window().Call("setTimeout", f, d.Milliseconds())
+	start(f)
 	<-done
 }
