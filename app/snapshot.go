@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -394,7 +393,7 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		// A result is read, laid out and drawn with the collector off
 		// (holdGC): its garbage is collected after the first frame that
 		// shows it, not before.
-		result := strings.HasPrefix(js, `{"type":"`+load.ResponseResult+`"`)
+		result := jsString(d, "type") == load.ResponseResult
 		if result {
 			timeMark("received")
 		}

@@ -162,6 +162,7 @@ func post(r load.Response) {
 		arr.Call("push", u8.Get("buffer"))
 	}
 	msg := js.Global().Get("Object").New()
+	msg.Set("type", r.Type) // for the page to see what it is before decoding it
 	msg.Set("json", js1)
 	msg.Set("buffers", arr)
 	js.Global().Call("postMessage", msg, arr)
