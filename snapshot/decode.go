@@ -42,6 +42,13 @@ type Options struct {
 	// stacks become lazy (0: max(1 Mi, input size / 256), or from 64 Ki on
 	// as soon as the stacks held rarely repeat).
 	HoldFrames int
+	// Split, when set, hands a later stretch of the trace to a second
+	// decoder (see Split). nil: Decode splits by itself (a goroutine) where
+	// that pays: Concurrent(), Source set, uncompressed, size of SplitAt's
+	// threshold or more.
+	Split *Split
+	// noSplit turns the split Decode does by itself off.
+	noSplit bool
 	// noStackCache turns the stack cache off (tests compare both paths).
 	noStackCache bool
 	// stackCacheHits, when not nil, receives the stack cache's hits.
