@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"hash/maphash"
 	"math"
 )
 
@@ -47,8 +48,12 @@ type Options struct {
 	// that pays: Concurrent(), Source set, uncompressed, size of SplitAt's
 	// threshold or more.
 	Split *Split
-	// noSplit turns the split Decode does by itself off.
-	noSplit bool
+	// noSplit turns the split Decode does by itself off; splitSeed, when
+	// set, is the stack table's hash seed (tests give both decoders of a
+	// Split the same); splitInfo, when set, receives what the split did.
+	noSplit   bool
+	splitSeed *maphash.Seed
+	splitInfo *splitInfo
 	// noStackCache turns the stack cache off (tests compare both paths).
 	noStackCache bool
 	// stackCacheHits, when not nil, receives the stack cache's hits.
@@ -129,9 +134,57 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 			v.pipe = &stackPipe{t: &v.snap.Stacks, summarize: v.summarize, seenBits: seenBitsFor(size)}
 		}
 	}
+	if err := v.startSplit(opt, size, gz); err != nil {
+		return nil, err
+	}
 	first := append([]byte(nil), v.in.data[:min(len(v.in.data), 512)]...)
 	s, err := v.decode(opt)
+	if err == errSplitRestart {
+		// A part was taken and the rest of the file refers to its memo
+		// ids: decode again, alone.
+		if opt.splitInfo != nil {
+			opt.splitInfo.restarted = true
+		}
+		o := *opt
+		o.Split, o.noSplit, o.splitInfo = nil, true, nil
+		return Decode(io.NewSectionReader(opt.Source, 0, size), size, &o)
+	}
 	return s, textHint(err, first)
+}
+
+// startSplit sets up the split decode: with opt.Split, or by itself (a
+// goroutine running DecodePart) where that pays.
+func (v *vm) startSplit(opt *Options, size int64, gz bool) error {
+	sp := opt.Split
+	if gz || opt.Source == nil || opt.Fold == nil || v.pipe != nil || size <= 0 {
+		if sp != nil && opt.splitInfo != nil {
+			opt.splitInfo.why = "input not splittable"
+		}
+		return nil
+	}
+	t := &v.snap.Stacks
+	switch {
+	case opt.splitSeed != nil:
+		t.seed = *opt.splitSeed
+		t.seed64 = maphash.Comparable(t.seed, 0)
+	case sp != nil && foldedHash:
+		t.seed64 = splitSeed64(size, sp.At)
+	}
+	if sp == nil {
+		at := SplitAt(size)
+		if opt.noSplit || !Concurrent() || at < 0 {
+			return nil
+		}
+		var cancel func()
+		sp, cancel = goSplit(opt.Source, size, at, opt, t.seed)
+		v.splitCancel = cancel
+	}
+	if sp.Start == nil || sp.Part == nil || sp.At < 0 {
+		return nil
+	}
+	v.hook = &mainSplit{sp: sp, src: opt.Source, info: opt.splitInfo}
+	v.setStop(sp.At)
+	return nil
 }
 
 // DecodeBytes decodes a pickled snapshot held in memory (b is not
@@ -178,7 +231,7 @@ func (v *vm) configure(opt *Options, done func() int64, total int64) {
 	if v.in.every <= 0 {
 		v.in.every = 1 << 20
 	}
-	v.in.nextStep = v.in.every
+	v.in.nextStep, v.in.progAt = v.in.every, v.in.every
 	v.in.rawDone, v.in.rawTotal = done, total
 	v.budget = budget{limit: opt.MaxMemory, raw: func() (int64, int64) { return done(), total }}
 	v.summarize = opt.Summarize
@@ -194,6 +247,9 @@ func (v *vm) configure(opt *Options, done func() int64, total int64) {
 func (v *vm) decode(opt *Options) (*Snapshot, error) {
 	if p := v.pipe; p != nil {
 		defer p.abandon() // also when the VM panics
+	}
+	if v.splitCancel != nil {
+		defer v.splitCancel()
 	}
 	top, err := v.run()
 	if v.pipe != nil {

@@ -1,5 +1,10 @@
 package snapshot
 
+import (
+	"bytes"
+	"hash/maphash"
+)
+
 // WithoutStackCache returns a copy of opt (nil: the defaults) that decodes
 // without the stack cache, the path every frame list took before it.
 func WithoutStackCache(opt *Options) *Options {
@@ -93,4 +98,64 @@ func SetLazySoon(frames int) (restore func()) {
 	old := lazySoonFrames
 	lazySoonFrames = frames
 	return func() { lazySoonFrames = old }
+}
+
+// SplitResult says what a split decode did.
+type SplitResult struct {
+	Taken, Restarted bool
+	Why              string
+	PartErr          error
+	Start            int64
+}
+
+// WithoutSplit turns off the split Decode does by itself.
+func WithoutSplit(opt *Options) *Options {
+	o := *opt
+	o.noSplit = true
+	return &o
+}
+
+// WithSplitAt decodes the part at `at` of data first (DecodePart, on the
+// same stack hash seed) and returns options whose Split hands it over, and
+// where the split's outcome is written. mangle, when set, may change the
+// part or the Split (tests of lying and failing splits).
+func WithSplitAt(opt *Options, data []byte, at int64, mangle func(*Split, *Part, error) (*Part, error)) (*Options, *SplitResult) {
+	o := *opt
+	seed := maphash.MakeSeed()
+	o.splitSeed = &seed
+	res := &SplitResult{}
+	o.splitInfo = &splitInfo{}
+	start := int64(-1)
+	part, err := DecodePart(bytes.NewReader(data), int64(len(data)), at, &o, func(s int64) { start = s })
+	res.PartErr, res.Start = err, start
+	sp := &Split{At: at,
+		Start: func() (int64, error) {
+			if start < 0 {
+				return 0, err
+			}
+			return start, nil
+		},
+		Part: func() (*Part, error) { return part, err }}
+	if mangle != nil {
+		part, err = mangle(sp, part, err)
+	}
+	o.Split = sp
+	return &o, res
+}
+
+// SplitOutcome copies what the split of opt (WithSplitAt) did into res.
+func SplitOutcome(opt *Options, res *SplitResult) {
+	res.Taken, res.Restarted, res.Why = opt.splitInfo.taken, opt.splitInfo.restarted, opt.splitInfo.why
+}
+
+// PartStart returns where a part starts; SetPartStart changes it.
+func PartStart(p *Part) int64        { return p.start }
+func SetPartStart(p *Part, s int64)  { p.start = s }
+func PartEnd(p *Part) int64          { return p.end }
+
+// SetPartPrefix sets how far a part decodes the file's first bytes.
+func SetPartPrefix(n int64) (restore func()) {
+	old := partPrefix
+	partPrefix = n
+	return func() { partPrefix = old }
 }

@@ -531,6 +531,9 @@ func (v *vm) opGet() error {
 }
 
 func (v *vm) opPut() error {
+	if v.memoMax != math.MaxInt {
+		return errPartRef // a part counts its memo ids (MEMOIZE only)
+	}
 	id, err := v.memoID()
 	if err != nil {
 		return err

@@ -1,8 +1,15 @@
 package snapshot
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"hash/maphash"
 	"io"
+	"math"
+	"sort"
+	"sync"
+	"sync/atomic"
 )
 
 // Split lets Decode hand a later stretch of the trace to a second decoder
@@ -19,44 +26,100 @@ type Split struct {
 	Part func() (*Part, error)
 }
 
+// splitMin is the smallest input that Decode splits by itself.
+const splitMin = 48 << 20
+
 // SplitAt returns where a second decoder should start on a file of size
 // bytes (-1: too small to be worth it).
 func SplitAt(size int64) int64 {
 	if size < splitMin {
 		return -1
 	}
-	return size / 2
+	// The second decoder also decodes the file's first bytes (a few MiB)
+	// and the first one merges what the second made: the second starts a
+	// little after the middle.
+	return size/2 + size/64
 }
 
-// splitMin is the smallest input that Decode splits by itself.
-const splitMin = 48 << 20
+// Errors of the split decode, never returned by Decode: errPartRef stops a
+// part that meets what it cannot decode alone (DecodePart returns it
+// wrapped), errPartBatch a part's VM when it closes a batch of its trace
+// list, errPartPrefix at the end of its prefix, errSplitRestart a decoder
+// that took a part and then met one of its memo ids (Decode starts again
+// without a split).
+var (
+	errPartRef      = errors.New("the stretch refers to what the part cannot know")
+	errPartBatch    = errors.New("part: batch closed")
+	errPartPrefix   = errors.New("part: prefix done")
+	errSplitRestart = errors.New("split: restart")
+)
 
-// errSplitTODO is returned by DecodePart until it is implemented.
-var errSplitTODO = errors.New("snapshot: DecodePart is not implemented yet")
-
-// DecodePart decodes, from src (size bytes), the trace entries from the first
-// one at or after at to the end of that trace list, after decoding the file's
-// first bytes for what the entries refer to. started is called with the part's
-// first byte as soon as it is known. opt must be the Options the main decoder
-// uses (Fold, MaxMemory; Progress may cancel).
-func DecodePart(src io.ReaderAt, size, at int64, opt *Options, started func(start int64)) (*Part, error) {
-	return nil, errSplitTODO
+// Options of the split decode (unexported fields of Options are set by
+// Decode and the tests).
+type splitInfo struct {
+	// taken is set when Decode took a part; restarted when it then had to
+	// decode again without one; why says why a split was not taken.
+	taken, restarted bool
+	why              string
 }
+
+// splitHook is what stops a VM at in.stopAt (vm.stopped).
+type splitHook interface{ stop(v *vm) error }
+
+func (v *vm) stopped() error { return v.hook.stop(v) }
+
+// setStop makes the VM stop at offset at (math.MaxInt64: nowhere).
+func (v *vm) setStop(at int64) {
+	v.in.stopAt = at
+	v.in.nextStep = min(v.in.progAt, at)
+}
+
+// partBatch is called when a batch of the part's trace list closes.
+func (v *vm) partBatch() error { return errPartBatch }
 
 // Part is a decoded stretch of a trace. Its fields are unexported.
 type Part struct {
-	start, end int64
-}
-
-// MarshalBinary encodes the part (for postMessage between workers).
-func (p *Part) MarshalBinary() ([]byte, error) {
-	return nil, errSplitTODO
-}
-
-// UnmarshalBinary decodes what MarshalBinary encoded; a corrupt or foreign
-// blob is an error, never a panic.
-func (p *Part) UnmarshalBinary(b []byte) error {
-	return errSplitTODO
+	// The file and the stretch [start, end); at is where it was asked for.
+	size, at, start, end int64
+	// seed is the stack table's hash seed (Stacks.seed64): the part's
+	// stack hashes are taken only with the same.
+	seed uint64
+	// The decoder's state at the end of the prefix (a MARK of the trace
+	// list): memo length and fingerprint, table sizes, VM stack and marks.
+	memoN                                    int64
+	memoHash                                 uint64
+	stacksN, framesN, rowsN, streamsN, names int64
+	stack                                    []val
+	marks                                    []int64
+	// head and tail are the input's bytes at start and at end.
+	head, tail []byte
+	// What the stretch adds: memo ids (all by MEMOIZE), the last FRAME's
+	// end and offset, budget, frame lists met.
+	memoAdd            int64
+	frameEnd, frameOff int64
+	spent              int64
+	refs               int64
+	// The rows, by column; stack IDs from stacksN on are the part's.
+	action []uint8
+	addr   []uint64
+	sizes  []int64
+	stream []uint16
+	time   []int64
+	stacks []StackID
+	// Rare fields: row (from 0) and value.
+	devFreeRows, compileRows, userRows, extraRows []int32
+	devFree                                       []int64
+	compile, user                                 []string
+	extra                                         []*EntryExtra
+	// Streams and unknown actions beyond the prefix's, in order.
+	streams  []uint64
+	newNames []Action
+	// The part's new stacks: place (a lazy one's, or 0 for a held one
+	// whose frames follow in frames, count first), summary and hash.
+	stAt   []uint64
+	stSum  []StackSummary
+	stHash []uint64
+	frames []FrameID
 }
 
 // Bytes returns the number of input bytes the part covers.
@@ -65,4 +128,664 @@ func (p *Part) Bytes() int64 {
 		return 0
 	}
 	return p.end - p.start
+}
+
+// splitSeed64 is the stack hash seed of both decoders of a Split in
+// WebAssembly (another worker's table cannot share a random seed).
+func splitSeed64(size, at int64) uint64 {
+	h := uint64(size)*0x9e3779b97f4a7c15 ^ uint64(at)*0xc2b2ae3d27d4eb4f
+	return xxAvalanche(h + 0x165667b19e3779f9)
+}
+
+// memoPrint fingerprints the memo's first n slots.
+func (v *vm) memoPrint(n int64) uint64 {
+	h := uint64(n) + xxP5
+	for id := range int(n) {
+		u := v.memo.at(id)
+		if vkind(u&15) == kWide {
+			x := v.memoWide[int64(id)]
+			h = xxStep(h, FrameID(x.k)) ^ uint64(x.n)
+		}
+		h = xxStep(h, FrameID(u))
+	}
+	return xxAvalanche(h)
+}
+
+// partState drives the part's VM (DecodePart).
+type partState struct {
+	at, target, giveUp int64
+	running            bool
+	stackN             int
+}
+
+func (ps *partState) stop(v *vm) error {
+	abs := v.in.abs()
+	if ps.running {
+		if len(v.stack) < ps.stackN {
+			return errPartRef
+		}
+		v.setStop(abs + 1<<20)
+		return nil
+	}
+	if abs > ps.giveUp {
+		return fmt.Errorf("no trace batch starts between %d and %d", ps.target, ps.giveUp)
+	}
+	if v.in.fill(1) && v.in.data[v.in.pos] == opMark && len(v.stack) > 0 && !v.memoRewritten && v.memoFar == nil {
+		if t := v.stack[len(v.stack)-1]; t.k == kObj && v.objs[t.n].kind == oEntries && int(v.ranges[v.objs[t.n].idx].end) == v.rows.n {
+			return errPartPrefix
+		}
+	}
+	v.setStop(abs + 1) // one opcode at a time up to the next batch
+	return nil
+}
+
+// partPrefix is how far the part decodes the file's first bytes at least,
+// so that the frames and strings the entries refer to are known.
+var partPrefix int64 = 4 << 20
+
+// DecodePart decodes, from src (size bytes), the trace entries from the first
+// one at or after at to the end of that trace list, after decoding the file's
+// first bytes for what the entries refer to. started is called with the part's
+// first byte as soon as it is known. opt must be the Options the main decoder
+// uses (Fold, MaxMemory; Progress may cancel).
+func DecodePart(src io.ReaderAt, size, at int64, opt *Options, started func(start int64)) (*Part, error) {
+	p, err := decodePart(src, size, at, opt, started)
+	if err != nil {
+		var de *DecodeError
+		if !errors.As(err, &de) {
+			err = fmt.Errorf("snapshot: no part at %d: %w", at, err)
+		}
+		return nil, err
+	}
+	return p, nil
+}
+
+func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(start int64)) (*Part, error) {
+	if opt == nil {
+		opt = &Options{}
+	}
+	switch {
+	case src == nil || size <= 0:
+		return nil, errors.New("no input")
+	case at < 0 || at >= size:
+		return nil, fmt.Errorf("%d is outside the file (%d bytes)", at, size)
+	case opt.Fold == nil:
+		return nil, errors.New("a split decode needs Options.Fold")
+	}
+	o := *opt
+	o.Source, o.Split, o.Summarize = src, nil, nil
+	v := newVM(input{src: io.NewSectionReader(src, 0, size), size: size}, true)
+	v.configure(&o, func() int64 { return v.in.abs() }, size)
+	v.in.fill(512)
+	if len(v.in.data) >= 2 && v.in.data[0] == 0x1f && v.in.data[1] == 0x8b {
+		return nil, errors.New("the file is gzip-compressed")
+	}
+	if err := Sniff(v.in.data); err != nil {
+		return nil, err
+	}
+	// As Decode does (Fold, Source, no stack goroutine).
+	v.lazyOK = true
+	v.lazyAfter = o.HoldFrames
+	if v.lazyAfter <= 0 {
+		v.lazyAfter = max(1<<20, int(min(size/256, math.MaxInt32)))
+		v.lazySoon = min(lazySoonFrames, v.lazyAfter)
+	}
+	t := &v.snap.Stacks
+	switch {
+	case o.splitSeed != nil:
+		t.seed = *o.splitSeed
+		t.seed64 = maphash.Comparable(t.seed, 0)
+	case foldedHash:
+		t.seed64 = splitSeed64(size, at)
+	}
+	target := min(partPrefix, at)
+	ps := &partState{at: at, target: target, giveUp: max(at, target) + 64<<20}
+	v.hook = ps
+	v.setStop(target)
+	if _, err := v.run(); err != errPartPrefix {
+		if err == nil {
+			err = errors.New("the file ends before a trace")
+		}
+		return nil, err
+	}
+	// The prefix ends at a MARK of a trace list's batch, all its rows
+	// appended.
+	pos := v.in.abs()
+	p := &Part{size: size, at: at, seed: t.seed64}
+	p.memoN = int64(v.memo.len())
+	p.memoHash = v.memoPrint(p.memoN)
+	p.stacksN, p.framesN, p.rowsN = int64(t.count), int64(len(v.snap.Frames)), int64(v.rows.n)
+	p.streamsN, p.names = int64(len(v.rows.streams)), int64(len(v.rows.names))
+	p.stack = append([]val(nil), v.stack...)
+	for _, m := range v.marks {
+		p.marks = append(p.marks, int64(m))
+	}
+	list := v.stack[len(v.stack)-1]
+	start, err := v.findEntry(src, size, max(at, pos+1))
+	if err != nil {
+		return nil, err
+	}
+	p.start = start
+	if started != nil {
+		started(start)
+	}
+	// From start on, as from the MARK the prefix ends at: the part's
+	// memo ids are counted from the prefix's length (not the file's), so
+	// it reads none beyond; every new stack is lazy, as the main decoder's
+	// are once it gets there (checked there).
+	v.in.jump(src, start, size)
+	p.head = v.in.peek(16)
+	spent := v.budget.spent
+	refs := v.stackRefs
+	v.marks = append(v.marks, len(v.stack))
+	v.memoMax = int(p.memoN)
+	v.lazyAfter, v.lazySoon = 0, 0
+	v.partList = list.n + 1
+	ps.running, ps.stackN = true, len(p.stack)
+	v.setStop(start + 1<<20)
+	for {
+		_, err := v.run()
+		if err != errPartBatch {
+			if err == nil {
+				err = errors.New("the trace list does not end")
+			}
+			return nil, err
+		}
+		if len(v.marks) != len(p.marks) || len(v.stack) != len(p.stack) {
+			continue // not the list's batch: cannot be (checked at the end)
+		}
+		if next, ok := v.in.nextOp(); !ok || next != opMark {
+			break
+		}
+	}
+	p.end = v.in.abs()
+	p.tail = v.in.peek(16)
+	if v.memoRewritten || v.memoFar != nil || int64(len(v.snap.Frames)) != p.framesN {
+		return nil, errPartRef
+	}
+	for i, x := range v.stack {
+		if x != p.stack[i] {
+			return nil, errPartRef
+		}
+	}
+	if o := v.objs[list.n]; o.kind != oEntries || int(v.ranges[o.idx].end) != v.rows.n {
+		return nil, errPartRef
+	}
+	p.memoAdd = int64(v.memo.len()) - p.memoN
+	p.frameEnd, p.frameOff = v.frameEnd, v.frameOff
+	p.spent, p.refs = v.budget.spent-spent, int64(v.stackRefs-refs)
+	v.partOut(p)
+	return p, nil
+}
+
+// partOut copies what the stretch added into p.
+func (v *vm) partOut(p *Part) {
+	e := v.rows
+	r0, n := int(p.rowsN), v.rows.n-int(p.rowsN)
+	p.action, p.addr, p.sizes = make([]uint8, n), make([]uint64, n), make([]int64, n)
+	p.stream, p.time, p.stacks = make([]uint16, n), make([]int64, n), make([]StackID, n)
+	for i := range n {
+		r := r0 + i
+		p.action[i], p.addr[i], p.sizes[i] = e.action.at(r), e.addr.at(r), e.size.at(r)
+		p.stream[i], p.time[i], p.stacks[i] = e.stream.at(r), e.time.at(r), e.stack.at(r)
+	}
+	p.devFreeRows, p.devFree = sparseFrom(&e.deviceFree, r0)
+	p.compileRows, p.compile = sparseFrom(&e.compile, r0)
+	p.userRows, p.user = sparseFrom(&e.user, r0)
+	p.extraRows, p.extra = sparseFrom(&e.extra, r0)
+	p.streams = append([]uint64(nil), e.streams[min(int(p.streamsN), len(e.streams)):]...)
+	p.newNames = append([]Action(nil), e.names[p.names:]...)
+	t := &v.snap.Stacks
+	for id := int(p.stacksN); id < t.count; id++ {
+		at := t.at.at(id)
+		if at&lazyFlag == 0 {
+			st := t.MustFrames(StackID(id))
+			p.frames = append(append(p.frames, FrameID(len(st))), st...)
+			at = 0
+		}
+		p.stAt = append(p.stAt, at)
+		p.stSum = append(p.stSum, t.Summary(StackID(id)))
+		p.stHash = append(p.stHash, t.hashes.at(id))
+	}
+}
+
+// sparseFrom returns the rows (less r0) and values of s from row r0 on.
+func sparseFrom[T any](s *sparse[T], r0 int) ([]int32, []T) {
+	i := sort.Search(len(s.rows), func(j int) bool { return int(s.rows[j]) >= r0 })
+	rows := make([]int32, 0, len(s.rows)-i)
+	for _, r := range s.rows[i:] {
+		rows = append(rows, r-int32(r0))
+	}
+	return rows, append([]T(nil), s.vals[i:]...)
+}
+
+// findEntry returns the offset of the first trace entry at or after from:
+// EMPTY_DICT MEMOIZE MARK (a FRAME may follow) and a memo reference to the
+// string "action" (the first key of every entry the prefix met).
+func (v *vm) findEntry(src io.ReaderAt, size, from int64) (int64, error) {
+	keys := map[int]bool{}
+	for id := range v.memo.len() {
+		if x := unpack(v.memo.at(id)); x.k == kStr && v.strs[x.n] == "action" {
+			keys[id] = true
+		}
+	}
+	if len(keys) == 0 {
+		return 0, errors.New("no trace entry in the prefix")
+	}
+	const win = 1 << 20
+	buf := make([]byte, win+32)
+	for off := from; off < size && off < from+32<<20; off += win {
+		n, err := src.ReadAt(buf[:min(int64(len(buf)), size-off)], off)
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		b := buf[:n]
+		for i := 0; ; {
+			j := bytes.Index(b[i:], []byte{opEmptyDict, opMemoize, opMark})
+			if j < 0 || i+j >= win {
+				break
+			}
+			i += j
+			q := i + 3
+			if q < len(b) && b[q] == opFrame {
+				q += 9
+			}
+			if id, next := memoRef(b, q); next > 0 && keys[id] {
+				return off + int64(i), nil
+			}
+			i++
+		}
+	}
+	return 0, fmt.Errorf("no trace entry within 32 MiB of %d", from)
+}
+
+// jump moves the input to offset to of src (the window emptied).
+func (in *input) jump(src io.ReaderAt, to, size int64) {
+	if in.chunk != nil {
+		in.ra.release(in.chunk)
+		in.chunk = nil
+	}
+	in.ra = nil
+	in.src = io.NewSectionReader(src, to, size-to)
+	in.base, in.pos, in.eof, in.readErr = to, 0, false, nil
+	in.data = make([]byte, 0, streamWindow)
+}
+
+// peek returns a copy of the next n bytes (fewer at the end).
+func (in *input) peek(n int) []byte {
+	in.fill(n)
+	return append([]byte(nil), in.data[in.pos:min(in.pos+n, len(in.data))]...)
+}
+
+// nextOp returns the next opcode after any FRAME.
+func (in *input) nextOp() (byte, bool) {
+	for i := 0; in.fill(i + 1); i += 9 {
+		if op := in.data[in.pos+i]; op != opFrame {
+			return op, true
+		}
+	}
+	return 0, false
+}
+
+// mainSplit takes a part for the main decoder (Decode with a Split).
+type mainSplit struct {
+	sp      *Split
+	src     io.ReaderAt
+	info    *splitInfo
+	asked   bool
+	start   int64
+	restart bool
+}
+
+func (m *mainSplit) off(v *vm, why string) error {
+	if m.info != nil {
+		m.info.why = why
+	}
+	if v.splitCancel != nil {
+		v.splitCancel()
+	}
+	v.hook = nil
+	v.setStop(math.MaxInt64)
+	return nil
+}
+
+func (m *mainSplit) stop(v *vm) error {
+	abs := v.in.abs()
+	if !m.asked {
+		m.asked = true
+		s, err := m.sp.Start()
+		if err != nil {
+			return m.off(v, "start: "+err.Error())
+		}
+		if s < abs {
+			return m.off(v, "the part starts before the decoder")
+		}
+		m.start = s
+		if s > abs {
+			v.setStop(s)
+			return nil
+		}
+	}
+	if abs != m.start {
+		return m.off(v, "the part's start is not an opcode's")
+	}
+	if t := &v.snap.Stacks; v.fold == nil || v.pipe != nil || !v.lazyOK || t.held() < v.lazyAfter {
+		// Checked before waiting for the part: its new stacks are lazy.
+		return m.off(v, "stacks not yet lazy")
+	}
+	p, err := m.sp.Part()
+	if err != nil || p == nil {
+		if err == nil {
+			err = errors.New("no part")
+		}
+		return m.off(v, "part: "+err.Error())
+	}
+	if why := v.checkPart(p, m.src); why != "" {
+		return m.off(v, why)
+	}
+	if err := v.takePart(p, m.src); err != nil {
+		return err
+	}
+	if m.info != nil {
+		m.info.taken = true
+	}
+	v.hook = nil
+	v.setStop(math.MaxInt64)
+	return nil
+}
+
+// checkPart says why part p cannot be taken here ("" if it can): the
+// decoder must be where the part starts, in the state the part's decoder
+// was in after its prefix, and every new stack lazy.
+func (v *vm) checkPart(p *Part, src io.ReaderAt) string {
+	t, e := &v.snap.Stacks, v.rows
+	switch {
+	case p.size != v.in.size || p.start != v.in.abs():
+		return "another file or place"
+	case p.seed != t.seed64:
+		return "another hash seed"
+	case v.fold == nil || v.pipe != nil || !v.lazyOK || t.held() < v.lazyAfter:
+		return "stacks not yet lazy"
+	case v.memoRewritten || v.memoFar != nil || v.holeHi != 0:
+		return "memo"
+	case p.memoN > int64(v.memo.len()) || p.stacksN > int64(t.count) || p.framesN > int64(len(v.snap.Frames)) ||
+		p.rowsN > int64(e.n) || p.streamsN > int64(len(e.streams)) || p.names > int64(len(e.names)):
+		return "tables smaller than the part's prefix"
+	case v.memoPrint(p.memoN) != p.memoHash:
+		return "memo differs"
+	}
+	if !bytes.Equal(v.in.peek(len(p.head)), p.head) {
+		return "bytes at start differ"
+	}
+	tail := make([]byte, len(p.tail))
+	if n, _ := src.ReadAt(tail, p.end); n != len(tail) || !bytes.Equal(tail, p.tail) {
+		return "bytes at end differ"
+	}
+	L, M := len(p.stack), len(p.marks)
+	if L == 0 || len(v.stack) < L || len(v.marks) != M+1 || v.marks[M] != L {
+		return "stack shape"
+	}
+	for i, x := range p.stack {
+		if v.stack[i] != x {
+			return "stack differs"
+		}
+	}
+	for i, m := range p.marks {
+		if int64(v.marks[i]) != m {
+			return "marks differ"
+		}
+	}
+	l := v.stack[L-1]
+	if l.k != kObj || v.objs[l.n].kind != oEntries {
+		return "not a trace list"
+	}
+	r := v.ranges[v.objs[l.n].idx]
+	for i, x := range v.stack[L:] {
+		if x.k != kObj || v.objs[x.n].kind != oEntry || v.objs[x.n].idx != r.end+int32(i) {
+			return "pending items not entries"
+		}
+	}
+	if int(r.end)+len(v.stack)-L != e.n || e.n+len(p.action) >= math.MaxInt32-1 || int64(t.count)+int64(len(p.stAt)) >= math.MaxInt32 {
+		return "rows"
+	}
+	ns := len(e.streams)
+	for _, s := range p.streams {
+		if _, ok := e.streamIdx[s]; !ok {
+			ns++
+		}
+	}
+	if ns > maxStreams || len(e.names)+len(p.newNames) > maxNames {
+		return "too many streams or actions"
+	}
+	if !p.valid() {
+		return "part inconsistent"
+	}
+	return ""
+}
+
+// valid checks the part's own consistency (a blob from UnmarshalBinary).
+func (p *Part) valid() bool {
+	n := len(p.action)
+	if len(p.addr) != n || len(p.sizes) != n || len(p.stream) != n || len(p.time) != n || len(p.stacks) != n ||
+		len(p.stSum) != len(p.stAt) || len(p.stHash) != len(p.stAt) || p.memoAdd < 0 || p.end < p.start ||
+		len(p.devFreeRows) != len(p.devFree) || len(p.compileRows) != len(p.compile) ||
+		len(p.userRows) != len(p.user) || len(p.extraRows) != len(p.extra) || p.stacksN < 1 {
+		return false
+	}
+	for _, rows := range [][]int32{p.devFreeRows, p.compileRows, p.userRows, p.extraRows} {
+		for i, r := range rows {
+			if r < 0 || int(r) >= n || i > 0 && r <= rows[i-1] {
+				return false
+			}
+		}
+	}
+	maxID := p.stacksN + int64(len(p.stAt))
+	for i := range n {
+		if a := p.action[i]; a >= uint8(KindOther) && int64(a-uint8(KindOther)) >= p.names+int64(len(p.newNames)) {
+			return false
+		}
+		if int64(p.stream[i]) >= p.streamsN+int64(len(p.streams)) {
+			return false
+		}
+		if s := p.stacks[i]; s < NoStack || int64(s) >= maxID {
+			return false
+		}
+	}
+	held, f := 0, 0
+	for _, at := range p.stAt {
+		if at == 0 {
+			held++
+			if f >= len(p.frames) || p.frames[f] <= 0 || int64(p.frames[f]) > int64(len(p.frames)-f-1) {
+				return false
+			}
+			for _, id := range p.frames[f+1 : f+1+int(p.frames[f])] {
+				if id < 0 || int64(id) >= p.framesN {
+					return false
+				}
+			}
+			f += 1 + int(p.frames[f])
+		} else if at&lazyFlag == 0 {
+			return false
+		}
+	}
+	return f == len(p.frames)
+}
+
+// takePart merges part p (checked) at its start and moves the input to
+// its end: the pending entries close their batch, the part's stacks and
+// rows are appended (IDs remapped), its memo ids become a hole, and the
+// budget is charged.
+func (v *vm) takePart(p *Part, src io.ReaderAt) error {
+	t, e := &v.snap.Stacks, v.rows
+	L := len(p.stack)
+	items := append([]val(nil), v.stack[L:]...)
+	v.marks = v.marks[:len(p.marks)]
+	v.stack = v.stack[:L]
+	l := v.stack[L-1]
+	if len(items) > 0 {
+		if err := v.appendItems(l, items); err != nil {
+			return err
+		}
+	}
+	// Stacks.
+	base := StackID(t.count)
+	f := 0
+	for j, at := range p.stAt {
+		if at == 0 {
+			n := int(p.frames[f])
+			t.pushHeld(p.frames[f+1:f+1+n], p.stHash[j], p.stSum[j])
+			f += 1 + n
+			continue
+		}
+		id := StackID(t.count)
+		t.push(at, t.sumIndex(p.stSum[j]), p.stHash[j])
+		if t.lazyFrom == 0 {
+			t.lazyFrom = id
+		}
+	}
+	t.merged = true
+	// Rows.
+	e.ready()
+	smap := make([]uint16, len(p.streams))
+	for i, s := range p.streams {
+		if !e.setStreamIdx(s, &smap[i]) {
+			return errSplitRestart
+		}
+	}
+	nmap := make([]uint8, len(p.newNames))
+	for i, a := range p.newNames {
+		j := -1
+		for k, n := range e.names {
+			if n == a {
+				j = k
+			}
+		}
+		if j < 0 {
+			e.names = append(e.names, a)
+			j = len(e.names) - 1
+		}
+		nmap[i] = uint8(KindOther) + uint8(j)
+	}
+	sP, sN, nN := StackID(p.stacksN), uint16(p.streamsN), uint8(p.names)
+	r0 := e.n
+	for i := range p.action {
+		a := p.action[i]
+		if a >= uint8(KindOther) && a-uint8(KindOther) >= nN {
+			a = nmap[a-uint8(KindOther)-nN]
+		}
+		s := p.stream[i]
+		if s >= sN {
+			s = smap[s-sN]
+		}
+		st := p.stacks[i]
+		if st >= sP {
+			st = base + st - sP
+		}
+		row := e.addRow(a, p.addr[i], p.sizes[i], p.time[i], s)
+		e.stack.set(row, st)
+	}
+	for i, r := range p.devFreeRows {
+		e.deviceFree.put(r0+int(r), p.devFree[i])
+	}
+	for i, r := range p.compileRows {
+		e.compile.put(r0+int(r), p.compile[i])
+	}
+	for i, r := range p.userRows {
+		e.user.put(r0+int(r), p.user[i])
+	}
+	for i, r := range p.extraRows {
+		e.extra.put(r0+int(r), p.extra[i])
+	}
+	v.ranges[v.objs[l.n].idx].end += int32(len(p.action))
+	// Memo: the part's ids are unknown here.
+	v.holeLo = int64(v.memo.len())
+	v.holeHi = v.holeLo + p.memoAdd
+	for range p.memoAdd {
+		v.memo.push(0)
+	}
+	v.stackRefs += int(p.refs)
+	v.frameEnd, v.frameOff = p.frameEnd, p.frameOff
+	v.in.jump(src, p.end, v.in.size)
+	v.in.rawDone = func() int64 { return v.in.abs() }
+	if err := v.budget.charge(p.spent+p.memoAdd*memoSlotBytes, v); err != nil {
+		return errSplitRestart
+	}
+	return nil
+}
+
+// setStreamIdx is setStream's lookup: the index of stream s, added if new
+// (false: too many).
+func (e *entryStore) setStreamIdx(s uint64, out *uint16) bool {
+	i, ok := e.streamIdx[s]
+	if !ok {
+		if len(e.streams) >= maxStreams {
+			return false
+		}
+		i = uint16(len(e.streams))
+		e.streams = append(e.streams, s)
+		e.streamIdx[s] = i
+	}
+	*out = i
+	return true
+}
+
+// pushHeld appends a held stack of frames st, hash h and summary sum
+// (a part's: dedupeLazy merges it with any same stack).
+func (t *Stacks) pushHeld(st Stack, h uint64, sum StackSummary) {
+	np := len(t.pages)
+	if cap(t.pages[np-1])-len(t.pages[np-1]) <= len(st) {
+		t.pages = append(t.pages, make([]FrameID, 0, max(holdLimit, len(st)+1)))
+		np++
+	}
+	p := &t.pages[np-1]
+	at := uint64(np-1)<<32 | uint64(len(*p))
+	*p = append(append(*p, FrameID(len(st))), st...)
+	t.heldFrames += len(st)
+	t.push(at, t.sumIndex(sum), h)
+	t.index = nil // rebuilt when next needed
+}
+
+// goSplit runs DecodePart on a goroutine for Decode: the Split that takes
+// its part, and a stop that cancels it.
+func goSplit(src io.ReaderAt, size, at int64, opt *Options, seed maphash.Seed) (*Split, func()) {
+	var (
+		cancel  atomic.Bool
+		once    sync.Once
+		started = make(chan struct{})
+		done    = make(chan struct{})
+		start   int64
+		part    *Part
+		err     error
+	)
+	o := *opt
+	o.Progress = func(int64, int64) bool { return !cancel.Load() }
+	o.ProgressEvery = 4 << 20
+	o.splitSeed = &seed
+	go func() {
+		defer close(done)
+		part, err = DecodePart(src, size, at, &o, func(s int64) {
+			start = s
+			once.Do(func() { close(started) })
+		})
+		once.Do(func() { close(started) })
+	}()
+	sp := &Split{
+		At: at,
+		Start: func() (int64, error) {
+			<-started
+			if start == 0 {
+				<-done
+				if err == nil {
+					err = errors.New("no start")
+				}
+				return 0, err
+			}
+			return start, nil
+		},
+		Part: func() (*Part, error) {
+			<-done
+			return part, err
+		},
+	}
+	return sp, func() { cancel.Store(true) }
 }

@@ -122,6 +122,9 @@ type Stacks struct {
 	seen, twice []uint64
 	seenBits    int
 	seenUpTo    int
+	// merged is set once a split decode's part was appended: its stacks
+	// may repeat earlier ones, held ones too.
+	merged bool
 }
 
 // defaultRecentBits sizes Stacks.recent (32 KiB).
@@ -563,7 +566,7 @@ func (t *Stacks) done() {
 // ID of every ID from `from` on (nil when nothing changed); the index is
 // dropped.
 func (t *Stacks) dedupeLazy() (rep []StackID, from StackID) {
-	if t.lazyFrom == 0 {
+	if t.lazyFrom == 0 && !t.merged {
 		return nil, 0
 	}
 	return t.dedupeFrom(1), 1

@@ -81,6 +81,9 @@ func (v *vm) appendItems(l val, items []val) error {
 			}
 			r.end++
 		}
+		if v.partList == l.n+1 {
+			return v.partBatch()
+		}
 		return nil
 	case oStack:
 		v.materialize(o)
@@ -224,6 +227,9 @@ func (v *vm) setItems(d val, items []val) error {
 		}
 		if len(v.blocks) > math.MaxInt32-1 || len(v.segs) > math.MaxInt32-1 {
 			return v.corrupt("too many objects")
+		}
+		if v.memoMax != math.MaxInt && k != oEntry && k != oGenDict {
+			return errPartRef // a part holds trace entries only (no new frame)
 		}
 		o.kind = k
 	}

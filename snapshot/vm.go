@@ -269,10 +269,21 @@ type vm struct {
 	// that FRAME was.
 	frameEnd, frameOff int64
 	budget             budget
+
+	// The split decode (split.go). hook, when set, is stopped at
+	// in.stopAt; memoMax bounds the memo ids a part may read (errPartRef
+	// beyond); [holeLo, holeHi) are the memo ids of a part taken, unknown
+	// here (errSplitRestart when read or written).
+	hook           splitHook
+	partList       int64 // the part's trace list's object + 1 (0: none)
+	splitCancel    func()
+	memoMax        int
+	holeLo, holeHi int64
 }
 
 func newVM(in input, typed bool) *vm {
-	v := &vm{in: in, typed: typed, interned: map[string]int32{}, frameIDs: map[Frame]FrameID{}}
+	v := &vm{in: in, typed: typed, interned: map[string]int32{}, frameIDs: map[Frame]FrameID{}, memoMax: math.MaxInt}
+	v.in.stopAt = math.MaxInt64
 	v.snap = &Snapshot{}
 	v.rows = &entryStore{shared: true}
 	v.stack = make([]val, 0, 64)
@@ -525,6 +536,9 @@ func (v *vm) memoPut(id int64, x val) error {
 			o.memo = shared // stored twice
 		}
 	}
+	if id >= v.holeLo && id < v.holeHi {
+		return errSplitRestart
+	}
 	if id < int64(v.memo.len()) {
 		v.memoRewritten = v.memoRewritten || v.memo.at(int(id)) != 0
 		v.memo.set(int(id), u)
@@ -580,6 +594,9 @@ func (v *vm) memoAt(id int) val {
 
 // memoGet returns memo entry id.
 func (v *vm) memoGet(id int64) (val, error) {
+	if id >= int64(v.memoMax) {
+		return val{}, errPartRef
+	}
 	var x val
 	if id >= 0 && id < int64(v.memo.len()) {
 		x = v.memoAt(int(id))
@@ -594,6 +611,9 @@ func (v *vm) memoGet(id int64) (val, error) {
 	}
 	switch x.k {
 	case kUnset:
+		if id >= v.holeLo && id < v.holeHi {
+			return val{}, errSplitRestart
+		}
 		return val{}, v.corrupt("memo entry %d was never stored", id)
 	case kRow, kStackRef:
 		// A recycled container used again: an object once more.
@@ -623,6 +643,12 @@ func (v *vm) run() (val, error) {
 			}
 			return val{}, &DecodeError{Offset: v.in.abs(), Kind: ErrTruncated,
 				Msg: "the file ends before the pickle's STOP opcode (incomplete download or copy?)"}
+		}
+		if v.hook != nil && v.in.abs() >= v.in.stopAt {
+			if err := v.stopped(); err != nil {
+				return val{}, err
+			}
+			continue
 		}
 		if err := v.in.step(); err != nil {
 			return val{}, err
@@ -679,7 +705,7 @@ loop:
 				}
 				id, w = int(binary.LittleEndian.Uint32(d[pos+1:])), 5
 			}
-			if id >= memo.len() {
+			if id >= memo.len() || id >= v.memoMax {
 				break loop
 			}
 			x := unpack(memo.at(id))
@@ -1017,7 +1043,7 @@ func (v *vm) readKey(d []byte, p, limit, i int) (uint8, int64, int) {
 	}
 	p0 := p
 	id, p := memoRef(d, p)
-	if p < 0 || id >= memo.len() {
+	if p < 0 || id >= memo.len() || id >= v.memoMax {
 		return keyOther, 0, 0
 	}
 	k := unpack(memo.at(id))
@@ -1038,7 +1064,7 @@ func (v *vm) readAction(d []byte, p int) (code uint8, next int) {
 	memo := &v.memo
 	p0 := p
 	id, p := memoRef(d, p)
-	if p < 0 || id >= memo.len() {
+	if p < 0 || id >= memo.len() || id >= v.memoMax {
 		return 0, -1
 	}
 	a := unpack(memo.at(id))
@@ -1496,7 +1522,7 @@ const frameMemoMax = 1 << 20
 // ID + 1, and its fold word above), noted in frameMemo where it can be,
 // or false when the id holds no frame.
 func (v *vm) memoFrame(id int) (uint64, bool) {
-	if id >= v.memo.len() {
+	if id >= v.memo.len() || id >= v.memoMax {
 		return 0, false
 	}
 	x := unpack(v.memo.at(id))
@@ -1668,6 +1694,10 @@ type input struct {
 	progress func(done, total int64) bool
 	every    int64
 	nextStep int64
+	// progAt is the next progress step and stopAt where the split decode
+	// stops the VM next (vm.stopped; MaxInt64: nowhere): nextStep is the
+	// nearer.
+	progAt, stopAt int64
 }
 
 // streamWindow is how much of a streamed input is read at a time.
@@ -1805,7 +1835,12 @@ func (in *input) step() error {
 	if in.abs() < in.nextStep {
 		return nil
 	}
-	in.nextStep = in.abs() + in.every
+	if in.abs() < in.progAt {
+		in.nextStep = min(in.progAt, in.stopAt)
+		return nil
+	}
+	in.progAt = in.abs() + in.every
+	in.nextStep = min(in.progAt, in.stopAt)
 	if in.progress != nil {
 		done := in.abs()
 		if in.rawDone != nil {
