@@ -8,6 +8,7 @@ import (
 	"io"
 	"hash/maphash"
 	"math"
+	"time"
 )
 
 // Options controls decoding. A nil *Options means the zero value.
@@ -161,6 +162,9 @@ func (v *vm) startSplit(opt *Options, size int64, gz bool) error {
 			opt.splitInfo.why = "input not splittable"
 		}
 		return nil
+	}
+	if opt.splitInfo != nil {
+		opt.splitInfo.t0 = time.Now()
 	}
 	t := &v.snap.Stacks
 	switch {

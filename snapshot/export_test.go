@@ -159,3 +159,10 @@ func SetPartPrefix(n int64) (restore func()) {
 	partPrefix = n
 	return func() { partPrefix = old }
 }
+
+// WithSplitInfo returns opt with a place for what the split did.
+func WithSplitInfo(opt *Options) (*Options, *splitInfo) {
+	o := *opt
+	o.splitInfo = &splitInfo{}
+	return &o, o.splitInfo
+}

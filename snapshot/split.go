@@ -7,9 +7,11 @@ import (
 	"hash/maphash"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Split lets Decode hand a later stretch of the trace to a second decoder
@@ -61,7 +63,15 @@ type splitInfo struct {
 	// decode again without one; why says why a split was not taken.
 	taken, restarted bool
 	why              string
+	// Timings (nanoseconds since the decode started): when the main
+	// decoder reached At and the start, when it had the part, when the
+	// part's decoder had its prefix and the start, when it was done.
+	atAt, atStart, gotPart, merged, partPrefix, partStart, partDone int64
+	t0                                                              time.Time
 }
+
+// since returns the time since the decode started.
+func (i *splitInfo) since() int64 { return int64(time.Since(i.t0)) }
 
 // splitHook is what stops a VM at in.stopAt (vm.stopped).
 type splitHook interface{ stop(v *vm) error }
@@ -99,27 +109,17 @@ type Part struct {
 	frameEnd, frameOff int64
 	spent              int64
 	refs               int64
-	// The rows, by column; stack IDs from stacksN on are the part's.
-	action []uint8
-	addr   []uint64
-	sizes  []int64
-	stream []uint16
-	time   []int64
-	stacks []StackID
-	// Rare fields: row (from 0) and value.
-	devFreeRows, compileRows, userRows, extraRows []int32
-	devFree                                       []int64
-	compile, user                                 []string
-	extra                                         []*EntryExtra
-	// Streams and unknown actions beyond the prefix's, in order.
+	// The rows are rows[r0:] of a store (stream indices from streamsN on
+	// index streams, unknown actions from names on newNames, stack IDs
+	// from stacksN on are st's from s0 on).
+	rows     *entryStore
+	r0       int
 	streams  []uint64
 	newNames []Action
-	// The part's new stacks: place (a lazy one's, or 0 for a held one
-	// whose frames follow in frames, count first), summary and hash.
-	stAt   []uint64
-	stSum  []StackSummary
-	stHash []uint64
-	frames []FrameID
+	st       *Stacks
+	s0       int
+	// used is set once a decoder took the part (its pages are gone).
+	used bool
 }
 
 // Bytes returns the number of input bytes the part covers.
@@ -250,6 +250,9 @@ func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(star
 	}
 	// The prefix ends at a MARK of a trace list's batch, all its rows
 	// appended.
+	if i := opt.splitInfo; i != nil {
+		i.partPrefix = i.since()
+	}
 	pos := v.in.abs()
 	p := &Part{size: size, at: at, seed: t.seed64}
 	p.memoN = int64(v.memo.len())
@@ -266,6 +269,9 @@ func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(star
 		return nil, err
 	}
 	p.start = start
+	if i := opt.splitInfo; i != nil {
+		i.partStart = i.since()
+	}
 	if started != nil {
 		started(start)
 	}
@@ -315,38 +321,21 @@ func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(star
 	p.frameEnd, p.frameOff = v.frameEnd, v.frameOff
 	p.spent, p.refs = v.budget.spent-spent, int64(v.stackRefs-refs)
 	v.partOut(p)
+	if i := opt.splitInfo; i != nil {
+		i.partDone = i.since()
+	}
 	return p, nil
 }
 
-// partOut copies what the stretch added into p.
+// partOut makes p refer to what the stretch added.
 func (v *vm) partOut(p *Part) {
 	e := v.rows
-	r0, n := int(p.rowsN), v.rows.n-int(p.rowsN)
-	p.action, p.addr, p.sizes = make([]uint8, n), make([]uint64, n), make([]int64, n)
-	p.stream, p.time, p.stacks = make([]uint16, n), make([]int64, n), make([]StackID, n)
-	for i := range n {
-		r := r0 + i
-		p.action[i], p.addr[i], p.sizes[i] = e.action.at(r), e.addr.at(r), e.size.at(r)
-		p.stream[i], p.time[i], p.stacks[i] = e.stream.at(r), e.time.at(r), e.stack.at(r)
-	}
-	p.devFreeRows, p.devFree = sparseFrom(&e.deviceFree, r0)
-	p.compileRows, p.compile = sparseFrom(&e.compile, r0)
-	p.userRows, p.user = sparseFrom(&e.user, r0)
-	p.extraRows, p.extra = sparseFrom(&e.extra, r0)
+	p.rows, p.r0 = e, int(p.rowsN)
 	p.streams = append([]uint64(nil), e.streams[min(int(p.streamsN), len(e.streams)):]...)
 	p.newNames = append([]Action(nil), e.names[p.names:]...)
 	t := &v.snap.Stacks
-	for id := int(p.stacksN); id < t.count; id++ {
-		at := t.at.at(id)
-		if at&lazyFlag == 0 {
-			st := t.MustFrames(StackID(id))
-			p.frames = append(append(p.frames, FrameID(len(st))), st...)
-			at = 0
-		}
-		p.stAt = append(p.stAt, at)
-		p.stSum = append(p.stSum, t.Summary(StackID(id)))
-		p.stHash = append(p.stHash, t.hashes.at(id))
-	}
+	t.index, t.recent, t.sumIdx = nil, nil, nil
+	p.st, p.s0 = t, int(p.stacksN)
 }
 
 // sparseFrom returns the rows (less r0) and values of s from row r0 on.
@@ -356,7 +345,7 @@ func sparseFrom[T any](s *sparse[T], r0 int) ([]int32, []T) {
 	for _, r := range s.rows[i:] {
 		rows = append(rows, r-int32(r0))
 	}
-	return rows, append([]T(nil), s.vals[i:]...)
+	return rows, s.vals[i:]
 }
 
 // findEntry returns the offset of the first trace entry at or after from:
@@ -452,6 +441,9 @@ func (m *mainSplit) off(v *vm, why string) error {
 func (m *mainSplit) stop(v *vm) error {
 	abs := v.in.abs()
 	if !m.asked {
+		if i := m.info; i != nil {
+			i.atAt = i.since()
+		}
 		m.asked = true
 		s, err := m.sp.Start()
 		if err != nil {
@@ -473,7 +465,13 @@ func (m *mainSplit) stop(v *vm) error {
 		// Checked before waiting for the part: its new stacks are lazy.
 		return m.off(v, "stacks not yet lazy")
 	}
+	if i := m.info; i != nil {
+		i.atStart = i.since()
+	}
 	p, err := m.sp.Part()
+	if i := m.info; i != nil {
+		i.gotPart = i.since()
+	}
 	if err != nil || p == nil {
 		if err == nil {
 			err = errors.New("no part")
@@ -488,6 +486,9 @@ func (m *mainSplit) stop(v *vm) error {
 	}
 	if m.info != nil {
 		m.info.taken = true
+		if i := m.info; i != nil {
+			i.merged = i.since()
+		}
 	}
 	v.hook = nil
 	v.setStop(math.MaxInt64)
@@ -500,6 +501,8 @@ func (m *mainSplit) stop(v *vm) error {
 func (v *vm) checkPart(p *Part, src io.ReaderAt) string {
 	t, e := &v.snap.Stacks, v.rows
 	switch {
+	case p.used || p.rows == nil || p.st == nil:
+		return "part used"
 	case p.size != v.in.size || p.start != v.in.abs():
 		return "another file or place"
 	case p.seed != t.seed64:
@@ -545,7 +548,7 @@ func (v *vm) checkPart(p *Part, src io.ReaderAt) string {
 			return "pending items not entries"
 		}
 	}
-	if int(r.end)+len(v.stack)-L != e.n || e.n+len(p.action) >= math.MaxInt32-1 || int64(t.count)+int64(len(p.stAt)) >= math.MaxInt32 {
+	if int(r.end)+len(v.stack)-L != e.n || e.n+p.rows.n-p.r0 >= math.MaxInt32-1 || t.count+p.st.count-p.s0 >= math.MaxInt32 {
 		return "rows"
 	}
 	ns := len(e.streams)
@@ -557,66 +560,16 @@ func (v *vm) checkPart(p *Part, src io.ReaderAt) string {
 	if ns > maxStreams || len(e.names)+len(p.newNames) > maxNames {
 		return "too many streams or actions"
 	}
-	if !p.valid() {
-		return "part inconsistent"
-	}
 	return ""
-}
-
-// valid checks the part's own consistency (a blob from UnmarshalBinary).
-func (p *Part) valid() bool {
-	n := len(p.action)
-	if len(p.addr) != n || len(p.sizes) != n || len(p.stream) != n || len(p.time) != n || len(p.stacks) != n ||
-		len(p.stSum) != len(p.stAt) || len(p.stHash) != len(p.stAt) || p.memoAdd < 0 || p.end < p.start ||
-		len(p.devFreeRows) != len(p.devFree) || len(p.compileRows) != len(p.compile) ||
-		len(p.userRows) != len(p.user) || len(p.extraRows) != len(p.extra) || p.stacksN < 1 {
-		return false
-	}
-	for _, rows := range [][]int32{p.devFreeRows, p.compileRows, p.userRows, p.extraRows} {
-		for i, r := range rows {
-			if r < 0 || int(r) >= n || i > 0 && r <= rows[i-1] {
-				return false
-			}
-		}
-	}
-	maxID := p.stacksN + int64(len(p.stAt))
-	for i := range n {
-		if a := p.action[i]; a >= uint8(KindOther) && int64(a-uint8(KindOther)) >= p.names+int64(len(p.newNames)) {
-			return false
-		}
-		if int64(p.stream[i]) >= p.streamsN+int64(len(p.streams)) {
-			return false
-		}
-		if s := p.stacks[i]; s < NoStack || int64(s) >= maxID {
-			return false
-		}
-	}
-	held, f := 0, 0
-	for _, at := range p.stAt {
-		if at == 0 {
-			held++
-			if f >= len(p.frames) || p.frames[f] <= 0 || int64(p.frames[f]) > int64(len(p.frames)-f-1) {
-				return false
-			}
-			for _, id := range p.frames[f+1 : f+1+int(p.frames[f])] {
-				if id < 0 || int64(id) >= p.framesN {
-					return false
-				}
-			}
-			f += 1 + int(p.frames[f])
-		} else if at&lazyFlag == 0 {
-			return false
-		}
-	}
-	return f == len(p.frames)
 }
 
 // takePart merges part p (checked) at its start and moves the input to
 // its end: the pending entries close their batch, the part's stacks and
-// rows are appended (IDs remapped), its memo ids become a hole, and the
-// budget is charged.
+// rows are appended (IDs remapped; the part's pages are let go as they
+// are copied), its memo ids become a hole, and the budget is charged.
 func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	t, e := &v.snap.Stacks, v.rows
+	p.used = true
 	L := len(p.stack)
 	items := append([]val(nil), v.stack[L:]...)
 	v.marks = v.marks[:len(p.marks)]
@@ -629,22 +582,29 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	}
 	// Stacks.
 	base := StackID(t.count)
-	f := 0
-	for j, at := range p.stAt {
-		if at == 0 {
-			n := int(p.frames[f])
-			t.pushHeld(p.frames[f+1:f+1+n], p.stHash[j], p.stSum[j])
-			f += 1 + n
-			continue
+	pt := p.st
+	sums := make([]uint32, len(pt.sumTab))
+	for i, s := range pt.sumTab {
+		sums[i] = t.sumIndex(s)
+	}
+	for j := p.s0; j < pt.count; j++ {
+		at, si, h := pt.at.at(j), pt.sum.at(j), pt.hashes.at(j)
+		if at&lazyFlag == 0 {
+			t.pushHeld(pt.MustFrames(StackID(j)), h, pt.sumTab[si])
+		} else {
+			if t.lazyFrom == 0 {
+				t.lazyFrom = StackID(t.count)
+			}
+			t.push(at, sums[si], h)
 		}
-		id := StackID(t.count)
-		t.push(at, t.sumIndex(p.stSum[j]), p.stHash[j])
-		if t.lazyFrom == 0 {
-			t.lazyFrom = id
+		if j&pageMask == pageMask {
+			pg := j >> pageBits
+			pt.at.pages[pg], pt.sum.pages[pg], pt.hashes.pages[pg] = nil, nil, nil
 		}
 	}
 	t.merged = true
 	// Rows.
+	pe := p.rows
 	e.ready()
 	smap := make([]uint16, len(p.streams))
 	for i, s := range p.streams {
@@ -654,12 +614,7 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	}
 	nmap := make([]uint8, len(p.newNames))
 	for i, a := range p.newNames {
-		j := -1
-		for k, n := range e.names {
-			if n == a {
-				j = k
-			}
-		}
+		j := slices.Index(e.names, a)
 		if j < 0 {
 			e.names = append(e.names, a)
 			j = len(e.names) - 1
@@ -668,41 +623,38 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	}
 	sP, sN, nN := StackID(p.stacksN), uint16(p.streamsN), uint8(p.names)
 	r0 := e.n
-	for i := range p.action {
-		a := p.action[i]
+	for i := p.r0; i < pe.n; i++ {
+		a := pe.action.at(i)
 		if a >= uint8(KindOther) && a-uint8(KindOther) >= nN {
 			a = nmap[a-uint8(KindOther)-nN]
 		}
-		s := p.stream[i]
+		s := pe.stream.at(i)
 		if s >= sN {
 			s = smap[s-sN]
 		}
-		st := p.stacks[i]
+		st := pe.stack.at(i)
 		if st >= sP {
-			st = base + st - sP
+			st = base + (st - sP)
 		}
-		row := e.addRow(a, p.addr[i], p.sizes[i], p.time[i], s)
+		row := e.addRow(a, pe.addr.at(i), pe.size.at(i), pe.time.at(i), s)
 		e.stack.set(row, st)
+		if i&pageMask == pageMask {
+			pg := i >> pageBits
+			pe.action.pages[pg], pe.addr.pages[pg], pe.size.pages[pg] = nil, nil, nil
+			pe.stream.pages[pg], pe.stack.pages[pg], pe.time.pages[pg] = nil, nil, timePage{}
+		}
 	}
-	for i, r := range p.devFreeRows {
-		e.deviceFree.put(r0+int(r), p.devFree[i])
-	}
-	for i, r := range p.compileRows {
-		e.compile.put(r0+int(r), p.compile[i])
-	}
-	for i, r := range p.userRows {
-		e.user.put(r0+int(r), p.user[i])
-	}
-	for i, r := range p.extraRows {
-		e.extra.put(r0+int(r), p.extra[i])
-	}
-	v.ranges[v.objs[l.n].idx].end += int32(len(p.action))
+	mergeSparse(&e.deviceFree, &pe.deviceFree, p.r0, r0)
+	mergeSparse(&e.compile, &pe.compile, p.r0, r0)
+	mergeSparse(&e.user, &pe.user, p.r0, r0)
+	mergeSparse(&e.extra, &pe.extra, p.r0, r0)
+	p.rows, p.st = nil, nil
+	v.ranges[v.objs[l.n].idx].end += int32(pe.n - p.r0)
 	// Memo: the part's ids are unknown here.
 	v.holeLo = int64(v.memo.len())
 	v.holeHi = v.holeLo + p.memoAdd
-	for range p.memoAdd {
-		v.memo.push(0)
-	}
+	v.memo.c.pushZeros(int(p.memoAdd))
+	v.memo.n += int(p.memoAdd)
 	v.stackRefs += int(p.refs)
 	v.frameEnd, v.frameOff = p.frameEnd, p.frameOff
 	v.in.jump(src, p.end, v.in.size)
@@ -711,6 +663,32 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 		return errSplitRestart
 	}
 	return nil
+}
+
+// mergeSparse puts src's values from row r0 on into dst, from row at on.
+func mergeSparse[T any](dst, src *sparse[T], r0, at int) {
+	rows, vals := sparseFrom(src, r0)
+	for i, r := range rows {
+		dst.put(at+int(r), vals[i])
+	}
+}
+
+// pushZeros appends k zero values.
+func (c *column[T]) pushZeros(k int) {
+	var zero T
+	for k > 0 {
+		n := len(c.pages)
+		if n == 0 || len(c.pages[n-1]) == cap(c.pages[n-1]) {
+			c.push(zero)
+			k--
+			continue
+		}
+		last := c.pages[n-1]
+		m := min(k, cap(last)-len(last))
+		clear(last[len(last) : len(last)+m])
+		c.pages[n-1] = last[:len(last)+m]
+		k -= m
+	}
 }
 
 // setStreamIdx is setStream's lookup: the index of stream s, added if new
