@@ -5,8 +5,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
-	"io"
 	"hash/maphash"
+	"io"
 	"math"
 	"time"
 )

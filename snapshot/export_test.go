@@ -149,9 +149,9 @@ func SplitOutcome(opt *Options, res *SplitResult) {
 }
 
 // PartStart returns where a part starts; SetPartStart changes it.
-func PartStart(p *Part) int64        { return p.start }
-func SetPartStart(p *Part, s int64)  { p.start = s }
-func PartEnd(p *Part) int64          { return p.end }
+func PartStart(p *Part) int64       { return p.start }
+func SetPartStart(p *Part, s int64) { p.start = s }
+func PartEnd(p *Part) int64         { return p.end }
 
 // SetPartPrefix sets how far a part decodes the file's first bytes.
 func SetPartPrefix(n int64) (restore func()) {
@@ -166,3 +166,12 @@ func WithSplitInfo(opt *Options) (*Options, *splitInfo) {
 	o.splitInfo = &splitInfo{}
 	return &o, o.splitInfo
 }
+
+// SkipPartChecksum lets UnmarshalBinary take a blob whatever its checksum.
+func SkipPartChecksum() (restore func()) {
+	checkWireSum = false
+	return func() { checkWireSum = true }
+}
+
+// WithSplitInfoFrom returns opt with a fresh place for what the split did.
+func WithSplitInfoFrom(opt *Options) (*Options, *splitInfo) { return WithSplitInfo(opt) }

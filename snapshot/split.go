@@ -503,8 +503,10 @@ func (v *vm) checkPart(p *Part, src io.ReaderAt) string {
 	switch {
 	case p.used || p.rows == nil || p.st == nil:
 		return "part used"
-	case p.size != v.in.size || p.start != v.in.abs():
+	case p.size != v.in.size || p.start != v.in.abs() || p.end >= p.size || len(p.tail) == 0 || len(p.head) == 0:
 		return "another file or place"
+	case p.memoAdd > p.end-p.start || p.spent < 0:
+		return "part inconsistent"
 	case p.seed != t.seed64:
 		return "another hash seed"
 	case v.fold == nil || v.pipe != nil || !v.lazyOK || t.held() < v.lazyAfter:

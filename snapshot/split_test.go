@@ -115,3 +115,225 @@ func TestSplitAnywhere(t *testing.T) {
 		}
 	}
 }
+
+// marshaled hands the part over as its binary form, as between workers.
+func marshaled(t *testing.T) func(*snapshot.Split, *snapshot.Part, error) (*snapshot.Part, error) {
+	return func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+		if err != nil {
+			return p, err
+		}
+		b, err := p.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var q snapshot.Part
+		if err := q.UnmarshalBinary(b); err != nil {
+			t.Fatal(err)
+		}
+		if q.Bytes() != p.Bytes() {
+			t.Fatalf("part of %d bytes, %d once unmarshaled", p.Bytes(), q.Bytes())
+		}
+		sp.Part = func() (*snapshot.Part, error) { return &q, nil }
+		return &q, nil
+	}
+}
+
+// TestSplitMarshaled takes parts that went through MarshalBinary and
+// UnmarshalBinary, as the browser's workers hand them over.
+func TestSplitMarshaled(t *testing.T) {
+	defer snapshot.SetPartPrefix(64 << 10)()
+	for name, data := range splitInputs(t, 2, 3) {
+		hold := 1
+		t.Run(name, func(t *testing.T) {
+			size := int64(len(data))
+			serial, err := snapshot.Decode(bytes.NewReader(data), size, splitOptions(data, hold))
+			if err != nil {
+				t.Fatal(err)
+			}
+			taken := 0
+			for i := int64(1); i < 8; i++ {
+				opt, res := snapshot.WithSplitAt(splitOptions(data, hold), data, size*i/8, marshaled(t))
+				s, err := snapshot.Decode(bytes.NewReader(data), size, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				snapshot.SplitOutcome(opt, res)
+				sameDecode(t, serial, s)
+				if res.Taken {
+					taken++
+				}
+			}
+			if !strings.HasPrefix(name, "pt") && taken < 6 {
+				t.Errorf("split taken at %d of 7 places", taken)
+			}
+		})
+	}
+}
+
+// TestSplitLying hands over splits that lie or fail: the snapshot must be
+// the serial decode's, and the split not taken.
+func TestSplitLying(t *testing.T) {
+	defer snapshot.SetPartPrefix(64 << 10)()
+	inputs := splitInputs(t, 2, 4, 5)
+	data, other := inputs["distinct-4"], inputs["distinct-5"]
+	size := int64(len(data))
+	serial, err := snapshot.Decode(bytes.NewReader(data), size, splitOptions(data, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := size / 2
+	_, good := snapshot.WithSplitAt(splitOptions(data, 0), data, at, nil)
+	if good.PartErr != nil {
+		t.Fatal(good.PartErr)
+	}
+	otherOpt, _ := snapshot.WithSplitAt(splitOptions(other, 0), other, at, nil)
+	otherPart, otherErr := otherOpt.Split.Part()
+	if otherErr != nil {
+		t.Fatal(otherErr)
+	}
+	cases := map[string]func(*snapshot.Split, *snapshot.Part, error) (*snapshot.Part, error){
+		"start late": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+			s, _ := sp.Start()
+			sp.Start = func() (int64, error) { return s + 1, nil }
+			return p, err
+		},
+		"start early": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+			s, _ := sp.Start()
+			sp.Start = func() (int64, error) { return s - 1, nil }
+			return p, err
+		},
+		"start before At": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+			sp.Start = func() (int64, error) { return 10, nil }
+			return p, err
+		},
+		"start fails": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+			sp.Start = func() (int64, error) { return 0, fmt.Errorf("no") }
+			return p, err
+		},
+		"part fails": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+			sp.Part = func() (*snapshot.Part, error) { return nil, fmt.Errorf("no") }
+			return p, err
+		},
+		"part nil": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+			sp.Part = func() (*snapshot.Part, error) { return nil, nil }
+			return p, err
+		},
+		"part of another file": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+			sp.Start = func() (int64, error) { return snapshot.PartStart(otherPart), nil }
+			sp.Part = func() (*snapshot.Part, error) { return otherPart, nil }
+			return p, err
+		},
+		"part starts elsewhere": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+			q := *p
+			snapshot.SetPartStart(&q, snapshot.PartStart(p)+1)
+			sp.Part = func() (*snapshot.Part, error) { return &q, nil }
+			return p, err
+		},
+		"part empty": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+			sp.Part = func() (*snapshot.Part, error) { return &snapshot.Part{}, nil }
+			return p, err
+		},
+		"no functions": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+			sp.Start, sp.Part = nil, nil
+			return p, err
+		},
+	}
+	for name, mangle := range cases {
+		t.Run(name, func(t *testing.T) {
+			opt, res := snapshot.WithSplitAt(splitOptions(data, 0), data, at, mangle)
+			s, err := snapshot.Decode(bytes.NewReader(data), size, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snapshot.SplitOutcome(opt, res)
+			if res.Taken {
+				t.Fatalf("a lying split was taken")
+			}
+			sameDecode(t, serial, s)
+		})
+	}
+	// The same part, taken twice: the second time it is refused.
+	opt, _ := snapshot.WithSplitAt(splitOptions(data, 0), data, at, nil)
+	for range 2 {
+		o := *opt
+		o2, res := snapshot.WithSplitInfoFrom(&o)
+		s, err := snapshot.Decode(bytes.NewReader(data), size, o2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameDecode(t, serial, s)
+		_ = res
+	}
+	// Damaged blobs are refused.
+	p, _ := opt.Split.Part()
+	b, err := p.MarshalBinary()
+	if err == nil {
+		t.Fatal("a taken part was marshaled")
+	}
+	opt, _ = snapshot.WithSplitAt(splitOptions(data, 0), data, at, nil)
+	p, _ = opt.Split.Part()
+	if b, err = p.MarshalBinary(); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 9, 20, len(b) / 3, len(b) / 2, len(b) - 9, len(b) - 1} {
+		c := append([]byte(nil), b...)
+		c[i] ^= 0x10
+		var q snapshot.Part
+		if err := q.UnmarshalBinary(c); err == nil {
+			t.Errorf("a blob damaged at byte %d of %d was taken", i, len(b))
+		}
+	}
+	for _, n := range []int{0, 5, 8, 100, len(b) - 1} {
+		var q snapshot.Part
+		if err := q.UnmarshalBinary(b[:n]); err == nil {
+			t.Errorf("a blob cut at %d bytes was taken", n)
+		}
+	}
+}
+
+// FuzzPartUnmarshal: UnmarshalBinary never panics, and a part it takes
+// (the checksum skipped) never makes Decode panic or fail.
+func FuzzPartUnmarshal(f *testing.F) {
+	var buf bytes.Buffer
+	if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: gen.DistinctStacks, Iterations: 3000}); err != nil {
+		f.Fatal(err)
+	}
+	data := buf.Bytes()
+	size := int64(len(data))
+	restore := snapshot.SetPartPrefix(16 << 10)
+	opt, _ := snapshot.WithSplitAt(splitOptions(data, 0), data, size/2, nil)
+	restore()
+	p, err := opt.Split.Part()
+	if err != nil {
+		f.Fatal(err)
+	}
+	b, err := p.MarshalBinary()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(b[:len(b)/2])
+	f.Add([]byte("OOMSPRT1"))
+	serial, err := snapshot.Decode(bytes.NewReader(data), size, splitOptions(data, 0))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, blob []byte) {
+		defer snapshot.SkipPartChecksum()()
+		var q snapshot.Part
+		if q.UnmarshalBinary(blob) != nil {
+			return
+		}
+		o := *opt
+		sp := *o.Split
+		sp.Part = func() (*snapshot.Part, error) { return &q, nil }
+		o.Split = &sp
+		s, err := snapshot.Decode(bytes.NewReader(data), size, &o)
+		if err != nil {
+			t.Fatalf("with a fuzzed part: %v", err)
+		}
+		if bytes.Equal(blob, b) && !snapshot.Equal(serial, s) {
+			t.Fatal("the part as marshaled gives another snapshot")
+		}
+	})
+}

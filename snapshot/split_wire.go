@@ -1,0 +1,367 @@
+package snapshot
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+)
+
+// partMagic starts a Part's binary form (version 1).
+const partMagic = "OOMSPRT1"
+
+// MarshalBinary encodes the part (for postMessage between workers): the
+// prefix state it was decoded from, then its rows by column (raw
+// little-endian), their rare fields, and its new stacks. A part that holds
+// entries with keys beyond the common ones (EntryExtra) is not encoded.
+func (p *Part) MarshalBinary() ([]byte, error) {
+	if p == nil || p.used || p.rows == nil || p.st == nil {
+		return nil, errors.New("snapshot: the part was taken or is empty")
+	}
+	e, t := p.rows, p.st
+	if rows, _ := sparseFrom(&e.extra, p.r0); len(rows) > 0 {
+		return nil, errors.New("snapshot: the part has entries with rare keys (not encoded)")
+	}
+	n, ns := e.n-p.r0, t.count-p.s0
+	b := make([]byte, 0, 256+n*31+ns*20)
+	b = append(b, partMagic...)
+	for _, x := range []int64{p.size, p.at, p.start, p.end, int64(p.seed), p.memoN, int64(p.memoHash), p.stacksN, p.framesN,
+		p.rowsN, p.streamsN, p.names, p.memoAdd, p.frameEnd, p.frameOff, p.spent, p.refs} {
+		b = binary.AppendVarint(b, x)
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.stack)))
+	for _, x := range p.stack {
+		b = append(b, byte(x.k))
+		b = binary.AppendVarint(b, x.n)
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.marks)))
+	for _, m := range p.marks {
+		b = binary.AppendVarint(b, m)
+	}
+	for _, x := range [][]byte{p.head, p.tail} {
+		b = binary.AppendUvarint(b, uint64(len(x)))
+		b = append(b, x...)
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.streams)))
+	for _, s := range p.streams {
+		b = binary.LittleEndian.AppendUint64(b, s)
+	}
+	b = binary.AppendUvarint(b, uint64(len(p.newNames)))
+	for _, a := range p.newNames {
+		b = appendString(b, string(a))
+	}
+	// Rows.
+	b = binary.AppendUvarint(b, uint64(n))
+	for i := p.r0; i < e.n; i++ {
+		b = append(b, e.action.at(i))
+	}
+	for i := p.r0; i < e.n; i++ {
+		b = binary.LittleEndian.AppendUint64(b, e.addr.at(i))
+	}
+	for i := p.r0; i < e.n; i++ {
+		b = binary.LittleEndian.AppendUint64(b, uint64(e.size.at(i)))
+	}
+	for i := p.r0; i < e.n; i++ {
+		b = binary.LittleEndian.AppendUint16(b, e.stream.at(i))
+	}
+	for i := p.r0; i < e.n; i++ {
+		b = binary.LittleEndian.AppendUint64(b, uint64(e.time.at(i)))
+	}
+	for i := p.r0; i < e.n; i++ {
+		b = binary.LittleEndian.AppendUint32(b, uint32(e.stack.at(i)))
+	}
+	rows, dev := sparseFrom(&e.deviceFree, p.r0)
+	b = appendRows(b, rows)
+	for _, x := range dev {
+		b = binary.AppendVarint(b, x)
+	}
+	for _, sp := range []*sparse[string]{&e.compile, &e.user} {
+		rows, strs := sparseFrom(sp, p.r0)
+		b = appendRows(b, rows)
+		for _, s := range strs {
+			b = appendString(b, s)
+		}
+	}
+	// Stacks: place (0: held, frames follow), summary, hash.
+	b = binary.AppendUvarint(b, uint64(ns))
+	for j := p.s0; j < t.count; j++ {
+		at := t.at.at(j)
+		if at&lazyFlag == 0 {
+			at = 0
+		}
+		b = binary.LittleEndian.AppendUint64(b, at)
+		b = binary.LittleEndian.AppendUint64(b, uint64(t.Summary(StackID(j))))
+		b = binary.LittleEndian.AppendUint64(b, t.hashes.at(j))
+		if at == 0 {
+			st := t.MustFrames(StackID(j))
+			b = binary.AppendUvarint(b, uint64(len(st)))
+			for _, f := range st {
+				b = binary.AppendUvarint(b, uint64(f))
+			}
+		}
+	}
+	return binary.LittleEndian.AppendUint64(b, wireSum(b)), nil
+}
+
+// wireSum checksums a part's binary form (a word at a time, xxHash's
+// round): a blob damaged on its way is refused whole.
+func wireSum(b []byte) uint64 {
+	h := uint64(len(b)) + xxP5
+	for len(b) >= 8 {
+		h = rotl(h+binary.LittleEndian.Uint64(b)*xxP2, 31) * xxP1
+		b = b[8:]
+	}
+	for _, c := range b {
+		h = rotl(h^uint64(c)*xxP5, 11) * xxP1
+	}
+	return xxAvalanche(h)
+}
+
+// checkWireSum, when false, lets a blob through without its checksum
+// (the fuzz test reaches the structure's checks).
+var checkWireSum = true
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func appendRows(b []byte, rows []int32) []byte {
+	b = binary.AppendUvarint(b, uint64(len(rows)))
+	for _, r := range rows {
+		b = binary.AppendUvarint(b, uint64(r))
+	}
+	return b
+}
+
+// wire reads a Part's binary form; the first error sticks.
+type wire struct {
+	b   []byte
+	err error
+}
+
+func (w *wire) fail() {
+	if w.err == nil {
+		w.err = errors.New("snapshot: not a part (corrupt or from another version)")
+	}
+	w.b = nil
+}
+
+func (w *wire) uvarint() uint64 {
+	x, n := binary.Uvarint(w.b)
+	if n <= 0 {
+		w.fail()
+		return 0
+	}
+	w.b = w.b[n:]
+	return x
+}
+
+func (w *wire) varint() int64 {
+	x, n := binary.Varint(w.b)
+	if n <= 0 {
+		w.fail()
+		return 0
+	}
+	w.b = w.b[n:]
+	return x
+}
+
+// count reads a count of items of at least each bytes (bounded by what is
+// left, so that no length makes a large allocation).
+func (w *wire) count(each int) int {
+	x := w.uvarint()
+	if x > uint64(len(w.b)/each) {
+		w.fail()
+		return 0
+	}
+	return int(x)
+}
+
+func (w *wire) take(n int) []byte {
+	if n < 0 || n > len(w.b) {
+		w.fail()
+		return nil
+	}
+	b := w.b[:n]
+	w.b = w.b[n:]
+	return b
+}
+
+func (w *wire) u64() uint64 {
+	if b := w.take(8); b != nil {
+		return binary.LittleEndian.Uint64(b)
+	}
+	return 0
+}
+
+func (w *wire) byte1() byte {
+	if b := w.take(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (w *wire) str() string { return string(w.take(w.count(1))) }
+
+func (w *wire) rows(n int) []int32 {
+	k := w.count(1)
+	rows := make([]int32, k)
+	for i := range rows {
+		r := w.uvarint()
+		if r >= uint64(n) || i > 0 && int64(r) <= int64(rows[i-1]) {
+			w.fail()
+			return nil
+		}
+		rows[i] = int32(r)
+	}
+	return rows
+}
+
+// UnmarshalBinary decodes what MarshalBinary encoded; a corrupt or foreign
+// blob is an error, never a panic.
+func (p *Part) UnmarshalBinary(data []byte) error {
+	if len(data) < len(partMagic)+8 || string(data[:len(partMagic)]) != partMagic {
+		return errors.New("snapshot: not a part")
+	}
+	body := data[:len(data)-8]
+	if checkWireSum && binary.LittleEndian.Uint64(data[len(body):]) != wireSum(body) {
+		return errors.New("snapshot: the part is damaged (checksum)")
+	}
+	w := &wire{b: body[len(partMagic):]}
+	q := Part{}
+	fields := []*int64{&q.size, &q.at, &q.start, &q.end, nil, &q.memoN, nil, &q.stacksN, &q.framesN,
+		&q.rowsN, &q.streamsN, &q.names, &q.memoAdd, &q.frameEnd, &q.frameOff, &q.spent, &q.refs}
+	for i, f := range fields {
+		x := w.varint()
+		switch {
+		case i == 4:
+			q.seed = uint64(x)
+		case i == 6:
+			q.memoHash = uint64(x)
+		case x < 0:
+			w.fail()
+		default:
+			*f = x
+		}
+	}
+	if q.end < q.start || q.stacksN < 1 || q.stacksN >= math.MaxInt32 || q.framesN >= math.MaxInt32 ||
+		q.streamsN > maxStreams || q.names > int64(maxNames) || q.memoAdd > math.MaxInt32 {
+		w.fail()
+	}
+	q.stack = make([]val, w.count(2))
+	for i := range q.stack {
+		k := w.byte1()
+		q.stack[i] = val{k: vkind(k), n: w.varint()}
+		if w.err != nil {
+			break
+		}
+	}
+	q.marks = make([]int64, w.count(1))
+	for i := range q.marks {
+		q.marks[i] = w.varint()
+		if q.marks[i] < 0 || q.marks[i] > int64(len(q.stack)) {
+			w.fail()
+			break
+		}
+	}
+	q.head = append([]byte(nil), w.take(w.count(1))...)
+	q.tail = append([]byte(nil), w.take(w.count(1))...)
+	if len(q.head) > 64 || len(q.tail) > 64 {
+		w.fail()
+	}
+	q.streams = make([]uint64, w.count(8))
+	for i := range q.streams {
+		q.streams[i] = w.u64()
+	}
+	q.newNames = make([]Action, w.count(1))
+	for i := range q.newNames {
+		q.newNames[i] = Action(w.str())
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if q.streamsN+int64(len(q.streams)) > maxStreams || q.names+int64(len(q.newNames)) > int64(maxNames) {
+		return errors.New("snapshot: not a part (too many streams or actions)")
+	}
+	// Rows.
+	n := w.count(31)
+	e := &entryStore{}
+	e.ready()
+	act, addr, size := w.take(n), w.take(8*n), w.take(8*n)
+	stream, tm, stack := w.take(2*n), w.take(8*n), w.take(4*n)
+	if w.err != nil {
+		return w.err
+	}
+	maxStack := q.stacksN
+	for i := range n {
+		a := act[i]
+		if a >= uint8(KindOther) && int64(a-uint8(KindOther)) >= q.names+int64(len(q.newNames)) {
+			return errors.New("snapshot: not a part (an action out of range)")
+		}
+		s := binary.LittleEndian.Uint16(stream[2*i:])
+		if int64(s) >= q.streamsN+int64(len(q.streams)) {
+			return errors.New("snapshot: not a part (a stream out of range)")
+		}
+		row := e.addRow(a, binary.LittleEndian.Uint64(addr[8*i:]), int64(binary.LittleEndian.Uint64(size[8*i:])),
+			int64(binary.LittleEndian.Uint64(tm[8*i:])), s)
+		st := StackID(binary.LittleEndian.Uint32(stack[4*i:]))
+		if st < NoStack {
+			return errors.New("snapshot: not a part (a stack out of range)")
+		}
+		maxStack = max(maxStack, int64(st)+1)
+		e.stack.set(row, st)
+	}
+	rows := w.rows(n)
+	for _, r := range rows {
+		e.deviceFree.put(int(r), w.varint())
+	}
+	for _, sp := range []*sparse[string]{&e.compile, &e.user} {
+		for _, r := range w.rows(n) {
+			sp.put(int(r), w.str())
+		}
+	}
+	// Stacks.
+	ns := w.count(24)
+	t := &Stacks{}
+	t.init()
+	for range ns {
+		at, sum, h := w.u64(), StackSummary(w.u64()), w.u64()
+		if w.err != nil {
+			return w.err
+		}
+		if at != 0 {
+			if at&lazyFlag == 0 {
+				w.fail()
+				break
+			}
+			t.push(at, t.sumIndex(sum), h)
+			continue
+		}
+		k := w.count(1)
+		if k == 0 || k >= math.MaxInt32 {
+			w.fail()
+			break
+		}
+		st := make(Stack, k)
+		for i := range st {
+			f := w.uvarint()
+			if f >= uint64(q.framesN) {
+				w.fail()
+				break
+			}
+			st[i] = FrameID(f)
+		}
+		if w.err != nil {
+			break
+		}
+		t.pushHeld(st, h, sum)
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.b) != 0 || maxStack > q.stacksN+int64(ns) {
+		return errors.New("snapshot: not a part (trailing bytes or a stack out of range)")
+	}
+	q.rows, q.r0, q.st, q.s0 = e, 0, t, 1
+	*p = q
+	return nil
+}
