@@ -337,3 +337,97 @@ func FuzzPartUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// holeFile returns a file of two devices written with each stack once
+// (later uses refer to it by memo): device 1 reuses the stacks of device
+// 0's last entries, so that a decoder that took a part of device 0's
+// trace meets memo ids it does not know and must decode again alone.
+// It also has rare keys (compile_context, user_metadata, device_free) and
+// a stream and an action first met late.
+func holeFile(t *testing.T, back bool) []byte {
+	t.Helper()
+	s := &snapshot.Snapshot{Protocol: 4}
+	for i := range 40 {
+		s.Frames = append(s.Frames, snapshot.Frame{Filename: fmt.Sprintf("f%d.py", i%7), Line: int64(i), Name: fmt.Sprintf("fn%d", i)})
+	}
+	all := make(snapshot.Stack, 40)
+	for i := range all {
+		all[i] = snapshot.FrameID(i)
+	}
+	var e0, e1 []snapshot.TraceEntry
+	e0 = append(e0, snapshot.TraceEntry{Action: snapshot.ActionAlloc, Addr: 1, Size: 1, Frames: s.Stacks.Add(all)})
+	const n = 6000
+	ids := make([]snapshot.StackID, n)
+	for i := range n {
+		st := snapshot.Stack{snapshot.FrameID(i % 40), snapshot.FrameID(i / 40 % 40), snapshot.FrameID(i / 1600), snapshot.FrameID(i % 13)}
+		ids[i] = s.Stacks.Add(st)
+		e := snapshot.TraceEntry{Action: snapshot.ActionAlloc, Addr: uint64(i) << 9, Size: int64(i), TimeUS: 1e12 + int64(i), Frames: ids[i]}
+		switch {
+		case i == n-500:
+			e.Stream, e.Action, e.CompileContext, e.UserMetadata, e.DeviceFree = 77, "weird_action", "ctx", "meta", 5
+		case i%997 == 0:
+			e.CompileContext = "c"
+		}
+		e0 = append(e0, e)
+	}
+	for i := range 50 {
+		id := ids[n-1-i]
+		if !back {
+			id = s.Stacks.Add(snapshot.Stack{snapshot.FrameID(i % 40), 3, 2, 1, 0}) // 5 frames: none of device 0's
+		}
+		e1 = append(e1, snapshot.TraceEntry{Action: snapshot.ActionFreeRequested, Addr: uint64(i), Size: 1, Frames: id})
+	}
+	s.DeviceTraces = []snapshot.Trace{snapshot.TraceOf(e0...), snapshot.TraceOf(e1...)}
+	var buf bytes.Buffer
+	if err := snapshot.Encode(&buf, s, snapshot.EncodeOptions{Protocol: 4, Format: snapshot.Format210}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestSplitHole: a part taken, then a memo id of it met: the decoder must
+// decode the file again alone and give the serial result; and with device
+// 1 not referring back (a part taken at the end of device 0), the rare
+// keys, the late stream and action come through the part.
+func TestSplitHole(t *testing.T) {
+	defer snapshot.SetPartPrefix(16 << 10)()
+	for _, back := range []bool{true, false} {
+		t.Run(fmt.Sprintf("back%v", back), func(t *testing.T) { splitHole(t, holeFile(t, back), back) })
+	}
+}
+
+func splitHole(t *testing.T, data []byte, back bool) {
+	size := int64(len(data))
+	serial, err := snapshot.Decode(bytes.NewReader(data), size, splitOptions(data, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted, taken := 0, 0
+	for i := int64(1); i < 20; i++ {
+		for _, wire := range []bool{false, true} {
+			var mangle func(*snapshot.Split, *snapshot.Part, error) (*snapshot.Part, error)
+			if wire {
+				mangle = marshaled(t)
+			}
+			opt, res := snapshot.WithSplitAt(splitOptions(data, 1), data, size*i/20, mangle)
+			s, err := snapshot.Decode(bytes.NewReader(data), size, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			snapshot.SplitOutcome(opt, res)
+			sameDecode(t, serial, s)
+			if res.Restarted {
+				restarted++
+			} else if res.Taken {
+				taken++
+			}
+		}
+	}
+	t.Logf("%d restarted, %d taken", restarted, taken)
+	if back && restarted == 0 {
+		t.Error("no split met its hole")
+	}
+	if !back && (restarted > 0 || taken < 20) {
+		t.Errorf("%d splits restarted, %d taken, on a file that does not refer back", restarted, taken)
+	}
+}
