@@ -82,7 +82,9 @@ func (v *vm) value(x val, depth int) (Value, error) {
 	case oFrameB:
 		return frameValue(v.fbuild[o.idx]), nil
 	case oFramesB, oStack, oEntries, oBlocks, oSegments, oHists:
-		v.materialize(&v.objs[x.n])
+		if err := v.materialize(&v.objs[x.n]); err != nil {
+			return nil, err
+		}
 		return v.value(x, depth)
 	case oEntry, oBlock, oSegment, oHist:
 		// A snapshot-shaped dict in a place with no schema (an unknown

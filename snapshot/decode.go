@@ -88,7 +88,9 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 		opt = &Options{}
 	}
 	var ra *readAhead
-	if opt.stackWorker > 0 || opt.stackWorker == 0 && Concurrent() && (size < 0 || size >= readAheadMin) {
+	if (opt.stackWorker > 0 || opt.stackWorker == 0 && Concurrent() && (size < 0 || size >= readAheadMin)) && !splitsAlone(opt, size) {
+		// Splitting, the decoder reads for itself: a read-ahead goroutine
+		// would take time from the second decoder.
 		ra = newReadAhead(r)
 		defer ra.close()
 		r = ra
@@ -123,7 +125,7 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 		return nil, err
 	}
 	if opt.Source != nil && v.summarize != nil && !gz {
-		v.lazyOK = true
+		v.lazyOK, v.lazySrc = true, opt.Source
 		v.lazyAfter = opt.HoldFrames
 		if v.lazyAfter <= 0 {
 			v.lazyAfter = max(1<<20, int(min(size/256, math.MaxInt32)))
@@ -393,4 +395,10 @@ func (g *gzipErrReader) Read(p []byte) (int, error) {
 		err = fmt.Errorf("the file is gzip-compressed and does not decompress: %w", err)
 	}
 	return n, err
+}
+
+// splitsAlone reports whether Decode will split by itself (a goroutine
+// running DecodePart) given these options and size (gzip aside).
+func splitsAlone(opt *Options, size int64) bool {
+	return opt.Split == nil && !opt.noSplit && opt.Source != nil && opt.Fold != nil && Concurrent() && SplitAt(size) >= 0
 }

@@ -3,6 +3,7 @@ package snapshot
 import (
 	"bytes"
 	"hash/maphash"
+	"slices"
 )
 
 // WithoutStackCache returns a copy of opt (nil: the defaults) that decodes
@@ -175,3 +176,26 @@ func SkipPartChecksum() (restore func()) {
 
 // WithSplitInfoFrom returns opt with a fresh place for what the split did.
 func WithSplitInfoFrom(opt *Options) (*Options, *splitInfo) { return WithSplitInfo(opt) }
+
+// SameStackTables reports whether a and b hold the same stacks in the same
+// places: a lazy stack at the same byte range, a held one with the same
+// frames (with the same frame table, the same stacks whatever the source
+// reads).
+func SameStackTables(a, b *Stacks) bool {
+	if a.count != b.count {
+		return false
+	}
+	for id := range a.count {
+		x, y := a.at.at(id), b.at.at(id)
+		if x&lazyFlag != 0 || y&lazyFlag != 0 {
+			if x != y {
+				return false
+			}
+			continue
+		}
+		if !slices.Equal(a.MustFrames(StackID(id)), b.MustFrames(StackID(id))) {
+			return false
+		}
+	}
+	return true
+}

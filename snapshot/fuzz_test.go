@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,8 +13,11 @@ import (
 
 // FuzzDecode feeds arbitrary bytes to the decoders: they must return a
 // snapshot or an error, never panic or hang, and a snapshot they return
-// must only refer to frames and stacks that exist.
+// must only refer to frames and stacks that exist. Decoded with a split
+// at the middle (lazy stacks, as the split needs), the snapshot must be
+// the one decoded without, or both fail.
 func FuzzDecode(f *testing.F) {
+	defer snapshot.SetPartPrefix(4 << 10)()
 	files, _ := filepath.Glob("../../shared/snapshots/*.pickle")
 	for _, name := range files {
 		data, err := os.ReadFile(name)
@@ -46,6 +50,19 @@ func FuzzDecode(f *testing.F) {
 			checkRefs(t, s)
 		}
 		_, _ = snapshot.DecodeValue(data)
+		if len(data) > 1<<20 {
+			return
+		}
+		size := int64(len(data))
+		serial, err := snapshot.Decode(bytes.NewReader(data), size, splitOptions(data, 1))
+		opt, _ := snapshot.WithSplitAt(splitOptions(data, 1), data, size/2, nil)
+		split, errSplit := snapshot.Decode(bytes.NewReader(data), size, opt)
+		switch {
+		case (err == nil) != (errSplit == nil):
+			t.Fatalf("decoded with a split: %v, without: %v", errSplit, err)
+		case err == nil && !snapshot.Equal(serial, split):
+			t.Fatalf("the split decode differs: %s", snapshot.Diff(serial, split))
+		}
 	})
 }
 

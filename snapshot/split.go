@@ -224,7 +224,7 @@ func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(star
 		return nil, err
 	}
 	// As Decode does (Fold, Source, no stack goroutine).
-	v.lazyOK = true
+	v.lazyOK, v.lazySrc = true, src
 	v.lazyAfter = o.HoldFrames
 	if v.lazyAfter <= 0 {
 		v.lazyAfter = max(1<<20, int(min(size/256, math.MaxInt32)))
@@ -582,30 +582,44 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 			return err
 		}
 	}
-	// Stacks.
+	// Stacks: runs of lazy ones appended column by column, held ones
+	// (rare) one by one.
 	base := StackID(t.count)
 	pt := p.st
 	sums := make([]uint32, len(pt.sumTab))
 	for i, s := range pt.sumTab {
 		sums[i] = t.sumIndex(s)
 	}
-	for j := p.s0; j < pt.count; j++ {
-		at, si, h := pt.at.at(j), pt.sum.at(j), pt.hashes.at(j)
-		if at&lazyFlag == 0 {
-			t.pushHeld(pt.MustFrames(StackID(j)), h, pt.sumTab[si])
-		} else {
-			if t.lazyFrom == 0 {
-				t.lazyFrom = StackID(t.count)
+	for j := p.s0; j < pt.count; {
+		if at := pt.at.at(j); at&lazyFlag == 0 {
+			t.pushHeld(pt.MustFrames(StackID(j)), pt.hashes.at(j), pt.sumTab[pt.sum.at(j)])
+			j++
+			continue
+		}
+		k := j + 1
+		for k < pt.count && pt.at.at(k)&lazyFlag != 0 {
+			k++
+		}
+		if t.lazyFrom == 0 {
+			t.lazyFrom = StackID(t.count)
+		}
+		n0 := t.count
+		t.at.appendFrom(&pt.at, j, k)
+		t.sum.appendFrom(&pt.sum, j, k)
+		t.hashes.appendFrom(&pt.hashes, j, k)
+		t.count += k - j
+		t.sum.each(n0, t.count, func(s []uint32) {
+			for i, x := range s {
+				s[i] = sums[x]
 			}
-			t.push(at, sums[si], h)
-		}
-		if j&pageMask == pageMask {
-			pg := j >> pageBits
-			pt.at.pages[pg], pt.sum.pages[pg], pt.hashes.pages[pg] = nil, nil, nil
-		}
+		})
+		j = k
 	}
+	t.roomTo = 0
 	t.merged = true
-	// Rows.
+	// Rows: the columns appended, then the stream, action and stack IDs
+	// made this decoder's; times one by one (a page's times are stored
+	// from its first row's).
 	pe := p.rows
 	e.ready()
 	smap := make([]uint16, len(p.streams))
@@ -624,34 +638,53 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 		nmap[i] = uint8(KindOther) + uint8(j)
 	}
 	sP, sN, nN := StackID(p.stacksN), uint16(p.streamsN), uint8(p.names)
-	r0 := e.n
+	r0, n := e.n, pe.n-p.r0
 	for i := p.r0; i < pe.n; i++ {
-		a := pe.action.at(i)
-		if a >= uint8(KindOther) && a-uint8(KindOther) >= nN {
-			a = nmap[a-uint8(KindOther)-nN]
+		if !e.time.room() {
+			e.time.push0()
+		} else {
+			e.time.put0()
 		}
-		s := pe.stream.at(i)
-		if s >= sN {
-			s = smap[s-sN]
-		}
-		st := pe.stack.at(i)
-		if st >= sP {
-			st = base + (st - sP)
-		}
-		row := e.addRow(a, pe.addr.at(i), pe.size.at(i), pe.time.at(i), s)
-		e.stack.set(row, st)
-		if i&pageMask == pageMask {
-			pg := i >> pageBits
-			pe.action.pages[pg], pe.addr.pages[pg], pe.size.pages[pg] = nil, nil, nil
-			pe.stream.pages[pg], pe.stack.pages[pg], pe.time.pages[pg] = nil, nil, timePage{}
-		}
+		e.time.set(e.n+i-p.r0, pe.time.at(i))
 	}
+	e.action.appendFrom(&pe.action, p.r0, pe.n)
+	e.addr.appendFrom(&pe.addr, p.r0, pe.n)
+	e.size.appendFrom(&pe.size, p.r0, pe.n)
+	e.stream.appendFrom(&pe.stream, p.r0, pe.n)
+	e.stack.appendFrom(&pe.stack, p.r0, pe.n)
+	e.n += n
+	e.roomTo = 0
+	if len(nmap) > 0 {
+		e.action.each(r0, e.n, func(s []uint8) {
+			for i, a := range s {
+				if a >= uint8(KindOther) && a-uint8(KindOther) >= nN {
+					s[i] = nmap[a-uint8(KindOther)-nN]
+				}
+			}
+		})
+	}
+	if len(smap) > 0 {
+		e.stream.each(r0, e.n, func(s []uint16) {
+			for i, x := range s {
+				if x >= sN {
+					s[i] = smap[x-sN]
+				}
+			}
+		})
+	}
+	e.stack.each(r0, e.n, func(s []StackID) {
+		for i, x := range s {
+			if x >= sP {
+				s[i] = base + (x - sP)
+			}
+		}
+	})
 	mergeSparse(&e.deviceFree, &pe.deviceFree, p.r0, r0)
 	mergeSparse(&e.compile, &pe.compile, p.r0, r0)
 	mergeSparse(&e.user, &pe.user, p.r0, r0)
 	mergeSparse(&e.extra, &pe.extra, p.r0, r0)
 	p.rows, p.st = nil, nil
-	v.ranges[v.objs[l.n].idx].end += int32(pe.n - p.r0)
+	v.ranges[v.objs[l.n].idx].end += int32(n)
 	// Memo: the part's ids are unknown here.
 	v.holeLo = int64(v.memo.len())
 	v.holeHi = v.holeLo + p.memoAdd
@@ -672,6 +705,43 @@ func mergeSparse[T any](dst, src *sparse[T], r0, at int) {
 	rows, vals := sparseFrom(src, r0)
 	for i, r := range rows {
 		dst.put(at+int(r), vals[i])
+	}
+}
+
+// appendFrom appends src's values [i, j) to c, a page's stretch at a
+// time, letting src's pages go once copied whole.
+func (c *column[T]) appendFrom(src *column[T], i, j int) {
+	for i < j {
+		pg := i >> pageBits
+		sp := src.pages[pg]
+		off := i & pageMask
+		chunk := sp[off:min(len(sp), off+j-i)]
+		i += len(chunk)
+		if i&pageMask == 0 || i == j && len(sp) == pageSize && off+len(chunk) == pageSize {
+			src.pages[pg] = nil
+		}
+		for len(chunk) > 0 {
+			if !c.room() {
+				c.push(chunk[0])
+				chunk = chunk[1:]
+				continue
+			}
+			last := &c.pages[len(c.pages)-1]
+			m := min(len(chunk), cap(*last)-len(*last))
+			*last = append(*last, chunk[:m]...)
+			chunk = chunk[m:]
+		}
+	}
+}
+
+// each calls f on the stretches of c's values [i, j), in order.
+func (c *column[T]) each(i, j int, f func([]T)) {
+	for i < j {
+		p := c.pages[i>>pageBits]
+		off := i & pageMask
+		s := p[off:min(len(p), off+j-i)]
+		f(s)
+		i += len(s)
 	}
 }
 

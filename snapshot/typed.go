@@ -50,7 +50,9 @@ func (v *vm) appendItems(l val, items []val) error {
 		b := v.builder(o.idx)
 		for i, it := range items {
 			if it.k != kObj {
-				v.materialize(o)
+				if err := v.materialize(o); err != nil {
+					return err
+				}
 				return v.appendItems(l, items[i:])
 			}
 			fo := &v.objs[it.n]
@@ -60,7 +62,9 @@ func (v *vm) appendItems(l val, items []val) error {
 				b.inline = true
 			case oFrame:
 			default:
-				v.materialize(o)
+				if err := v.materialize(o); err != nil {
+					return err
+				}
 				return v.appendItems(l, items[i:])
 			}
 			b.ids = append(b.ids, FrameID(fo.idx))
@@ -72,7 +76,9 @@ func (v *vm) appendItems(l val, items []val) error {
 		want := oEntry + (o.kind - oEntries)
 		for i, it := range items {
 			if it.k != kObj || v.objs[it.n].kind != want || v.objs[it.n].idx != r.end {
-				v.materialize(&v.objs[l.n])
+				if err := v.materialize(&v.objs[l.n]); err != nil {
+					return err
+				}
 				return v.appendItems(l, items[i:])
 			}
 			if want == oEntry {
@@ -86,7 +92,9 @@ func (v *vm) appendItems(l val, items []val) error {
 		}
 		return nil
 	case oStack:
-		v.materialize(o)
+		if err := v.materialize(o); err != nil {
+			return err
+		}
 		return v.appendItems(l, items)
 	}
 	return v.corrupt("APPEND to a %s, not a list", v.typeName(l))
@@ -150,7 +158,9 @@ func (v *vm) frame(f Frame) FrameID {
 }
 
 // materialize turns a typed list into a generic list of item references.
-func (v *vm) materialize(o *obj) {
+// A lazy stack is read again from the input (a file of crafted references
+// can use one as a list); that fails only when the input cannot be read.
+func (v *vm) materialize(o *obj) error {
 	var items []val
 	add := func(k okind, idx int32) {
 		v.objs = append(v.objs, obj{kind: k, idx: idx, memo: shared})
@@ -164,11 +174,19 @@ func (v *vm) materialize(o *obj) {
 		v.freeB = append(v.freeB, o.idx)
 	case oStack:
 		v.syncStacks()
-		st, err := v.snap.Stacks.Frames(StackID(o.idx))
+		t, id := &v.snap.Stacks, StackID(o.idx)
+		var st Stack
+		var err error
+		if t.Lazy(id) && t.src == nil {
+			if v.lazySrc == nil {
+				return v.corrupt("a frame list used as a list cannot be read again")
+			}
+			st, err = v.source(&Options{Source: v.lazySrc}).read(t.at.at(int(id)), t.Summary(id))
+		} else {
+			st, err = t.Frames(id)
+		}
 		if err != nil {
-			// Only lazy stacks fail, and those come from files read in
-			// order; a list used again later is held.
-			panic(err)
+			return v.fail(ErrTruncated, "%v", err)
 		}
 		for _, f := range st {
 			add(oFrame, int32(f))
@@ -181,6 +199,7 @@ func (v *vm) materialize(o *obj) {
 	}
 	v.gens = append(v.gens, gen{items: items})
 	o.kind, o.idx = oGenList, int32(len(v.gens)-1)
+	return nil
 }
 
 // setItems sets key/value pairs (interleaved) in the dict d.
@@ -719,7 +738,9 @@ func (v *vm) listItems(where, key string, x val) ([]val, error) {
 		case oGenList, oTuple:
 			return v.gens[o.idx].items, nil
 		case oFramesB, oStack, oEntries, oBlocks, oSegments, oHists:
-			v.materialize(o)
+			if err := v.materialize(o); err != nil {
+				return nil, err
+			}
 			return v.gens[o.idx].items, nil
 		}
 	}

@@ -252,6 +252,8 @@ type vm struct {
 	// lists vm.intern resolved.
 	lazySoon  int
 	stackRefs int
+	// lazySrc is Options.Source where stacks may be lazy.
+	lazySrc io.ReaderAt
 	// pipe, when not nil, adds lazy stacks on a second goroutine.
 	pipe *stackPipe
 	// partial decodes a piece of a file (a lazy stack): FRAME lengths are
