@@ -249,7 +249,12 @@ func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(star
 		return nil, err
 	}
 	// The prefix ends at a MARK of a trace list's batch, all its rows
-	// appended.
+	// appended. The part's new stacks are lazy, and the main decoder's
+	// must be when it takes the part: a file whose stacks repeat (held
+	// until lazyAfter frame IDs, often for good) is not split.
+	if t.held() < v.lazyAfter && 2*(t.count-1) < v.stackRefs+v.cacheHits {
+		return nil, errors.New("the stacks are not lazy after the prefix (they repeat)")
+	}
 	if i := opt.splitInfo; i != nil {
 		i.partPrefix = i.since()
 	}
