@@ -174,9 +174,6 @@ func SkipPartChecksum() (restore func()) {
 	return func() { checkWireSum = true }
 }
 
-// WithSplitInfoFrom returns opt with a fresh place for what the split did.
-func WithSplitInfoFrom(opt *Options) (*Options, *splitInfo) { return WithSplitInfo(opt) }
-
 // SameStackTables reports whether a and b hold the same stacks in the same
 // places: a lazy stack at the same byte range, a held one with the same
 // frames (with the same frame table, the same stacks whatever the source
@@ -198,4 +195,17 @@ func SameStackTables(a, b *Stacks) bool {
 		}
 	}
 	return true
+}
+
+// SplitTaken reports whether the split of WithSplitInfo's info was taken.
+func SplitTaken(i *splitInfo) bool { return i.taken }
+
+// WithSharedSeed returns a copy of opt with a stack hash seed of its own:
+// Decode and DecodePart given copies of it hash stacks alike (in
+// WebAssembly they do anyway).
+func WithSharedSeed(opt *Options) *Options {
+	o := *opt
+	seed := maphash.MakeSeed()
+	o.splitSeed = &seed
+	return &o
 }

@@ -423,12 +423,11 @@ func (in *input) nextOp() (byte, bool) {
 
 // mainSplit takes a part for the main decoder (Decode with a Split).
 type mainSplit struct {
-	sp      *Split
-	src     io.ReaderAt
-	info    *splitInfo
-	asked   bool
-	start   int64
-	restart bool
+	sp    *Split
+	src   io.ReaderAt
+	info  *splitInfo
+	asked bool
+	start int64
 }
 
 func (m *mainSplit) off(v *vm, why string) error {

@@ -265,25 +265,26 @@ func TestSplitLying(t *testing.T) {
 	}
 	// The same part, taken twice: the second time it is refused.
 	opt, _ := snapshot.WithSplitAt(splitOptions(data, 0), data, at, nil)
-	for range 2 {
-		o := *opt
-		o2, res := snapshot.WithSplitInfoFrom(&o)
-		s, err := snapshot.Decode(bytes.NewReader(data), size, o2)
+	for i := range 2 {
+		o, info := snapshot.WithSplitInfo(opt)
+		s, err := snapshot.Decode(bytes.NewReader(data), size, o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		sameDecode(t, serial, s)
-		_ = res
+		if snapshot.SplitTaken(info) != (i == 0) {
+			t.Fatalf("decode %d: split taken %v", i, snapshot.SplitTaken(info))
+		}
 	}
-	// Damaged blobs are refused.
+	// A part taken is not marshaled; damaged blobs are refused.
 	p, _ := opt.Split.Part()
-	b, err := p.MarshalBinary()
-	if err == nil {
+	if _, err := p.MarshalBinary(); err == nil {
 		t.Fatal("a taken part was marshaled")
 	}
 	opt, _ = snapshot.WithSplitAt(splitOptions(data, 0), data, at, nil)
 	p, _ = opt.Split.Part()
-	if b, err = p.MarshalBinary(); err != nil {
+	b, err := p.MarshalBinary()
+	if err != nil {
 		t.Fatal(err)
 	}
 	for _, i := range []int{0, 9, 20, len(b) / 3, len(b) / 2, len(b) - 9, len(b) - 1} {
