@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"unsafe"
 )
 
 // partMagic starts a Part's binary form (version 1).
@@ -22,7 +23,7 @@ func (p *Part) MarshalBinary() ([]byte, error) {
 		return nil, errors.New("snapshot: the part has entries with rare keys (not encoded)")
 	}
 	n, ns := e.n-p.r0, t.count-p.s0
-	b := make([]byte, 0, 256+n*31+ns*20)
+	b := make([]byte, 0, 1024+n*31+ns*20+len(t.sumTab)*8)
 	b = append(b, partMagic...)
 	for _, x := range []int64{p.size, p.at, p.start, p.end, int64(p.seed), p.memoN, int64(p.memoHash), p.stacksN, p.framesN,
 		p.rowsN, p.streamsN, p.names, p.memoAdd, p.frameEnd, p.frameOff, p.spent, p.refs} {
@@ -51,24 +52,14 @@ func (p *Part) MarshalBinary() ([]byte, error) {
 	}
 	// Rows.
 	b = binary.AppendUvarint(b, uint64(n))
-	for i := p.r0; i < e.n; i++ {
-		b = append(b, e.action.at(i))
-	}
-	for i := p.r0; i < e.n; i++ {
-		b = binary.LittleEndian.AppendUint64(b, e.addr.at(i))
-	}
-	for i := p.r0; i < e.n; i++ {
-		b = binary.LittleEndian.AppendUint64(b, uint64(e.size.at(i)))
-	}
-	for i := p.r0; i < e.n; i++ {
-		b = binary.LittleEndian.AppendUint16(b, e.stream.at(i))
-	}
+	b = appendRaw(b, &e.action, p.r0, e.n)
+	b = appendRaw(b, &e.addr, p.r0, e.n)
+	b = appendRaw(b, &e.size, p.r0, e.n)
+	b = appendRaw(b, &e.stream, p.r0, e.n)
 	for i := p.r0; i < e.n; i++ {
 		b = binary.LittleEndian.AppendUint64(b, uint64(e.time.at(i)))
 	}
-	for i := p.r0; i < e.n; i++ {
-		b = binary.LittleEndian.AppendUint32(b, uint32(e.stack.at(i)))
-	}
+	b = appendRaw(b, &e.stack, p.r0, e.n)
 	rows, dev := sparseFrom(&e.deviceFree, p.r0)
 	b = appendRows(b, rows)
 	for _, x := range dev {
@@ -81,17 +72,18 @@ func (p *Part) MarshalBinary() ([]byte, error) {
 			b = appendString(b, s)
 		}
 	}
-	// Stacks: place (0: held, frames follow), summary, hash.
+	// Stacks: places (a held one's is not lazy: its frames follow), the
+	// summaries (an index in the summary table), hashes.
 	b = binary.AppendUvarint(b, uint64(ns))
+	b = appendRaw(b, &t.at, p.s0, t.count)
+	b = appendRaw(b, &t.sum, p.s0, t.count)
+	b = appendRaw(b, &t.hashes, p.s0, t.count)
+	b = binary.AppendUvarint(b, uint64(len(t.sumTab)))
+	for _, x := range t.sumTab {
+		b = binary.LittleEndian.AppendUint64(b, uint64(x))
+	}
 	for j := p.s0; j < t.count; j++ {
-		at := t.at.at(j)
-		if at&lazyFlag == 0 {
-			at = 0
-		}
-		b = binary.LittleEndian.AppendUint64(b, at)
-		b = binary.LittleEndian.AppendUint64(b, uint64(t.Summary(StackID(j))))
-		b = binary.LittleEndian.AppendUint64(b, t.hashes.at(j))
-		if at == 0 {
+		if t.at.at(j)&lazyFlag == 0 {
 			st := t.MustFrames(StackID(j))
 			b = binary.AppendUvarint(b, uint64(len(st)))
 			for _, f := range st {
@@ -293,22 +285,31 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 	}
 	maxStack := q.stacksN
 	for i := range n {
-		a := act[i]
-		if a >= uint8(KindOther) && int64(a-uint8(KindOther)) >= q.names+int64(len(q.newNames)) {
+		if a := act[i]; a >= uint8(KindOther) && int64(a-uint8(KindOther)) >= q.names+int64(len(q.newNames)) {
 			return errors.New("snapshot: not a part (an action out of range)")
 		}
-		s := binary.LittleEndian.Uint16(stream[2*i:])
-		if int64(s) >= q.streamsN+int64(len(q.streams)) {
+		if s := binary.LittleEndian.Uint16(stream[2*i:]); int64(s) >= q.streamsN+int64(len(q.streams)) {
 			return errors.New("snapshot: not a part (a stream out of range)")
 		}
-		row := e.addRow(a, binary.LittleEndian.Uint64(addr[8*i:]), int64(binary.LittleEndian.Uint64(size[8*i:])),
-			int64(binary.LittleEndian.Uint64(tm[8*i:])), s)
 		st := StackID(binary.LittleEndian.Uint32(stack[4*i:]))
 		if st < NoStack {
 			return errors.New("snapshot: not a part (a stack out of range)")
 		}
 		maxStack = max(maxStack, int64(st)+1)
-		e.stack.set(row, st)
+	}
+	e.n = n
+	rawColumn(&e.action, act)
+	rawColumn(&e.addr, addr)
+	rawColumn(&e.size, size)
+	rawColumn(&e.stream, stream)
+	rawColumn(&e.stack, stack)
+	for i := range n {
+		if !e.time.room() {
+			e.time.push0()
+		} else {
+			e.time.put0()
+		}
+		e.time.set(i, int64(binary.LittleEndian.Uint64(tm[8*i:])))
 	}
 	rows := w.rows(n)
 	for _, r := range rows {
@@ -320,20 +321,28 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 		}
 	}
 	// Stacks.
-	ns := w.count(24)
+	ns := w.count(20)
+	at, sums, hashes := w.take(8*ns), w.take(4*ns), w.take(8*ns)
+	sumTab := make([]StackSummary, w.count(8))
+	for i := range sumTab {
+		sumTab[i] = StackSummary(w.u64())
+	}
+	if w.err != nil {
+		return w.err
+	}
 	t := &Stacks{}
 	t.init()
-	for range ns {
-		at, sum, h := w.u64(), StackSummary(w.u64()), w.u64()
-		if w.err != nil {
-			return w.err
+	smap := make([]uint32, len(sumTab))
+	for i, x := range sumTab {
+		smap[i] = t.sumIndex(x)
+	}
+	for j := range ns {
+		a, si, h := binary.LittleEndian.Uint64(at[8*j:]), binary.LittleEndian.Uint32(sums[4*j:]), binary.LittleEndian.Uint64(hashes[8*j:])
+		if int(si) >= len(smap) {
+			return errors.New("snapshot: not a part (a summary out of range)")
 		}
-		if at != 0 {
-			if at&lazyFlag == 0 {
-				w.fail()
-				break
-			}
-			t.push(at, t.sumIndex(sum), h)
+		if a&lazyFlag != 0 {
+			t.push(a, smap[si], h)
 			continue
 		}
 		k := w.count(1)
@@ -353,7 +362,7 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 		if w.err != nil {
 			break
 		}
-		t.pushHeld(st, h, sum)
+		t.pushHeld(st, h, sumTab[si])
 	}
 	if w.err != nil {
 		return w.err
@@ -364,4 +373,49 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 	q.rows, q.r0, q.st, q.s0 = e, 0, t, 1
 	*p = q
 	return nil
+}
+
+// nativeLE is set where values are stored little-endian (amd64, arm64,
+// wasm): a column's pages are then copied as they are.
+var nativeLE = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// appendRaw appends c's values [i, j) to b, little-endian.
+func appendRaw[T uint8 | uint16 | uint32 | uint64 | int64 | StackID](b []byte, c *column[T], i, j int) []byte {
+	var zero T
+	w := int(unsafe.Sizeof(zero))
+	c.each(i, j, func(s []T) {
+		if nativeLE {
+			b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*w)...)
+			return
+		}
+		for _, x := range s {
+			for k := range w {
+				b = append(b, byte(uint64(x)>>(8*k)))
+			}
+		}
+	})
+	return b
+}
+
+// rawColumn fills the empty column c with the little-endian values in b.
+func rawColumn[T uint8 | uint16 | uint32 | uint64 | int64 | StackID](c *column[T], b []byte) {
+	var zero T
+	w := int(unsafe.Sizeof(zero))
+	n := len(b) / w
+	for i := 0; i < n; i += pageSize {
+		m := min(pageSize, n-i)
+		p := make([]T, m, pageSize)
+		if nativeLE {
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p))), m*w), b[i*w:])
+		} else {
+			for k := range p {
+				var u uint64
+				for x := w - 1; x >= 0; x-- {
+					u = u<<8 | uint64(b[(i+k)*w+x])
+				}
+				p[k] = T(u)
+			}
+		}
+		c.pages = append(c.pages, p)
+	}
 }
