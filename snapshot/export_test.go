@@ -209,3 +209,11 @@ func WithSharedSeed(opt *Options) *Options {
 	o.splitSeed = &seed
 	return &o
 }
+
+// SetDedupeTwoMin sets from how many stacks the merge of lazy stacks
+// searches on two goroutines.
+func SetDedupeTwoMin(n int) (restore func()) {
+	old := dedupeTwoMin
+	dedupeTwoMin = n
+	return func() { dedupeTwoMin = old }
+}

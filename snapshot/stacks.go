@@ -621,14 +621,37 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 		}
 		return r
 	}
+	merge := func(x, y StackID) {
+		if rep == nil {
+			rep = identity()
+		}
+		rep[int(x)-from] = y
+	}
 	var sc dedupeScratch
-	for _, g := range groups {
-		t.dedupeBuckets(g[0], g[1], start, fill, from, &sc, func(x, y StackID) {
-			if rep == nil {
-				rep = identity()
+	if len(groups) >= 2 && m >= dedupeTwoMin && Concurrent() {
+		// The groups' buckets are apart: the second half of them on a
+		// goroutine of its own (its merges kept, then made here).
+		half := len(groups) / 2
+		var later [][2]StackID
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			var sc dedupeScratch
+			for _, g := range groups[half:] {
+				t.dedupeBuckets(g[0], g[1], start, fill, from, &sc, func(x, y StackID) { later = append(later, [2]StackID{x, y}) })
 			}
-			rep[int(x)-from] = y
-		})
+		}()
+		for _, g := range groups[:half] {
+			t.dedupeBuckets(g[0], g[1], start, fill, from, &sc, merge)
+		}
+		<-done
+		for _, xy := range later {
+			merge(xy[0], xy[1])
+		}
+		return t.renumber(rep, from)
+	}
+	for _, g := range groups {
+		t.dedupeBuckets(g[0], g[1], start, fill, from, &sc, merge)
 	}
 	return t.renumber(rep, from)
 }
@@ -912,6 +935,10 @@ func (t *Stacks) eachHash(from int, f func(id int, hs []uint64)) {
 // dedupeGroup bounds the stacks dedupeFrom scatters at a time (8 MiB),
 // unless that takes more than two passes over the hashes.
 var dedupeGroup int32 = 1 << 20
+
+// dedupeTwoMin is the number of stacks from which dedupeFrom searches on
+// two goroutines.
+var dedupeTwoMin = 1 << 20
 
 // stackRecBytes is what one stack costs besides its frames: its record
 // (place and summary index), and while decoding its hash and index slot.
