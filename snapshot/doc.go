@@ -47,6 +47,12 @@
 // ErrNotPickle, ErrTruncated, ErrCorrupt, ErrUnsafe, ErrShape, ErrTooLarge
 // or ErrCanceled, with the byte offset and the opcode.
 //
+// A file decoded with a Fold from a Source can be decoded by two decoders
+// at once (Split, DecodePart): the second decodes a later stretch of the
+// trace, the first takes it when it gets there if it verifies, and the
+// snapshot is the same as decoding alone. Decode does so by itself on two
+// cores for large files.
+//
 // Every path (file, gzip, stdin, bytes) charges what it builds, and what
 // the analysis will build from it, against one memory budget (by default
 // 100 MiB plus 3× the input's size; Options.MaxMemory): a list referenced

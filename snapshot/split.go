@@ -17,6 +17,7 @@ import (
 // Split lets Decode hand a later stretch of the trace to a second decoder
 // (DecodePart, run elsewhere: a goroutine, another browser worker) and take
 // its result when it reaches that stretch.
+// (docs/snapshot.md#split-decoding).
 type Split struct {
 	// At is where the part should start: its first trace entry at or after At.
 	At int64
