@@ -217,3 +217,10 @@ func SetDedupeTwoMin(n int) (restore func()) {
 	dedupeTwoMin = n
 	return func() { dedupeTwoMin = old }
 }
+
+// SetSplitMin sets the smallest input Decode splits by itself.
+func SetSplitMin(n int64) (restore func()) {
+	old := splitMin
+	splitMin = n
+	return func() { splitMin = old }
+}

@@ -30,7 +30,7 @@ type Split struct {
 }
 
 // splitMin is the smallest input that Decode splits by itself.
-const splitMin = 48 << 20
+var splitMin int64 = 48 << 20
 
 // SplitAt returns where a second decoder should start on a file of size
 // bytes (-1: too small to be worth it).

@@ -443,3 +443,35 @@ func splitHole(t *testing.T, data []byte, back bool) {
 		t.Errorf("%d splits restarted, %d taken, on a file that does not refer back", restarted, taken)
 	}
 }
+
+// TestSplitByItself: Decode splits by itself (a goroutine running
+// DecodePart, its own hash seed shared) on two cores, and the snapshot is
+// the serial one; on the real family (stacks that repeat) it is not taken.
+func TestSplitByItself(t *testing.T) {
+	if !snapshot.Concurrent() {
+		t.Skip("one core")
+	}
+	defer snapshot.SetSplitMin(1 << 20)()
+	defer snapshot.SetPartPrefix(256 << 10)()
+	for name, data := range splitInputs(t, 3, 6) {
+		if strings.HasPrefix(name, "pt") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			size := int64(len(data))
+			serial, err := snapshot.Decode(bytes.NewReader(data), size, splitOptions(data, 0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt, info := snapshot.WithSplitInfo(&snapshot.Options{Source: bytes.NewReader(data), Fold: analysis.Fold()})
+			s, err := snapshot.Decode(bytes.NewReader(data), size, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameDecode(t, serial, s)
+			if want := strings.HasPrefix(name, "distinct"); snapshot.SplitTaken(info) != want {
+				t.Errorf("split taken: %v, want %v", snapshot.SplitTaken(info), want)
+			}
+		})
+	}
+}
