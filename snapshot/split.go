@@ -591,37 +591,47 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	// (rare) one by one.
 	base := StackID(t.count)
 	pt := p.st
-	sums := make([]uint32, len(pt.sumTab))
-	for i, s := range pt.sumTab {
-		sums[i] = t.sumIndex(s)
-	}
-	for j := p.s0; j < pt.count; {
-		if at := pt.at.at(j); at&lazyFlag == 0 {
-			t.pushHeld(pt.MustFrames(StackID(j)), pt.hashes.at(j), pt.sumTab[pt.sum.at(j)])
-			j++
-			continue
+	stacksDone := make(chan struct{})
+	stacks := func() {
+		defer close(stacksDone)
+		sums := make([]uint32, len(pt.sumTab))
+		for i, s := range pt.sumTab {
+			sums[i] = t.sumIndex(s)
 		}
-		k := j + 1
-		for k < pt.count && pt.at.at(k)&lazyFlag != 0 {
-			k++
-		}
-		if t.lazyFrom == 0 {
-			t.lazyFrom = StackID(t.count)
-		}
-		n0 := t.count
-		t.at.appendFrom(&pt.at, j, k)
-		t.sum.appendFrom(&pt.sum, j, k)
-		t.hashes.appendFrom(&pt.hashes, j, k)
-		t.count += k - j
-		t.sum.each(n0, t.count, func(s []uint32) {
-			for i, x := range s {
-				s[i] = sums[x]
+		for j := p.s0; j < pt.count; {
+			if at := pt.at.at(j); at&lazyFlag == 0 {
+				t.pushHeld(pt.MustFrames(StackID(j)), pt.hashes.at(j), pt.sumTab[pt.sum.at(j)])
+				j++
+				continue
 			}
-		})
-		j = k
+			k := j + 1
+			for k < pt.count && pt.at.at(k)&lazyFlag != 0 {
+				k++
+			}
+			if t.lazyFrom == 0 {
+				t.lazyFrom = StackID(t.count)
+			}
+			n0 := t.count
+			t.at.appendFrom(&pt.at, j, k)
+			t.sum.appendFrom(&pt.sum, j, k)
+			t.hashes.appendFrom(&pt.hashes, j, k)
+			t.count += k - j
+			t.sum.each(n0, t.count, func(s []uint32) {
+				for i, x := range s {
+					s[i] = sums[x]
+				}
+			})
+			j = k
+		}
+		t.roomTo = 0
+		t.merged = true
 	}
-	t.roomTo = 0
-	t.merged = true
+	// On two cores the stacks are appended beside the rows.
+	if Concurrent() {
+		go stacks()
+	} else {
+		stacks()
+	}
 	// Rows: the columns appended, then the stream, action and stack IDs
 	// made this decoder's; times one by one (a page's times are stored
 	// from its first row's).
@@ -630,6 +640,7 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	smap := make([]uint16, len(p.streams))
 	for i, s := range p.streams {
 		if !e.setStreamIdx(s, &smap[i]) {
+			<-stacksDone
 			return errSplitRestart
 		}
 	}
@@ -690,6 +701,7 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	mergeSparse(&e.extra, &pe.extra, p.r0, r0)
 	p.rows, p.st = nil, nil
 	v.ranges[v.objs[l.n].idx].end += int32(n)
+	<-stacksDone
 	// Memo: the part's ids are unknown here.
 	v.holeLo = int64(v.memo.len())
 	v.holeHi = v.holeLo + p.memoAdd
