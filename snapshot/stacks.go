@@ -599,8 +599,14 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 	}
 	// Groups of buckets [b0, b1) of at most dedupeGroup stacks, or half
 	// the stacks (at most two passes over the hashes, whatever their
-	// number: 8 bytes of scratch a stack of a group), or one bucket.
+	// number: 8 bytes of scratch a stack of a group), or one bucket. On
+	// two goroutines (below), a quarter: the two scratches then take what
+	// one takes alone.
+	two := m >= dedupeTwoMin && Concurrent()
 	group := max(dedupeGroup, int32(m/2+1))
+	if two {
+		group = max(dedupeGroup, int32(m/4+1))
+	}
 	var groups [][2]int
 	for b0 := 0; b0 < nb; {
 		b1 := b0 + 1
@@ -628,7 +634,7 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 		rep[int(x)-from] = y
 	}
 	var sc dedupeScratch
-	if len(groups) >= 2 && m >= dedupeTwoMin && Concurrent() {
+	if two && len(groups) >= 2 {
 		// The groups' buckets are apart: the second half of them on a
 		// goroutine of its own (its merges kept, then made here).
 		half := len(groups) / 2
