@@ -116,6 +116,25 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 		in.data, in.ra, in.taken = append(make([]byte, 0, len(b)), b...), ra, &cr.n
 	}
 	v := newVM(in, true)
+	if ra == nil && splitsAlone(opt, size) {
+		// Read ahead after all once there is no split (a gzip input, or
+		// the second decoder gave up), below the buffered reader.
+		var late *readAhead
+		defer func() {
+			if late != nil {
+				late.close()
+			}
+		}()
+		v.readAhead = func() {
+			if late == nil {
+				late = newReadAhead(cr.r)
+				cr.r = late
+			}
+		}
+		if gz {
+			v.readAhead()
+		}
+	}
 	v.configure(opt, func() int64 { return cr.n }, size)
 	v.in.fill(512)
 	if err := Sniff(v.in.data); err != nil {
@@ -169,6 +188,7 @@ func (v *vm) startSplit(opt *Options, size int64, gz bool) error {
 		opt.splitInfo.t0 = time.Now()
 	}
 	t := &v.snap.Stacks
+	var poll func() bool
 	switch {
 	case opt.splitSeed != nil:
 		t.seed = *opt.splitSeed
@@ -182,14 +202,20 @@ func (v *vm) startSplit(opt *Options, size int64, gz bool) error {
 			return nil
 		}
 		var cancel func()
-		sp, cancel = goSplit(opt.Source, size, at, opt, t.seed)
+		sp, poll, cancel = goSplit(opt.Source, size, at, opt, t.seed)
 		v.splitCancel = cancel
 	}
 	if sp.Start == nil || sp.Part == nil || sp.At < 0 {
 		return nil
 	}
-	v.hook = &mainSplit{sp: sp, src: opt.Source, info: opt.splitInfo}
-	v.setStop(sp.At)
+	v.hook = &mainSplit{sp: sp, poll: poll, src: opt.Source, info: opt.splitInfo}
+	if poll != nil {
+		// Asked early whether the second decoder gave up (a file whose
+		// stacks repeat): reading ahead then pays.
+		v.setStop(min(sp.At, 4*partPrefix))
+	} else {
+		v.setStop(sp.At)
+	}
 	return nil
 }
 

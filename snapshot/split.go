@@ -424,6 +424,9 @@ func (in *input) nextOp() (byte, bool) {
 
 // mainSplit takes a part for the main decoder (Decode with a Split).
 type mainSplit struct {
+	// poll, when set (Decode's own split), reports without waiting
+	// whether the second decoder gave up; it is asked once, early.
+	poll  func() bool
 	sp    *Split
 	src   io.ReaderAt
 	info  *splitInfo
@@ -438,6 +441,9 @@ func (m *mainSplit) off(v *vm, why string) error {
 	if v.splitCancel != nil {
 		v.splitCancel()
 	}
+	if v.readAhead != nil {
+		v.readAhead()
+	}
 	v.hook = nil
 	v.setStop(math.MaxInt64)
 	return nil
@@ -445,6 +451,17 @@ func (m *mainSplit) off(v *vm, why string) error {
 
 func (m *mainSplit) stop(v *vm) error {
 	abs := v.in.abs()
+	if m.poll != nil {
+		gaveUp := m.poll()
+		m.poll = nil
+		if gaveUp {
+			return m.off(v, "the second decoder gave up early")
+		}
+		if abs < m.sp.At {
+			v.setStop(m.sp.At)
+			return nil
+		}
+	}
 	if !m.asked {
 		if i := m.info; i != nil {
 			i.atAt = i.since()
@@ -814,7 +831,7 @@ func (t *Stacks) pushHeld(st Stack, h uint64, sum StackSummary) {
 
 // goSplit runs DecodePart on a goroutine for Decode: the Split that takes
 // its part, and a stop that cancels it.
-func goSplit(src io.ReaderAt, size, at int64, opt *Options, seed maphash.Seed) (*Split, func()) {
+func goSplit(src io.ReaderAt, size, at int64, opt *Options, seed maphash.Seed) (*Split, func() bool, func()) {
 	var (
 		cancel  atomic.Bool
 		once    sync.Once
@@ -854,5 +871,13 @@ func goSplit(src io.ReaderAt, size, at int64, opt *Options, seed maphash.Seed) (
 			return part, err
 		},
 	}
-	return sp, func() { cancel.Store(true) }
+	poll := func() bool {
+		select {
+		case <-done:
+			return err != nil
+		default:
+			return false
+		}
+	}
+	return sp, poll, func() { cancel.Store(true) }
 }
