@@ -333,7 +333,11 @@ func (v *vm) source(opt *Options) *stackSource {
 			src.seed[id] = val{k: kObj, n: int64(len(src.objs) - 1)}
 		}
 	}
-	for id := range v.memo.len() {
+	for id := 0; id < v.memo.len(); id++ {
+		if int64(id) == v.holeLo && v.holeHi > v.holeLo {
+			id = int(v.holeHi) - 1 // a part's memo ids: unset here
+			continue
+		}
 		add(int64(id), v.memoAt(id))
 	}
 	for id, x := range v.memoFar {
