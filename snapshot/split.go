@@ -158,6 +158,9 @@ type partState struct {
 	at, target, giveUp int64
 	running            bool
 	stackN             int
+	// memoN is the prefix's memo length; dropped counts the part's memo
+	// ids let go (never read: see DecodePart).
+	memoN, dropped int
 }
 
 func (ps *partState) stop(v *vm) error {
@@ -166,6 +169,7 @@ func (ps *partState) stop(v *vm) error {
 		if len(v.stack) < ps.stackN {
 			return errPartRef
 		}
+		ps.dropMemo(v)
 		v.setStop(abs + 1<<20)
 		return nil
 	}
@@ -179,6 +183,18 @@ func (ps *partState) stop(v *vm) error {
 	}
 	v.setStop(abs + 1) // one opcode at a time up to the next batch
 	return nil
+}
+
+// dropMemo lets the part's memo ids go, keeping their count: nothing
+// reads them (a reference aborts the part), and the memo is the part's
+// largest table after its rows and stacks.
+func (ps *partState) dropMemo(v *vm) {
+	if n := v.memo.len(); n > ps.memoN+pageSize {
+		ps.dropped += n - ps.memoN
+		clear(v.memo.c.pages[(ps.memoN+pageSize-1)>>pageBits:]) // the pages let go
+		v.memo.c.truncate(ps.memoN)
+		v.memo.n = ps.memoN
+	}
 }
 
 // partPrefix is how far the part decodes the file's first bytes at least,
@@ -294,7 +310,7 @@ func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(star
 	v.memoMax = int(p.memoN)
 	v.lazyAfter, v.lazySoon = 0, 0
 	v.partList = list.n + 1
-	ps.running, ps.stackN = true, len(p.stack)
+	ps.running, ps.stackN, ps.memoN = true, len(p.stack), int(p.memoN)
 	v.setStop(start + 1<<20)
 	for {
 		_, err := v.run()
@@ -324,7 +340,8 @@ func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(star
 	if o := v.objs[list.n]; o.kind != oEntries || int(v.ranges[o.idx].end) != v.rows.n {
 		return nil, errPartRef
 	}
-	p.memoAdd = int64(v.memo.len()) - p.memoN
+	ps.dropMemo(v)
+	p.memoAdd = int64(v.memo.len()) - p.memoN + int64(ps.dropped)
 	p.frameEnd, p.frameOff = v.frameEnd, v.frameOff
 	p.spent, p.refs = v.budget.spent-spent, int64(v.stackRefs-refs)
 	v.partOut(p)

@@ -422,7 +422,7 @@ func (v *vm) release(x, as val) {
 	if o.memo == shared {
 		return
 	}
-	if o.memo >= 0 {
+	if o.memo >= 0 && int(o.memo) < v.memo.len() { // (a part drops its memo ids)
 		v.memo.set(int(o.memo), v.packWide(int64(o.memo), as))
 	}
 	o.memo = shared // a stale reference can no longer be recycled twice
