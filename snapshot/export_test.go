@@ -117,13 +117,15 @@ func WithoutSplit(opt *Options) *Options {
 }
 
 // WithSplitAt decodes the part at `at` of data first (DecodePart, on the
-// same stack hash seed) and returns options whose Split hands it over, and
+// same stack hash seed: opt's if it has one, see WithSharedSeed) and returns options whose Split hands it over, and
 // where the split's outcome is written. mangle, when set, may change the
 // part or the Split (tests of lying and failing splits).
 func WithSplitAt(opt *Options, data []byte, at int64, mangle func(*Split, *Part, error) (*Part, error)) (*Options, *SplitResult) {
 	o := *opt
-	seed := maphash.MakeSeed()
-	o.splitSeed = &seed
+	if o.splitSeed == nil {
+		seed := maphash.MakeSeed()
+		o.splitSeed = &seed
+	}
 	res := &SplitResult{}
 	o.splitInfo = &splitInfo{}
 	start := int64(-1)

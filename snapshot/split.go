@@ -99,7 +99,7 @@ type Part struct {
 	// The decoder's state at the end of the prefix (a MARK of the trace
 	// list): memo length and fingerprint, table sizes, VM stack and marks.
 	memoN                                    int64
-	memoHash                                 uint64
+	memoHash, stacksHash                     uint64
 	stacksN, framesN, rowsN, streamsN, names int64
 	stack                                    []val
 	marks                                    []int64
@@ -149,6 +149,17 @@ func (v *vm) memoPrint(n int64) uint64 {
 			h = xxStep(h, FrameID(x.k)) ^ uint64(x.n)
 		}
 		h = xxStep(h, FrameID(u))
+	}
+	return xxAvalanche(h)
+}
+
+// stacksPrint fingerprints the first n stacks: hashes, laziness, places
+// (two decoders with other options may number or keep them otherwise).
+func (t *Stacks) stacksPrint(n int) uint64 {
+	h := uint64(n) + xxP5
+	for id := range min(n, t.count) {
+		h = xxStep(xxStep(h, FrameID(t.hashes.at(id))), FrameID(t.hashes.at(id)>>32))
+		h = xxStep(xxStep(h, FrameID(t.at.at(id))), FrameID(t.at.at(id)>>32))
 	}
 	return xxAvalanche(h)
 }
@@ -280,6 +291,7 @@ func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(star
 	p := &Part{size: size, at: at, seed: t.seed64}
 	p.memoN = int64(v.memo.len())
 	p.memoHash = v.memoPrint(p.memoN)
+	p.stacksHash = t.stacksPrint(t.count)
 	p.stacksN, p.framesN, p.rowsN = int64(t.count), int64(len(v.snap.Frames)), int64(v.rows.n)
 	p.streamsN, p.names = int64(len(v.rows.streams)), int64(len(v.rows.names))
 	p.stack = append([]val(nil), v.stack...)
@@ -558,6 +570,8 @@ func (v *vm) checkPart(p *Part, src io.ReaderAt) string {
 		return "tables smaller than the part's prefix"
 	case v.memoPrint(p.memoN) != p.memoHash:
 		return "memo differs"
+	case t.stacksPrint(int(p.stacksN)) != p.stacksHash:
+		return "stacks differ"
 	}
 	if !bytes.Equal(v.in.peek(len(p.head)), p.head) {
 		return "bytes at start differ"

@@ -202,6 +202,16 @@ func TestSplitLying(t *testing.T) {
 	if otherErr != nil {
 		t.Fatal(otherErr)
 	}
+	// A part decoded with other options (every stack lazy from the first)
+	// on the same hash seed as the main decoder.
+	seeded := snapshot.WithSharedSeed(splitOptions(data, 0))
+	hold1 := *seeded
+	hold1.HoldFrames = 1
+	holdOpt, _ := snapshot.WithSplitAt(&hold1, data, at, nil)
+	holdPart, holdErr := holdOpt.Split.Part()
+	if holdErr != nil {
+		t.Fatal(holdErr)
+	}
 	cases := map[string]func(*snapshot.Split, *snapshot.Part, error) (*snapshot.Part, error){
 		"start late": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
 			s, _ := sp.Start()
@@ -234,6 +244,11 @@ func TestSplitLying(t *testing.T) {
 			sp.Part = func() (*snapshot.Part, error) { return otherPart, nil }
 			return p, err
 		},
+		"part decoded with other options": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+			sp.Start = func() (int64, error) { return snapshot.PartStart(holdPart), nil }
+			sp.Part = func() (*snapshot.Part, error) { return holdPart, nil }
+			return p, err
+		},
 		"part starts elsewhere": func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
 			q := *p
 			snapshot.SetPartStart(&q, snapshot.PartStart(p)+1)
@@ -251,7 +266,7 @@ func TestSplitLying(t *testing.T) {
 	}
 	for name, mangle := range cases {
 		t.Run(name, func(t *testing.T) {
-			opt, res := snapshot.WithSplitAt(splitOptions(data, 0), data, at, mangle)
+			opt, res := snapshot.WithSplitAt(seeded, data, at, mangle)
 			s, err := snapshot.Decode(bytes.NewReader(data), size, opt)
 			if err != nil {
 				t.Fatal(err)

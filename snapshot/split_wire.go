@@ -25,7 +25,7 @@ func (p *Part) MarshalBinary() ([]byte, error) {
 	n, ns := e.n-p.r0, t.count-p.s0
 	b := make([]byte, 0, 1024+n*31+ns*20+len(t.sumTab)*8)
 	b = append(b, partMagic...)
-	for _, x := range []int64{p.size, p.at, p.start, p.end, int64(p.seed), p.memoN, int64(p.memoHash), p.stacksN, p.framesN,
+	for _, x := range []int64{p.size, p.at, p.start, p.end, int64(p.seed), p.memoN, int64(p.memoHash), int64(p.stacksHash), p.stacksN, p.framesN,
 		p.rowsN, p.streamsN, p.names, p.memoAdd, p.frameEnd, p.frameOff, p.spent, p.refs} {
 		b = binary.AppendVarint(b, x)
 	}
@@ -220,7 +220,7 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 	}
 	w := &wire{b: body[len(partMagic):]}
 	q := Part{}
-	fields := []*int64{&q.size, &q.at, &q.start, &q.end, nil, &q.memoN, nil, &q.stacksN, &q.framesN,
+	fields := []*int64{&q.size, &q.at, &q.start, &q.end, nil, &q.memoN, nil, nil, &q.stacksN, &q.framesN,
 		&q.rowsN, &q.streamsN, &q.names, &q.memoAdd, &q.frameEnd, &q.frameOff, &q.spent, &q.refs}
 	for i, f := range fields {
 		x := w.varint()
@@ -229,6 +229,8 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 			q.seed = uint64(x)
 		case i == 6:
 			q.memoHash = uint64(x)
+		case i == 7:
+			q.stacksHash = uint64(x)
 		case x < 0:
 			w.fail()
 		default:
