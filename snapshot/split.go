@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -120,8 +121,25 @@ type Part struct {
 	newNames []Action
 	st       *Stacks
 	s0       int
+	// wire, instead of rows and st, holds an unmarshaled part's.
+	wire *partWire
 	// used is set once a decoder took the part (its pages are gone).
 	used bool
+}
+
+// nRows and nStacks are the part's rows and new stacks.
+func (p *Part) nRows() int {
+	if p.wire != nil {
+		return p.wire.n
+	}
+	return p.rows.n - p.r0
+}
+
+func (p *Part) nStacks() int {
+	if p.wire != nil {
+		return p.wire.ns
+	}
+	return p.st.count - p.s0
 }
 
 // Bytes returns the number of input bytes the part covers.
@@ -553,7 +571,7 @@ func (m *mainSplit) stop(v *vm) error {
 func (v *vm) checkPart(p *Part, src io.ReaderAt) string {
 	t, e := &v.snap.Stacks, v.rows
 	switch {
-	case p.used || p.rows == nil || p.st == nil:
+	case p.used || (p.rows == nil || p.st == nil) && p.wire == nil:
 		return "part used"
 	case p.size != v.in.size || p.start != v.in.abs() || p.end >= p.size || len(p.tail) == 0 || len(p.head) == 0:
 		return "another file or place"
@@ -604,7 +622,7 @@ func (v *vm) checkPart(p *Part, src io.ReaderAt) string {
 			return "pending items not entries"
 		}
 	}
-	if int(r.end)+len(v.stack)-L != e.n || e.n+p.rows.n-p.r0 >= math.MaxInt32-1 || t.count+p.st.count-p.s0 >= math.MaxInt32 {
+	if int(r.end)+len(v.stack)-L != e.n || e.n+p.nRows() >= math.MaxInt32-1 || t.count+p.nStacks() >= math.MaxInt32 {
 		return "rows"
 	}
 	ns := len(e.streams)
@@ -639,15 +657,36 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	// Stacks: runs of lazy ones appended column by column, held ones
 	// (rare) one by one.
 	base := StackID(t.count)
-	pt := p.st
+	pt, pw, s0 := p.st, p.wire, p.s0 // (p's fields are cleared below)
 	stacksDone := make(chan struct{})
 	stacks := func() {
 		defer close(stacksDone)
+		defer func() { t.roomTo, t.merged = 0, true }()
+		if pw != nil {
+			sums := make([]uint32, len(pw.sumTab))
+			for i, s := range pw.sumTab {
+				sums[i] = t.sumIndex(s)
+			}
+			h := 0
+			for j := range pw.ns {
+				at, si, hash := binary.LittleEndian.Uint64(pw.at[8*j:]), binary.LittleEndian.Uint32(pw.sums[4*j:]), binary.LittleEndian.Uint64(pw.hashes[8*j:])
+				if at&lazyFlag == 0 {
+					t.pushHeld(pw.held[h], hash, pw.sumTab[si])
+					h++
+					continue
+				}
+				if t.lazyFrom == 0 {
+					t.lazyFrom = StackID(t.count)
+				}
+				t.push(at, sums[si], hash)
+			}
+			return
+		}
 		sums := make([]uint32, len(pt.sumTab))
 		for i, s := range pt.sumTab {
 			sums[i] = t.sumIndex(s)
 		}
-		for j := p.s0; j < pt.count; {
+		for j := s0; j < pt.count; {
 			if at := pt.at.at(j); at&lazyFlag == 0 {
 				t.pushHeld(pt.MustFrames(StackID(j)), pt.hashes.at(j), pt.sumTab[pt.sum.at(j)])
 				j++
@@ -672,8 +711,6 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 			})
 			j = k
 		}
-		t.roomTo = 0
-		t.merged = true
 	}
 	// On two cores the stacks are appended beside the rows.
 	if Concurrent() {
@@ -703,20 +740,49 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 		nmap[i] = uint8(KindOther) + uint8(j)
 	}
 	sP, sN, nN := StackID(p.stacksN), uint16(p.streamsN), uint8(p.names)
-	r0, n := e.n, pe.n-p.r0
-	for i := p.r0; i < pe.n; i++ {
-		if !e.time.room() {
-			e.time.push0()
-		} else {
-			e.time.put0()
+	r0, n := e.n, p.nRows()
+	if pw := p.wire; pw != nil {
+		for i := range n {
+			if !e.time.room() {
+				e.time.push0()
+			} else {
+				e.time.put0()
+			}
+			e.time.set(r0+i, int64(binary.LittleEndian.Uint64(pw.tm[8*i:])))
 		}
-		e.time.set(e.n+i-p.r0, pe.time.at(i))
+		e.action.appendRaw(pw.act)
+		e.addr.appendRaw(pw.addr)
+		e.size.appendRaw(pw.size)
+		e.stream.appendRaw(pw.stream)
+		e.stack.appendRaw(pw.stack)
+		for i, r := range pw.devRows {
+			e.deviceFree.put(r0+int(r), pw.dev[i])
+		}
+		for i, r := range pw.compRows {
+			e.compile.put(r0+int(r), pw.comp[i])
+		}
+		for i, r := range pw.userRows {
+			e.user.put(r0+int(r), pw.user[i])
+		}
+	} else {
+		for i := p.r0; i < pe.n; i++ {
+			if !e.time.room() {
+				e.time.push0()
+			} else {
+				e.time.put0()
+			}
+			e.time.set(r0+i-p.r0, pe.time.at(i))
+		}
+		e.action.appendFrom(&pe.action, p.r0, pe.n)
+		e.addr.appendFrom(&pe.addr, p.r0, pe.n)
+		e.size.appendFrom(&pe.size, p.r0, pe.n)
+		e.stream.appendFrom(&pe.stream, p.r0, pe.n)
+		e.stack.appendFrom(&pe.stack, p.r0, pe.n)
+		mergeSparse(&e.deviceFree, &pe.deviceFree, p.r0, r0)
+		mergeSparse(&e.compile, &pe.compile, p.r0, r0)
+		mergeSparse(&e.user, &pe.user, p.r0, r0)
+		mergeSparse(&e.extra, &pe.extra, p.r0, r0)
 	}
-	e.action.appendFrom(&pe.action, p.r0, pe.n)
-	e.addr.appendFrom(&pe.addr, p.r0, pe.n)
-	e.size.appendFrom(&pe.size, p.r0, pe.n)
-	e.stream.appendFrom(&pe.stream, p.r0, pe.n)
-	e.stack.appendFrom(&pe.stack, p.r0, pe.n)
 	e.n += n
 	e.roomTo = 0
 	if len(nmap) > 0 {
@@ -744,11 +810,7 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 			}
 		}
 	})
-	mergeSparse(&e.deviceFree, &pe.deviceFree, p.r0, r0)
-	mergeSparse(&e.compile, &pe.compile, p.r0, r0)
-	mergeSparse(&e.user, &pe.user, p.r0, r0)
-	mergeSparse(&e.extra, &pe.extra, p.r0, r0)
-	p.rows, p.st = nil, nil
+	p.rows, p.st, p.wire = nil, nil, nil
 	v.ranges[v.objs[l.n].idx].end += int32(n)
 	<-stacksDone
 	// Memo: the part's ids are unknown here.

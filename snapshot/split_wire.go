@@ -276,75 +276,58 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 	if q.streamsN+int64(len(q.streams)) > maxStreams || q.names+int64(len(q.newNames)) > int64(maxNames) {
 		return errors.New("snapshot: not a part (too many streams or actions)")
 	}
-	// Rows.
+	// Rows: checked, and kept as they are (takePart appends them).
 	n := w.count(31)
-	e := &entryStore{}
-	e.ready()
-	act, addr, size := w.take(n), w.take(8*n), w.take(8*n)
-	stream, tm, stack := w.take(2*n), w.take(8*n), w.take(4*n)
+	pw := &partWire{n: n}
+	pw.act, pw.addr, pw.size = w.take(n), w.take(8*n), w.take(8*n)
+	pw.stream, pw.tm, pw.stack = w.take(2*n), w.take(8*n), w.take(4*n)
 	if w.err != nil {
 		return w.err
 	}
 	maxStack := q.stacksN
 	for i := range n {
-		if a := act[i]; a >= uint8(KindOther) && int64(a-uint8(KindOther)) >= q.names+int64(len(q.newNames)) {
+		if a := pw.act[i]; a >= uint8(KindOther) && int64(a-uint8(KindOther)) >= q.names+int64(len(q.newNames)) {
 			return errors.New("snapshot: not a part (an action out of range)")
 		}
-		if s := binary.LittleEndian.Uint16(stream[2*i:]); int64(s) >= q.streamsN+int64(len(q.streams)) {
+		if s := binary.LittleEndian.Uint16(pw.stream[2*i:]); int64(s) >= q.streamsN+int64(len(q.streams)) {
 			return errors.New("snapshot: not a part (a stream out of range)")
 		}
-		st := StackID(binary.LittleEndian.Uint32(stack[4*i:]))
+		st := StackID(binary.LittleEndian.Uint32(pw.stack[4*i:]))
 		if st < NoStack {
 			return errors.New("snapshot: not a part (a stack out of range)")
 		}
 		maxStack = max(maxStack, int64(st)+1)
 	}
-	e.n = n
-	rawColumn(&e.action, act)
-	rawColumn(&e.addr, addr)
-	rawColumn(&e.size, size)
-	rawColumn(&e.stream, stream)
-	rawColumn(&e.stack, stack)
-	for i := range n {
-		if !e.time.room() {
-			e.time.push0()
-		} else {
-			e.time.put0()
-		}
-		e.time.set(i, int64(binary.LittleEndian.Uint64(tm[8*i:])))
+	pw.devRows = w.rows(n)
+	pw.dev = make([]int64, len(pw.devRows))
+	for i := range pw.dev {
+		pw.dev[i] = w.varint()
 	}
-	rows := w.rows(n)
-	for _, r := range rows {
-		e.deviceFree.put(int(r), w.varint())
+	pw.compRows = w.rows(n)
+	pw.comp = make([]string, len(pw.compRows))
+	for i := range pw.comp {
+		pw.comp[i] = w.str()
 	}
-	for _, sp := range []*sparse[string]{&e.compile, &e.user} {
-		for _, r := range w.rows(n) {
-			sp.put(int(r), w.str())
-		}
+	pw.userRows = w.rows(n)
+	pw.user = make([]string, len(pw.userRows))
+	for i := range pw.user {
+		pw.user[i] = w.str()
 	}
 	// Stacks.
-	ns := w.count(20)
-	at, sums, hashes := w.take(8*ns), w.take(4*ns), w.take(8*ns)
-	sumTab := make([]StackSummary, w.count(8))
-	for i := range sumTab {
-		sumTab[i] = StackSummary(w.u64())
+	pw.ns = w.count(20)
+	pw.at, pw.sums, pw.hashes = w.take(8*pw.ns), w.take(4*pw.ns), w.take(8*pw.ns)
+	pw.sumTab = make([]StackSummary, w.count(8))
+	for i := range pw.sumTab {
+		pw.sumTab[i] = StackSummary(w.u64())
 	}
 	if w.err != nil {
 		return w.err
 	}
-	t := &Stacks{}
-	t.init()
-	smap := make([]uint32, len(sumTab))
-	for i, x := range sumTab {
-		smap[i] = t.sumIndex(x)
-	}
-	for j := range ns {
-		a, si, h := binary.LittleEndian.Uint64(at[8*j:]), binary.LittleEndian.Uint32(sums[4*j:]), binary.LittleEndian.Uint64(hashes[8*j:])
-		if int(si) >= len(smap) {
+	for j := range pw.ns {
+		if int(binary.LittleEndian.Uint32(pw.sums[4*j:])) >= len(pw.sumTab) {
 			return errors.New("snapshot: not a part (a summary out of range)")
 		}
-		if a&lazyFlag != 0 {
-			t.push(a, smap[si], h)
+		if binary.LittleEndian.Uint64(pw.at[8*j:])&lazyFlag != 0 {
 			continue
 		}
 		k := w.count(1)
@@ -364,15 +347,20 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 		if w.err != nil {
 			break
 		}
-		t.pushHeld(st, h, sumTab[si])
+		pw.held = append(pw.held, st)
 	}
 	if w.err != nil {
 		return w.err
 	}
-	if len(w.b) != 0 || maxStack > q.stacksN+int64(ns) {
+	if len(w.b) != 0 || maxStack > q.stacksN+int64(pw.ns) {
 		return errors.New("snapshot: not a part (trailing bytes or a stack out of range)")
 	}
-	q.rows, q.r0, q.st, q.s0 = e, 0, t, 1
+	// The columns are read at takePart: a copy of the blob's bytes (the
+	// caller may reuse data).
+	for _, c := range []*[]byte{&pw.act, &pw.addr, &pw.size, &pw.stream, &pw.tm, &pw.stack, &pw.at, &pw.sums, &pw.hashes} {
+		*c = append([]byte(nil), *c...)
+	}
+	q.wire = pw
 	*p = q
 	return nil
 }
@@ -399,25 +387,75 @@ func appendRaw[T uint8 | uint16 | uint32 | uint64 | int64 | StackID](b []byte, c
 	return b
 }
 
-// rawColumn fills the empty column c with the little-endian values in b.
-func rawColumn[T uint8 | uint16 | uint32 | uint64 | int64 | StackID](c *column[T], b []byte) {
+// partWire is an unmarshaled part's rows and stacks as the blob has them
+// (little-endian columns), checked; takePart appends them.
+type partWire struct {
+	n                                  int
+	act, addr, size, stream, tm, stack []byte
+	devRows, compRows, userRows        []int32
+	dev                                []int64
+	comp, user                         []string
+	ns                                 int
+	at, sums, hashes                   []byte
+	sumTab                             []StackSummary
+	held                               []Stack // the held stacks' frames, in order
+}
+
+// appendRaw appends the little-endian values in b to c.
+func (c *column[T]) appendRaw(b []byte) {
 	var zero T
 	w := int(unsafe.Sizeof(zero))
-	n := len(b) / w
-	for i := 0; i < n; i += pageSize {
-		m := min(pageSize, n-i)
-		p := make([]T, m, pageSize)
+	for len(b) >= w {
+		if !c.room() {
+			c.push(zero)
+			c.set(c.len()-1, rawAt[T](b, 0))
+			b = b[w:]
+			continue
+		}
+		last := &c.pages[len(c.pages)-1]
+		m := min(len(b)/w, cap(*last)-len(*last))
+		k := len(*last)
+		*last = (*last)[:k+m]
 		if nativeLE {
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(p))), m*w), b[i*w:])
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&(*last)[k])), m*w), b)
 		} else {
-			for k := range p {
-				var u uint64
-				for x := w - 1; x >= 0; x-- {
-					u = u<<8 | uint64(b[(i+k)*w+x])
-				}
-				p[k] = T(u)
+			for i := range m {
+				(*last)[k+i] = rawAt[T](b, i)
 			}
 		}
-		c.pages = append(c.pages, p)
+		b = b[m*w:]
 	}
+}
+
+// len returns the number of values in c.
+func (c *column[T]) len() int {
+	if n := len(c.pages); n > 0 {
+		return (n-1)<<pageBits + len(c.pages[n-1])
+	}
+	return 0
+}
+
+// rawAt reads the i-th little-endian value of b.
+func rawAt[T any](b []byte, i int) T {
+	var x T
+	w := int(unsafe.Sizeof(x))
+	var u uint64
+	for k := w - 1; k >= 0; k-- {
+		u = u<<8 | uint64(b[i*w+k])
+	}
+	switch p := any(&x).(type) {
+	case *uint8:
+		*p = uint8(u)
+	case *uint16:
+		*p = uint16(u)
+	case *uint32:
+		*p = uint32(u)
+	case *uint64:
+		*p = u
+	case *int64:
+		*p = int64(u)
+	case *StackID:
+		*p = StackID(int32(uint32(u)))
+	}
+	return x
 }
