@@ -17,8 +17,7 @@ import (
 
 // Split lets Decode hand a later stretch of the trace to a second decoder
 // (DecodePart, run elsewhere: a goroutine, another browser worker) and take
-// its result when it reaches that stretch.
-// (docs/snapshot.md#split-decoding).
+// its result when it reaches that stretch (docs/snapshot.md#split-decoding).
 type Split struct {
 	// At is where the part should start: its first trace entry at or after At.
 	At int64
@@ -59,8 +58,8 @@ var (
 	errSplitRestart = errors.New("split: restart")
 )
 
-// Options of the split decode (unexported fields of Options are set by
-// Decode and the tests).
+// splitInfo says what a split decode did (Options.splitInfo: tests and
+// measurements).
 type splitInfo struct {
 	// taken is set when Decode took a part; restarted when it then had to
 	// decode again without one; why says why a split was not taken.
@@ -184,9 +183,9 @@ func (t *Stacks) stacksPrint(n int) uint64 {
 
 // partState drives the part's VM (DecodePart).
 type partState struct {
-	at, target, giveUp int64
-	running            bool
-	stackN             int
+	target, giveUp int64
+	running        bool
+	stackN         int
 	// memoN is the prefix's memo length; dropped counts the part's memo
 	// ids let go (never read: see DecodePart).
 	memoN, dropped int
@@ -286,7 +285,7 @@ func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(star
 		t.seed64 = splitSeed64(size, at)
 	}
 	target := min(partPrefix, at)
-	ps := &partState{at: at, target: target, giveUp: max(at, target) + 64<<20}
+	ps := &partState{target: target, giveUp: max(at, target) + 64<<20}
 	v.hook = ps
 	v.setStop(target)
 	if _, err := v.run(); err != errPartPrefix {
