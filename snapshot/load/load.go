@@ -89,6 +89,13 @@ type Options struct {
 	// MaxMemory bounds the memory decoding and analysis may take (0:
 	// snapshot.DefaultMemoryLimit of the input size).
 	MaxMemory int64
+	// Split, when set, is handed to the decoder (snapshot.Options.Split):
+	// a second decoder (the browser's part worker, running LoadPart)
+	// decodes the trace from Split.At on. nil: the decoder's own choice
+	// (a goroutine natively on large files, none in a browser). The
+	// analysis is the same either way; File.SplitBytes says how many bytes
+	// the part handed over covered.
+	Split *snapshot.Split
 	// holdFrames is snapshot.Options.HoldFrames (WarmUp reaches the lazy
 	// stacks' path with a small input); progressEvery, if not 0, replaces
 	// ProgressEvery; canceled, if set, is asked at each progress call and
@@ -111,6 +118,9 @@ type File struct {
 	// Decode and Analyse are the time spent decoding and analysing
 	// (report included).
 	Decode, Analyse time.Duration
+	// SplitBytes is the number of input bytes decoded by a second decoder
+	// through Options.Split (0: none).
+	SplitBytes int64
 }
 
 // Stats describes the decoded file, for the page and benchmarks.
@@ -123,12 +133,15 @@ type Stats struct {
 	LazyStacks int `json:"lazy_stacks"`
 	// Frames is the number of distinct frames.
 	Frames int `json:"frames"`
+	// SplitBytes is the number of input bytes a second decoder (the
+	// browser's part worker) decoded (File.SplitBytes; 0: none).
+	SplitBytes int64 `json:"split_bytes,omitempty"`
 }
 
 // Stats counts what the file holds.
 func (f *File) Stats() Stats {
 	s := f.Analysis.Snap
-	st := Stats{Stacks: s.Stacks.Len(), LazyStacks: s.Stacks.LazyCount(), Frames: len(s.Frames)}
+	st := Stats{Stacks: s.Stacks.Len(), LazyStacks: s.Stacks.LazyCount(), Frames: len(s.Frames), SplitBytes: f.SplitBytes}
 	for _, tr := range s.DeviceTraces {
 		st.Entries += tr.Len()
 	}
@@ -179,16 +192,18 @@ func Load(in Input, opt Options) (f *File, err error) {
 		return nil, fmt.Errorf("%s is empty: expected a pickle written by torch.cuda.memory._dump_snapshot()", in.Name)
 	}
 	start := time.Now()
-	dopt := &snapshot.Options{
-		ProgressEvery: cmp.Or(opt.progressEvery, ProgressEvery),
-		Progress: func(done, total int64) bool {
-			progress(StageDecode, done, total)
-			return opt.canceled == nil || !opt.canceled()
-		},
-		MaxMemory:  opt.MaxMemory,
-		Fold:       analysis.Fold(),
-		Source:     in.Source,
-		HoldFrames: opt.holdFrames,
+	dopt := decodeOptions(in, opt, func(done, total int64) { progress(StageDecode, done, total) })
+	var split int64 // the bytes of the part handed over
+	if sp := opt.Split; sp != nil {
+		c := *sp
+		c.Part = func() (*snapshot.Part, error) {
+			p, err := sp.Part()
+			if err == nil && p != nil {
+				split = p.Bytes()
+			}
+			return p, err
+		}
+		dopt.Split = &c
 	}
 	s, err := snapshot.Decode(in.R, in.Size, dopt)
 	if err != nil {
@@ -222,7 +237,26 @@ func Load(in Input, opt Options) (f *File, err error) {
 	stage = StageReport
 	progress(StageReport, read, in.Size)
 	rep := an.Report()
-	return &File{Name: in.Name, Bytes: in.Size, Analysis: an, Report: rep, Decode: decoded, Analyse: time.Since(start) - decoded}, nil
+	return &File{Name: in.Name, Bytes: in.Size, Analysis: an, Report: rep, Decode: decoded, Analyse: time.Since(start) - decoded,
+		SplitBytes: split}, nil
+}
+
+// decodeOptions is the snapshot.Options of a load, Load's and LoadPart's
+// alike (a part decoded with other options does not fit the main
+// decoder's): progress is called every ProgressEvery bytes (or
+// opt.progressEvery) and opt.canceled stops the decoding.
+func decodeOptions(in Input, opt Options, progress func(done, total int64)) *snapshot.Options {
+	return &snapshot.Options{
+		ProgressEvery: cmp.Or(opt.progressEvery, ProgressEvery),
+		Progress: func(done, total int64) bool {
+			progress(done, total)
+			return opt.canceled == nil || !opt.canceled()
+		},
+		MaxMemory:  opt.MaxMemory,
+		Fold:       analysis.Fold(),
+		Source:     in.Source,
+		HoldFrames: opt.holdFrames,
+	}
 }
 
 // countReader counts the bytes read through it (read-ahead included), for

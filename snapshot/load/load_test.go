@@ -110,6 +110,8 @@ func TestResponsesRoundTrip(t *testing.T) {
 		{Type: ResponseRank, ID: 11, Rank: func() *Rank { r := FileRank(f); return &r }()},
 		{Type: ResponseRank, ID: 12, Rank: &Rank{File: "rank5.pickle", Rank: 5, Error: "rank5.pickle is not a readable memory snapshot"}},
 		{Type: ResponseSizes, ID: 13, Sizes: []int64{0, 1 << 20, 5 << 30}},
+		{Type: ResponseStart, ID: 14, Start: 123456789},
+		{Type: ResponsePart, ID: 15, Part: []byte{1, 2, 3, 0, 255}, PartBytes: 1 << 33, PartMemory: 300 << 20},
 		ErrorResponse(9, &InternalError{Offset: 12, Stage: StageDecode, Value: "boom"}),
 		ErrorResponse(10, errors.New("x.pickle is not a readable memory snapshot")),
 	} {
@@ -128,6 +130,12 @@ func TestResponsesRoundTrip(t *testing.T) {
 	}
 	if _, err := DecodeResponse(`{"type":"rank","id":1,"rank":{"file":"a","rank":0,"line":{"device":0,"points":null}}}`, nil); err == nil {
 		t.Error("a rank's line without its buffer decoded")
+	}
+	if js, bufs, err := EncodeResponse(Response{Type: ResponsePart, Part: []byte("part")}); err != nil || len(bufs) != 1 || strings.Contains(js, "cGFydA") {
+		t.Errorf("a part is not carried in its buffer, out of the JSON: %s, %d buffers, %v", js, len(bufs), err)
+	}
+	if _, err := DecodeResponse(`{"type":"part","id":1,"part_bytes":5}`, nil); err == nil {
+		t.Error("a part message without its buffer decoded")
 	}
 	if _, err := DecodeResponse(`{"type":"series","id":1,"series":{"from":0,"to":1}}`, nil); err == nil {
 		t.Error("a series without its buffer decoded")
@@ -151,6 +159,8 @@ func TestRequestsRoundTrip(t *testing.T) {
 		{Type: RequestRank, ID: 5, Name: "dir/rank3.pickle"},
 		{Type: RequestSizes, ID: 6},
 		{Type: RequestWarm},
+		{Type: RequestPart, ID: 7, Name: "big.pickle", At: 5 << 30},
+		{Type: RequestPart, ID: 8, At: 1, Fail: PartFailCorrupt},
 	} {
 		got, err := DecodeRequest(EncodeRequest(r))
 		if err != nil || got != r {

@@ -20,6 +20,9 @@ import (
 // each file as a rank request: the worker answers with the file's compact
 // Rank row (a few hundred bytes) and keeps nothing, so the memory of the
 // pool follows its size and the largest file, not the number of ranks.
+// The analysis worker of a large file talks with the same messages to a
+// part worker of its own (part.go): a part request, answered by start,
+// progress and part.
 
 // Request types.
 const (
@@ -50,6 +53,12 @@ const (
 	// it has started, and any other request stops the warm-up. Not
 	// answered.
 	RequestWarm = "warm"
+	// RequestPart goes from the analysis worker to its part worker with
+	// the File being analysed: decode the part of its trace from byte At
+	// on (LoadPart); answered by start (as soon as the part's first byte
+	// is known), progress, then part (the part marshalled, in the
+	// message's one buffer) or error.
+	RequestPart = "part"
 )
 
 // Request is a message from the page to the worker.
@@ -68,7 +77,26 @@ type Request struct {
 	From   int `json:"from,omitempty"`
 	To     int `json:"to,omitempty"`
 	Points int `json:"points,omitempty"`
+	// At is where the part starts (part): its first trace entry at or
+	// after byte At.
+	At int64 `json:"at,omitempty"`
+	// Fail, for the tests only, makes the part worker fail on purpose
+	// (part): PartFail* says how.
+	Fail string `json:"fail,omitempty"`
 }
+
+// How a part worker fails when a test asks it to (Request.Fail).
+const (
+	// PartFailError answers an error after the start.
+	PartFailError = "error"
+	// PartFailCorrupt sends a part whose bytes are damaged.
+	PartFailCorrupt = "corrupt"
+	// PartFailSilent answers the start, then nothing.
+	PartFailSilent = "silent"
+	// PartFailExit ends the part worker's Go program (a crash) after the
+	// start.
+	PartFailExit = "exit"
+)
 
 // Response types.
 const (
@@ -81,6 +109,9 @@ const (
 	ResponseError    = "error"
 	ResponseRank     = "rank"
 	ResponseSizes    = "sizes"
+	// ResponseStart and ResponsePart answer a part request (RequestPart).
+	ResponseStart = "start"
+	ResponsePart  = "part"
 )
 
 // Response is a message from the worker to the page.
@@ -107,6 +138,15 @@ type Response struct {
 	// Sizes is set on sizes messages: the Files' sizes in bytes, in the
 	// request's order.
 	Sizes []int64 `json:"sizes,omitempty"`
+	// Start is set on start messages: the part's first byte.
+	Start int64 `json:"start,omitempty"`
+	// Part is set on part messages: the part marshalled
+	// (snapshot.Part.MarshalBinary), carried in the message's buffer;
+	// PartBytes is the input bytes it covers and PartMemory the part
+	// worker's WebAssembly memory (its peak) when it sent it.
+	Part       []byte `json:"-"`
+	PartBytes  int64  `json:"part_bytes,omitempty"`
+	PartMemory int64  `json:"part_memory,omitempty"`
 	// Error says what went wrong, on error messages; Internal marks a bug
 	// of ours (say "please file an issue").
 	Error    string `json:"error,omitempty"`
@@ -189,6 +229,8 @@ func EncodeResponse(r Response) (string, [][]byte, error) {
 		line.Points = nil
 		rk.Line = &line
 		r.Rank = &rk
+	case r.Type == ResponsePart:
+		bufs = append(bufs, r.Part) // as it is: the worker sends it and drops it
 	case r.Series != nil:
 		z := *r.Series
 		bufs = append(bufs, analysis.PackSeries(z.Points, z.Sites))
@@ -246,6 +288,11 @@ func DecodeResponsePaced(js string, bufs [][]byte, pause func()) (Response, erro
 			return Response{}, err
 		}
 		r.Rank.Line.Points = pts
+	case r.Type == ResponsePart:
+		if len(bufs) != 1 || len(bufs[0]) == 0 {
+			return Response{}, fmt.Errorf("a part message without its part")
+		}
+		r.Part = bufs[0]
 	case r.Series != nil:
 		if len(bufs) != 1 || r.Series.Sites == nil {
 			return Response{}, fmt.Errorf("a series message without its packed series")
@@ -275,7 +322,7 @@ func DecodeRequest(js string) (Request, error) {
 		return Request{}, fmt.Errorf("reading the page's request: %w", err)
 	}
 	switch r.Type {
-	case RequestAnalyze, RequestCompare, RequestState, RequestSeries, RequestRank, RequestSizes, RequestWarm:
+	case RequestAnalyze, RequestCompare, RequestState, RequestSeries, RequestRank, RequestSizes, RequestWarm, RequestPart:
 		return r, nil
 	}
 	return Request{}, fmt.Errorf("unknown request %q", r.Type)
