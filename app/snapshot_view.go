@@ -55,7 +55,7 @@ func (p *SnapshotPage) renderResults() app.UI {
 			Text(fmt.Sprintf("cuda:%d (%s entries)", dd.Device, bytesize.Commas(int64(dd.Entries)))))
 	}
 	return app.Section().ID("snap-results").Class("snap-results").
-		DataSet("decode-ms", p.res.DecodeMS).DataSet("analyse-ms", p.res.AnalyseMS).Body(
+		DataSet("decode-ms", p.res.DecodeMS).DataSet("analyse-ms", p.res.AnalyseMS).DataSet("split-bytes", p.res.SplitBytes).Body(
 		app.Div().Class("snap-head").Body(
 			app.Div().Body(
 				app.H2().ID("snap-filename").Text(p.fileName),

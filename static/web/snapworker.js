@@ -5,8 +5,10 @@
 // {json, file} in, {json, buffers} out.
 //
 // The same script, started by the worker with the name readerName, is its
-// file reader (see readSlice).
+// file reader (see readSlice); started with the name partName, it is its
+// part worker (see startPart), which runs the same Go program.
 const readerName = "oomscope-reader";
+const partName = "oomscope-part";
 
 // readSlice resolves to an ArrayBuffer of bytes [off, end) of a Blob; the
 // Go program reads the dropped File with it. Blob.arrayBuffer() fills its
@@ -68,8 +70,63 @@ self.readSlice = (file, off, end) => {
 };
 
 // go is the Go program of the analysis worker (the browser benchmark reads
-// its memory as go._inst); null in the reader.
+// its memory as go._inst) or of the part worker; null in the reader.
 let go = null;
+
+// wasmModule is snapworker.wasm compiled, which the analysis worker hands
+// to its part worker: no second download or compile, and the code the
+// browser optimised in one worker serves the other.
+let wasmModule = null;
+
+// __oomscopeWasmMemory returns the size of the Go program's WebAssembly
+// memory (its high-water mark: it never shrinks).
+self.__oomscopeWasmMemory = () => (go && go._inst ? go._inst.exports.mem.buffer.byteLength : 0);
+
+// The part worker (issue #9): a second instance of the Go program, which
+// decodes the second half of a large file's trace while the analysis
+// worker decodes the first (wasm/snapworker split.go). It is started
+// ahead (prestartPart, once the analysis worker is idle) so that its own
+// start does not delay the file, used for one file and ended (its memory
+// holds a part of it).
+let partWorker = null;
+
+// prestartPart starts a part worker to be used by the next startPart.
+self.prestartPart = () => {
+  if (!partWorker && wasmModule) {
+    partWorker = newPart();
+  }
+};
+
+function newPart() {
+  try {
+    const w = new Worker("snapworker.js", { name: partName });
+    w.postMessage({ module: wasmModule });
+    return w;
+  } catch (err) {
+    return null;
+  }
+}
+
+// startPart hands a part request (its JSON) and the File to a part worker
+// and calls onmsg with each of its answers ({type, json, buffers}; a
+// failure of the worker itself is an error answer); it returns the worker
+// (to terminate once done) or null if none could start.
+self.startPart = (file, json, onmsg) => {
+  const w = partWorker || (wasmModule && newPart());
+  partWorker = null;
+  if (!w) {
+    return null;
+  }
+  const failed = (what) => onmsg({ type: "error", json: JSON.stringify({ type: "error", id: 0, error: what }) });
+  w.onmessage = (e) => onmsg(e.data);
+  w.onerror = (e) => {
+    e.preventDefault();
+    failed("the part worker failed: " + (e.message || "it did not start"));
+  };
+  w.onmessageerror = () => failed("a message of the part worker could not be read");
+  w.postMessage({ json, file });
+  return w;
+};
 
 // startGo runs snapworker.wasm, forwarding the page's messages to it.
 function startGo() {
@@ -102,9 +159,30 @@ function startGo() {
 
   startReader();
   go = new Go();
-  WebAssembly.instantiateStreaming(fetch("snapworker.wasm"), go.importObject)
-    .then((r) => go.run(r.instance))
-    .then(() => fail("the analysis worker stopped; reload the page"))
+  let instance;
+  if (self.name === partName) {
+    // The part worker: the compiled module comes first, from the
+    // analysis worker.
+    instance = new Promise((resolve, reject) => {
+      const first = self.onmessage;
+      self.onmessage = (e) => {
+        if (e.data && e.data.module) {
+          self.onmessage = first;
+          WebAssembly.instantiate(e.data.module, go.importObject).then(resolve, reject);
+        } else {
+          first(e);
+        }
+      };
+    });
+  } else {
+    instance = WebAssembly.instantiateStreaming(fetch("snapworker.wasm"), go.importObject).then((r) => {
+      wasmModule = r.module;
+      return r.instance;
+    });
+  }
+  instance
+    .then((inst) => go.run(inst))
+    .then(() => fail(self.name === partName ? "the part worker stopped" : "the analysis worker stopped; reload the page"))
     .catch((err) => fail("could not start the analysis worker: " + err));
 
   function fail(msg) {

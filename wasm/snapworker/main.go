@@ -48,6 +48,16 @@ func main() {
 	// byte amounts as numbers in the JSON (analysis.Text).
 	analysis.RawTextJSON = true
 	w := &worker{}
+	if js.Global().Get("name").String() == partName {
+		// A part worker (split.go): it only answers part requests.
+		js.Global().Call("snapworkerReady", js.FuncOf(func(this js.Value, args []js.Value) any {
+			if len(args) > 0 {
+				go decodePart(args[0])
+			}
+			return nil
+		}))
+		select {}
+	}
 	// The worker starts with the page: use the wait for a file to parse
 	// the estimator's catalog (which the report of a snapshot holding
 	// parameters matches them against) and to run the whole load path
@@ -95,6 +105,7 @@ func (w *worker) warm() {
 		state("__oomscopeWarm", "failed: "+err.Error())
 	}
 	runtime.GC()
+	prestartPart()
 }
 
 // yieldEvery is the most time the warm-up runs before it lets the browser
@@ -211,6 +222,7 @@ func (w *worker) handle(msg js.Value) {
 		// hundreds of them (the live heap of a 1 GB file), which the
 		// page need not wait for.
 		publishMemory()
+		prestartPart() // for the next file, if this one used it
 	}
 }
 
@@ -267,7 +279,7 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 		return nil, errors.New("no file data received")
 	}
 	size := int64(file.Get("size").Float())
-	r := newBlobReader(file, size)
+	r := newBlobReader(file, 0, size)
 	defer r.release()
 	var last time.Time // of the last progress posted
 	opt := load.Options{
@@ -290,6 +302,12 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 		opt.Summary = func(hs []analysis.Headline) {
 			mark("summary")
 			post(load.Response{Type: load.ResponseSummary, ID: req.ID, Summary: hs})
+		}
+	}
+	if req.Type != load.RequestRank { // many ranks run in a pool of workers already
+		if p := startSplit(req, file, size); p != nil {
+			defer p.stop()
+			opt.Split = p.split()
 		}
 	}
 	return load.Load(load.Input{Name: req.Name, R: r, Size: size, Source: blobReaderAt{file}}, opt)
@@ -347,6 +365,7 @@ const readAhead = 2
 // 208 MB file).
 type blobReader struct {
 	file      js.Value
+	start     int64      // where the reader started
 	off, size int64      // off: where the current slice ends
 	ahead     int64      // where the next slice to start reading starts
 	cur       js.Value   // the current slice, a Uint8Array
@@ -367,8 +386,9 @@ type chunk struct {
 	err error
 }
 
-func newBlobReader(file js.Value, size int64) *blobReader {
-	r := &blobReader{file: file, size: size}
+// newBlobReader reads file (size bytes) from byte start on.
+func newBlobReader(file js.Value, start, size int64) *blobReader {
+	r := &blobReader{file: file, start: start, off: start, ahead: start, size: size}
 	r.fill()
 	return r
 }
@@ -378,8 +398,8 @@ func newBlobReader(file js.Value, size int64) *blobReader {
 func (r *blobReader) fill() {
 	for len(r.next) < readAhead && r.ahead < r.size {
 		off, end := r.ahead, min(r.ahead+readChunk, r.size)
-		if off == 0 {
-			end = min(firstChunk, r.size)
+		if off == r.start {
+			end = min(off+firstChunk, r.size)
 		}
 		r.ahead = end
 		// Through the worker's reader (snapworker.js readSlice), which
@@ -387,7 +407,7 @@ func (r *blobReader) fill() {
 		// here, as this thread has nothing else to do until it comes (the
 		// round trip through the reader made it come later).
 		var read js.Value
-		if off == 0 {
+		if off == r.start {
 			read = blobSlice(r.file, off, end)
 		} else {
 			read = js.Global().Call("readSlice", r.file, float64(off), float64(end))
