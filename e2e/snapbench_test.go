@@ -258,7 +258,8 @@ func printMarks(b *testing.B, tb *tab, name string) {
 }
 
 // analysisWorker attaches to the tab's analysis worker (the worker that
-// runs Go; the file reader beside it, snapworker.js, has go == null) and
+// runs Go and has no name; the file readers, snapworker.js, have
+// go == null, and the part worker is named partName) and
 // returns its context, to be cancelled by the caller.
 func analysisWorker(b testing.TB, tb *tab) (context.Context, context.CancelFunc) {
 	targets, err := chromedp.Targets(tb.ctx)
@@ -271,7 +272,7 @@ func analysisWorker(b testing.TB, tb *tab) (context.Context, context.CancelFunc)
 			continue
 		}
 		wctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID))
-		v, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`typeof go === "object" && go !== null`))
+		v, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`typeof go === "object" && go !== null && self.name === ""`))
 		if err == nil && v {
 			return wctx, cancel
 		}

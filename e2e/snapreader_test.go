@@ -33,20 +33,24 @@ func TestSnapshotWorkerReader(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := chromedp.FromContext(tb.ctx)
-	analysers, readers := 0, 0
+	analysers, readers, parts := 0, 0, 0
 	for _, ti := range targets {
 		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID {
 			continue
 		}
 		tctx, stop := context.WithTimeout(tb.ctx, 20*time.Second)
 		wctx, cancel := chromedp.NewContext(tctx, chromedp.WithTargetID(ti.TargetID))
-		role, err := chromedp.Run(wctx, chromedp.Evaluate[string](`self.name === readerName ? "reader" : (go ? "analyser" : "?")`))
+		role, err := chromedp.Run(wctx, chromedp.Evaluate[string](`self.name === readerName ? "reader" : (self.name === partName ? "part" : (go ? "analyser" : "?"))`))
 		if err != nil {
 			t.Fatalf("worker %s: %v", ti.URL, err)
 		}
 		switch role {
 		case "reader":
 			readers++
+		case "part":
+			// A part worker started ahead for the next large file
+			// (split.go), with its own reader.
+			parts++
 		case "analyser":
 			analysers++
 			used, err := chromedp.Run(wctx, chromedp.Evaluate[bool](`reader !== null && !readerFailed`))
@@ -72,13 +76,13 @@ func TestSnapshotWorkerReader(t *testing.T) {
 				}
 			}
 		default:
-			t.Errorf("worker %s is neither the analyser nor its reader", ti.URL)
+			t.Errorf("worker %s is neither the analyser, its part worker nor a reader", ti.URL)
 		}
 		cancel()
 		stop()
 	}
-	if analysers != 1 || readers != 1 {
-		t.Errorf("%d analysis workers and %d readers, want 1 and 1", analysers, readers)
+	if analysers != 1 || parts > 1 || readers != 1+parts {
+		t.Errorf("%d analysis workers, %d part workers and %d readers, want 1, at most 1 and one each", analysers, parts, readers)
 	}
 	tb.assertClean()
 }
