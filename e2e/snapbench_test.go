@@ -141,6 +141,7 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 		summary, timeline, long   float64
 		decode, analyse           float64
 		wasmBytes, heapBytes, gap float64
+		split                     splitStats
 		err                       string
 	}
 	var rows []row
@@ -192,8 +193,10 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 				if trace != nil {
 					trace.print(b, tb)
 					printMarks(b, tb, in.name)
+					printSplit(b, tb, in.name)
 				}
 				r.wasmBytes, r.heapBytes = workerMemory(b, tb)
+				r.split = workerSplit(b, tb)
 				b.ReportMetric(r.summary, "ms/drop-to-summary")
 				b.ReportMetric(r.timeline, "ms/drop-to-timeline")
 				b.ReportMetric(r.long, "ms/longest-task")
@@ -203,18 +206,19 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 		})
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "\n%-34s %8s %9s %8s %14s %14s %16s %12s %12s %12s %10s\n", "file", "MB", "entries", "stacks", "drop→summary",
-		"drop→timeline", "worker dec+an", "wasm peak", "heap at end", "longest task", "frame gap")
+	fmt.Fprintf(&out, "\n%-34s %8s %9s %8s %14s %14s %16s %12s %12s %12s %10s %9s %10s %10s %10s\n", "file", "MB", "entries", "stacks", "drop→summary",
+		"drop→timeline", "worker dec+an", "wasm peak", "heap at end", "longest task", "frame gap", "split MB", "part at", "part peak", "idle part")
 	for _, r := range rows {
 		if r.err != "" {
 			fmt.Fprintf(&out, "%-34s %8.1f %9d %8d failed: %s\n", r.in.name, float64(r.in.bytes)/1e6, r.in.entries, r.in.stacks, r.err)
 			continue
 		}
-		fmt.Fprintf(&out, "%-34s %8.1f %9d %8d %11.0f ms %11.0f ms %6.0f+%4.0f ms %9.0f MB %9.0f MB %9.0f ms %7.0f ms\n", r.in.name,
+		fmt.Fprintf(&out, "%-34s %8.1f %9d %8d %11.0f ms %11.0f ms %6.0f+%4.0f ms %9.0f MB %9.0f MB %9.0f ms %7.0f ms %9.1f %7.0f ms %7.0f MB %7.0f MB\n", r.in.name,
 			float64(r.in.bytes)/1e6, r.in.entries, r.in.stacks, r.summary, r.timeline, r.decode, r.analyse, r.wasmBytes/1e6,
-			r.heapBytes/1e6, r.long, r.gap)
+			r.heapBytes/1e6, r.long, r.gap, r.split.bytes/1e6, r.split.arrived, r.split.peak/1e6, r.split.idle/1e6)
 	}
 	fmt.Fprintf(&out, "(wasm peak: the worker's linear memory, which only grows; heap at end: the live Go heap after the analysis, -1 if the worker does not say; longest task: main-thread tasks over 50 ms, 0 if none)\n")
+	fmt.Fprintf(&out, "(split MB: input decoded by the part worker and taken, 0 if none; part at: when its part reached the analysis worker, ms after the hand-over; part peak: the part worker's linear memory when it sent its part; idle part: that of the part worker started ahead for the next file, at the end; the workers' memory at its peak is at most wasm peak + part peak, at the end wasm peak + idle part)\n")
 	if settle > 0 {
 		fmt.Fprintf(&out, "(each file handed over %v after the page was ready: OOMSCOPE_BENCH_SETTLE)\n", settle)
 	}
@@ -292,6 +296,60 @@ func workerMemory(b *testing.B, tb *tab) (wasm, heap float64) {
 		b.Fatalf("reading the worker's memory: %v", err)
 	}
 	return v["wasm"], v["heap"]
+}
+
+// printSplit prints the analysis worker's account of its part worker
+// (self.__oomscopeSplitStats: split.go).
+func printSplit(b *testing.B, tb *tab, name string) {
+	wctx, cancel := analysisWorker(b, tb)
+	defer cancel()
+	v, err := chromedp.Run(wctx, chromedp.Evaluate[map[string]any](`self.__oomscopeSplitStats || {}`))
+	if err != nil {
+		b.Fatalf("reading the worker's split stats: %v", err)
+	}
+	b.Logf("%s split: %v", name, v)
+}
+
+// splitStats is what the analysis worker says of its part worker
+// (wasm/snapworker split.go): the input bytes of the part taken, when it
+// arrived (ms after the hand-over, 0 if it did not), the part worker's
+// memory when it sent it, and that of the idle part worker started ahead
+// for the next file.
+type splitStats struct{ bytes, arrived, peak, idle float64 }
+
+// workerSplit reads the analysis worker's split stats and the memory of
+// an idle part worker (0 if none).
+func workerSplit(b *testing.B, tb *tab) splitStats {
+	wctx, cancel := analysisWorker(b, tb)
+	defer cancel()
+	t0 := evalJS[float64](tb, `performance.timeOrigin + window.__t0`)
+	v, err := chromedp.Run(wctx, chromedp.Evaluate[map[string]float64](`(() => { const s = self.__oomscopeSplitStats || {}, m = self.__oomscopeMarks || {};
+		return {peak: s.partMemory || 0, arrived: m.part_arrived || 0}; })()`))
+	if err != nil {
+		b.Fatalf("reading the worker's split stats: %v", err)
+	}
+	st := splitStats{peak: v["peak"]}
+	if v["arrived"] > 0 {
+		st.arrived = v["arrived"] - t0
+	}
+	st.bytes = evalJS[float64](tb, `+document.getElementById("snap-results").dataset.splitBytes || 0`)
+	targets, err := chromedp.Targets(tb.ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := chromedp.FromContext(tb.ctx)
+	for _, ti := range targets {
+		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID {
+			continue
+		}
+		pctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID))
+		m, err := chromedp.Run(pctx, chromedp.Evaluate[float64](`self.name === partName ? self.__oomscopeWasmMemory() : 0`))
+		cancel()
+		if err == nil && m > 0 {
+			st.idle += m
+		}
+	}
+	return st
 }
 
 // cpuProfile is a CPU profile being taken of the page or of a worker.

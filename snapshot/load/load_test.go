@@ -111,7 +111,7 @@ func TestResponsesRoundTrip(t *testing.T) {
 		{Type: ResponseRank, ID: 12, Rank: &Rank{File: "rank5.pickle", Rank: 5, Error: "rank5.pickle is not a readable memory snapshot"}},
 		{Type: ResponseSizes, ID: 13, Sizes: []int64{0, 1 << 20, 5 << 30}},
 		{Type: ResponseStart, ID: 14, Start: 123456789},
-		{Type: ResponsePart, ID: 15, Part: []byte{1, 2, 3, 0, 255}, PartBytes: 1 << 33, PartMemory: 300 << 20},
+		{Type: ResponsePart, ID: 15, Part: []byte{1, 2, 3, 0, 255}, PartBytes: 1 << 33, PartMemory: 300 << 20, PartMS: map[string]int64{"start": 5, "decoded": 900}},
 		ErrorResponse(9, &InternalError{Offset: 12, Stage: StageDecode, Value: "boom"}),
 		ErrorResponse(10, errors.New("x.pickle is not a readable memory snapshot")),
 	} {

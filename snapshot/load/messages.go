@@ -147,6 +147,10 @@ type Response struct {
 	Part       []byte `json:"-"`
 	PartBytes  int64  `json:"part_bytes,omitempty"`
 	PartMemory int64  `json:"part_memory,omitempty"`
+	// PartMS says when the part worker reached each step of its part
+	// (milliseconds after the request came: "start", "decoded",
+	// "marshalled"), for the browser benchmark.
+	PartMS map[string]int64 `json:"part_ms,omitempty"`
 	// Error says what went wrong, on error messages; Internal marks a bug
 	// of ours (say "please file an issue").
 	Error    string `json:"error,omitempty"`

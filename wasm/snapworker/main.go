@@ -74,6 +74,9 @@ func main() {
 		if req, err := load.DecodeRequest(args[0].Get("json").String()); err == nil && req.Type == load.RequestWarm {
 			if !w.warming {
 				w.warming = true
+				// The part worker for a large file, now that the page
+				// has started (6 MB of memory while idle).
+				prestartPart()
 				go w.warm()
 			}
 			return nil
@@ -105,7 +108,6 @@ func (w *worker) warm() {
 		state("__oomscopeWarm", "failed: "+err.Error())
 	}
 	runtime.GC()
-	prestartPart()
 }
 
 // yieldEvery is the most time the warm-up runs before it lets the browser

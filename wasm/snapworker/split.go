@@ -124,6 +124,7 @@ func (p *partRun) receive(msg js.Value) {
 			bufs = append(bufs, buf)
 		}
 	}
+	copied := time.Since(p.began)
 	r, err := load.DecodeResponse(msg.Get("json").String(), bufs)
 	if err != nil {
 		p.fail(fmt.Errorf("the part worker's answer: %w", err))
@@ -146,6 +147,11 @@ func (p *partRun) receive(msg js.Value) {
 		p.stats.Set("partMs", since)
 		p.stats.Set("partBytes", float64(r.PartBytes))
 		p.stats.Set("partMemory", float64(r.PartMemory))
+		p.stats.Set("partBlob", len(r.Part))
+		p.stats.Set("copiedMs", float64(copied.Milliseconds()))
+		for k, v := range r.PartMS {
+			p.stats.Set("part_"+k, v)
+		}
 		select {
 		case p.part <- r.Part:
 		default:
@@ -212,6 +218,7 @@ func (p *partRun) split() *snapshot.Split {
 	return &snapshot.Split{
 		At: p.at,
 		Start: func() (int64, error) {
+			mark("split_start_asked")
 			start, err := waitFor(p, p.start)
 			if err != nil {
 				p.stop()
@@ -219,13 +226,17 @@ func (p *partRun) split() *snapshot.Split {
 			return start, err
 		},
 		Part: func() (*snapshot.Part, error) {
+			mark("split_part_asked")
 			b, err := waitFor(p, p.part)
 			p.stop()
 			if err != nil {
 				return nil, err
 			}
 			part := new(snapshot.Part)
-			if err := part.UnmarshalBinary(b); err != nil {
+			t := time.Now()
+			err = part.UnmarshalBinary(b)
+			p.stats.Set("unmarshalMs", float64(time.Since(t).Milliseconds()))
+			if err != nil {
 				p.stats.Set("error", err.Error())
 				return nil, err
 			}
@@ -252,13 +263,19 @@ func decodePart(msg js.Value) {
 		return
 	}
 	id = req.ID
+	t0 := time.Now()
+	times := map[string]int64{}
 	file := msg.Get("file")
 	if !file.Truthy() {
 		post(load.ErrorResponse(id, errors.New("no file data received")))
 		return
 	}
 	size := int64(file.Get("size").Float())
-	src := &streamReaderAt{file: file, size: size}
+	src := &streamReaderAt{file: file, size: size, reached: func(off int64) {
+		if _, ok := times["prefix"]; !ok && off >= req.At {
+			times["prefix"] = time.Since(t0).Milliseconds() // the first read at the part
+		}
+	}}
 	defer src.release()
 	var last time.Time
 	opt := load.Options{Progress: func(stage load.Stage, done, total int64) {
@@ -268,6 +285,7 @@ func decodePart(msg js.Value) {
 		}
 	}}
 	started := func(start int64) {
+		times["start"] = time.Since(t0).Milliseconds()
 		post(load.Response{Type: load.ResponseStart, ID: id, Start: start})
 		switch req.Fail {
 		case load.PartFailExit:
@@ -277,6 +295,7 @@ func decodePart(msg js.Value) {
 		}
 	}
 	b, n, err := load.LoadPart(load.Input{Name: req.Name, Size: size, Source: src}, req.At, opt, started)
+	times["marshalled"] = time.Since(t0).Milliseconds()
 	if err == nil && req.Fail == load.PartFailError {
 		err = errors.New("the part worker failed on purpose (test)")
 	}
@@ -290,7 +309,7 @@ func decodePart(msg js.Value) {
 		}
 	}
 	mem := int64(js.Global().Call("__oomscopeWasmMemory").Float())
-	post(load.Response{Type: load.ResponsePart, ID: id, Part: b, PartBytes: n, PartMemory: mem})
+	post(load.Response{Type: load.ResponsePart, ID: id, Part: b, PartBytes: n, PartMemory: mem, PartMS: times})
 }
 
 // streamReaderAt reads a Blob at any offset for the part decoder: a read
@@ -301,6 +320,7 @@ type streamReaderAt struct {
 	file    js.Value
 	size    int64
 	streams []*stream
+	reached func(off int64) // if not nil, called with each read's offset
 }
 
 // stream is a blobReader and where it is.
@@ -323,6 +343,9 @@ func (s *streamReaderAt) ReadAt(b []byte, off int64) (int, error) {
 	}
 	if off >= s.size {
 		return 0, io.EOF
+	}
+	if s.reached != nil {
+		s.reached(off)
 	}
 	var st *stream
 	for i, c := range s.streams {
