@@ -272,7 +272,9 @@ func analysisWorker(b testing.TB, tb *tab) (context.Context, context.CancelFunc)
 	}
 	c := chromedp.FromContext(tb.ctx)
 	for _, ti := range targets {
-		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID {
+		// A worker's title is its name: the readers and part workers are
+		// not asked (one that was just ended may never answer).
+		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID || ti.Title == readerWorker || ti.Title == partWorker {
 			continue
 		}
 		wctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID))
@@ -339,12 +341,14 @@ func workerSplit(b *testing.B, tb *tab) splitStats {
 	}
 	c := chromedp.FromContext(tb.ctx)
 	for _, ti := range targets {
-		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID {
+		if ti.Type != "worker" || ti.BrowserContextID != c.BrowserContextID || ti.Title != partWorker {
 			continue
 		}
-		pctx, cancel := chromedp.NewContext(tb.ctx, chromedp.WithTargetID(ti.TargetID))
+		tctx, stop := context.WithTimeout(tb.ctx, 10*time.Second)
+		pctx, cancel := chromedp.NewContext(tctx, chromedp.WithTargetID(ti.TargetID))
 		m, err := chromedp.Run(pctx, chromedp.Evaluate[float64](`self.name === partName ? self.__oomscopeWasmMemory() : 0`))
 		cancel()
+		stop()
 		if err == nil && m > 0 {
 			st.idle += m
 		}

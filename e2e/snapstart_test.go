@@ -12,15 +12,19 @@ import (
 )
 
 // readerWorker is the name of the analysis worker's nested file reader
-// (readerName in static/web/snapworker.js).
-const readerWorker = "oomscope-reader"
+// (readerName in static/web/snapworker.js), partWorker that of its part
+// worker (partName).
+const (
+	readerWorker = "oomscope-reader"
+	partWorker   = "oomscope-part"
+)
 
 // workerTargets counts the dedicated workers the tab's page started, not
-// counting the analysis workers' file readers.
+// counting the analysis workers' file readers and part workers.
 func workerTargets(tb *tab) int {
 	n := 0
 	for _, r := range tb.children() {
-		if r.name == "worker" && r.title != readerWorker {
+		if r.name == "worker" && r.title != readerWorker && r.title != partWorker {
 			n++
 		}
 	}

@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 
 	"oomscope/snapshot"
@@ -50,6 +51,12 @@ func LoadPart(in Input, at int64, opt Options, started func(start int64)) (b []b
 	}
 	if p == nil {
 		return nil, 0, errors.New(in.Name + ": the part decoder returned nothing")
+	}
+	if in.Size > 64<<20 {
+		// As Load: the decoder's tables are garbage now, and the
+		// marshalled part (about 40 % of the input decoded) can reuse
+		// their memory (a browser worker never gives memory back).
+		runtime.GC()
 	}
 	b, err = p.MarshalBinary()
 	if err != nil {

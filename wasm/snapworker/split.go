@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -189,6 +190,10 @@ func (p *partRun) stop() {
 	if !p.stopped {
 		p.stopped = true
 		p.worker.Call("terminate")
+		// No answer already queued may call the released function.
+		for _, h := range []string{"onmessage", "onerror", "onmessageerror"} {
+			p.worker.Set(h, js.Null())
+		}
 		p.onmsg.Release()
 	}
 }
@@ -235,6 +240,10 @@ func (p *partRun) split() *snapshot.Split {
 			part := new(snapshot.Part)
 			t := time.Now()
 			err = part.UnmarshalBinary(b)
+			// The marshalled part is garbage now: collect it before the
+			// decoder merges the part, which then reuses its memory
+			// (this worker's memory never shrinks).
+			runtime.GC()
 			p.stats.Set("unmarshalMs", float64(time.Since(t).Milliseconds()))
 			if err != nil {
 				p.stats.Set("error", err.Error())
