@@ -240,9 +240,10 @@ func (p *partRun) split() *snapshot.Split {
 			part := new(snapshot.Part)
 			t := time.Now()
 			err = part.UnmarshalBinary(b)
-			// The marshalled part is garbage now: collect it before the
-			// decoder merges the part, which then reuses its memory
-			// (this worker's memory never shrinks).
+			// Collect before the decoder merges the part (which grows
+			// its tables by the part's columns): this worker's memory
+			// never shrinks, and its peak on the 209 MB distinct file
+			// was 154 MB with this collection, 181 MB without.
 			runtime.GC()
 			p.stats.Set("unmarshalMs", float64(time.Since(t).Milliseconds()))
 			if err != nil {
