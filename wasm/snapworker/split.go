@@ -100,16 +100,19 @@ func startSplit(req load.Request, file js.Value, size int64) *partRun {
 
 // partAt is where the part worker starts on a file of size bytes (-1: no
 // split): later than snapshot.SplitAt's middle, as the part worker has
-// costs the analysis worker has not (the prefix, marshalling, the copy
-// between workers, unmarshalling, about 0.3-0.5 s on a 209 MB file). On
+// costs the analysis worker has not: its prefix (about 150 ms), then
+// marshalling, the copy between workers and unmarshalling (about 1 ms a
+// MB of its part, against 6-7 ms a MB of decoding). Balanced, that is
+// 0.52 of the file plus 12 MiB. Measured (a loaded 2-core machine): on
 // the 209 MB distinct-stacks file, drop to timeline in three alternating
-// rounds (a loaded machine): 2106-2632 ms at 0.50 of the file, 1677-2346
-// ms at 0.58, 1784-2326 ms at 0.65.
+// rounds 2106-2632 ms at 0.50 of the file, 1677-2346 ms at 0.58,
+// 1784-2326 ms at 0.65; on the 1.07 GB one at 0.58, the analysis worker
+// reached the split 0.76 s after the part had come (balance: 0.53).
 func partAt(size int64) int64 {
 	if snapshot.SplitAt(size) < 0 {
 		return -1
 	}
-	return size / 100 * 58
+	return min(size/100*52+12<<20, size-1)
 }
 
 // secondCore reports whether the browser has a second core for the part
