@@ -102,17 +102,18 @@ func startSplit(req load.Request, file js.Value, size int64) *partRun {
 // split): later than snapshot.SplitAt's middle, as the part worker has
 // costs the analysis worker has not: its prefix (about 150 ms), then
 // marshalling, the copy between workers and unmarshalling (about 1 ms a
-// MB of its part, against 6-7 ms a MB of decoding). Balanced, that is
-// 0.52 of the file plus 12 MiB. Measured (a loaded 2-core machine): on
-// the 209 MB distinct-stacks file, drop to timeline in three alternating
+// MB of its part, against 6-7 ms a MB of decoding): 0.54 of the file
+// plus 12 MiB balances them. Measured (a loaded 2-core machine): on the
+// 209 MB distinct-stacks file, drop to timeline in three alternating
 // rounds 2106-2632 ms at 0.50 of the file, 1677-2346 ms at 0.58,
-// 1784-2326 ms at 0.65; on the 1.07 GB one at 0.58, the analysis worker
-// reached the split 0.76 s after the part had come (balance: 0.53).
+// 1784-2326 ms at 0.65 (at 0.58 the part came 86 ms before the analysis
+// worker asked for it); on the 1.07 GB one, the analysis worker asked
+// 0.76 s after the part came at 0.58, 0.70 s before it came at 0.53.
 func partAt(size int64) int64 {
 	if snapshot.SplitAt(size) < 0 {
 		return -1
 	}
-	return min(size/100*52+12<<20, size-1)
+	return min(size/100*54+12<<20, size-1)
 }
 
 // secondCore reports whether the browser has a second core for the part
