@@ -890,35 +890,10 @@ func (c *column[T]) pushZeros(k int) {
 	}
 }
 
-// setStreamIdx is setStream's lookup: the index of stream s, added if new
-// (false: too many).
-func (e *entryStore) setStreamIdx(s uint64, out *uint16) bool {
-	i, ok := e.streamIdx[s]
-	if !ok {
-		if len(e.streams) >= maxStreams {
-			return false
-		}
-		i = uint16(len(e.streams))
-		e.streams = append(e.streams, s)
-		e.streamIdx[s] = i
-	}
-	*out = i
-	return true
-}
-
 // pushHeld appends a held stack of frames st, hash h and summary sum
 // (a part's: dedupeLazy merges it with any same stack).
 func (t *Stacks) pushHeld(st Stack, h uint64, sum StackSummary) {
-	np := len(t.pages)
-	if cap(t.pages[np-1])-len(t.pages[np-1]) <= len(st) {
-		t.pages = append(t.pages, make([]FrameID, 0, max(holdLimit, len(st)+1)))
-		np++
-	}
-	p := &t.pages[np-1]
-	at := uint64(np-1)<<32 | uint64(len(*p))
-	*p = append(append(*p, FrameID(len(st))), st...)
-	t.heldFrames += len(st)
-	t.push(at, t.sumIndex(sum), h)
+	t.push(t.hold(st), t.sumIndex(sum), h)
 	t.index = nil // rebuilt when next needed
 }
 

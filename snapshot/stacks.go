@@ -422,6 +422,18 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 			return old, false
 		}
 	}
+	t.push(t.hold(st), 0, h)
+	t.index[i] = slot(h, id)
+	t.indexed++
+	if 4*t.indexed > 3*len(t.index) {
+		t.rebuildIndex()
+	}
+	return id, true
+}
+
+// hold appends the frames st to the held stacks' pages and returns their
+// place (Stacks.at).
+func (t *Stacks) hold(st Stack) uint64 {
 	np := len(t.pages)
 	if cap(t.pages[np-1])-len(t.pages[np-1]) <= len(st) {
 		t.pages = append(t.pages, make([]FrameID, 0, max(holdLimit, len(st)+1)))
@@ -431,13 +443,7 @@ func (t *Stacks) intern(st Stack, lazy func(Stack) StackSummary, off int64, size
 	at := uint64(np-1)<<32 | uint64(len(*p))
 	*p = append(append(*p, FrameID(len(st))), st...)
 	t.heldFrames += len(st)
-	t.push(at, 0, h)
-	t.index[i] = slot(h, id)
-	t.indexed++
-	if 4*t.indexed > 3*len(t.index) {
-		t.rebuildIndex()
-	}
-	return id, true
+	return at
 }
 
 // recentLazy finds a lazy stack of hash h and n frames among the recent

@@ -303,12 +303,9 @@ func (e *entryStore) setAction(row int, a Action) bool {
 // maxStreams bounds the distinct stream values of one store.
 const maxStreams = 1 << 16
 
-// setStream sets a row's stream; it reports false when the store already
-// holds maxStreams distinct streams.
-func (e *entryStore) setStream(row int, s uint64) bool {
-	if e.streams == nil {
-		e.streams, e.streamIdx = []uint64{0}, map[uint64]uint16{0: 0}
-	}
+// setStreamIdx is setStream's lookup: the index of stream s, added if new
+// (false: too many).
+func (e *entryStore) setStreamIdx(s uint64, out *uint16) bool {
 	i, ok := e.streamIdx[s]
 	if !ok {
 		if len(e.streams) >= maxStreams {
@@ -317,6 +314,20 @@ func (e *entryStore) setStream(row int, s uint64) bool {
 		i = uint16(len(e.streams))
 		e.streams = append(e.streams, s)
 		e.streamIdx[s] = i
+	}
+	*out = i
+	return true
+}
+
+// setStream sets a row's stream; it reports false when the store already
+// holds maxStreams distinct streams.
+func (e *entryStore) setStream(row int, s uint64) bool {
+	if e.streams == nil {
+		e.streams, e.streamIdx = []uint64{0}, map[uint64]uint16{0: 0}
+	}
+	var i uint16
+	if !e.setStreamIdx(s, &i) {
+		return false
 	}
 	e.stream.set(row, i)
 	return true
