@@ -128,10 +128,14 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	r.overAt = -1
 	d.buckets.record(-1, 0, 0)
 	r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex = d.peakRel, d.peakIndex, d.resPeakRel, d.resPeakIndex
-	for base := 0; base < n; {
-		ch := tr.Chunk(base)
-		r.chunk(base, ch)
-		base += len(ch.Actions)
+	if concurrent() && n >= pipelineMin {
+		r.pipeline()
+	} else {
+		for base := 0; base < n; {
+			ch := tr.Chunk(base)
+			r.chunk(base, ch)
+			base += len(ch.Actions)
+		}
 	}
 	bs := &d.buckets
 	cur, res, counts, open, over, overAt, doubleAlloc := r.cur, r.res, r.counts, r.open, r.over, r.overAt, r.doubleAlloc

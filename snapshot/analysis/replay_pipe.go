@@ -1,0 +1,200 @@
+package analysis
+
+import "oomscope/snapshot"
+
+// pipelineMin is the fewest entries a trace has for the replay to run as
+// a pipeline (replayer.pipeline) where there is a second core; a variable
+// so that tests can run the pipeline on small traces.
+var pipelineMin = 1 << 17
+
+// pipelineDepth is how many matched chunks the pipeline's matcher may be
+// ahead of the replay.
+const pipelineDepth = 4
+
+// matchedChunk is a chunk of the trace with what the matcher found for each
+// of its entries (see replayer.match).
+type matchedChunk struct {
+	base int
+	ch   snapshot.Chunk
+	out  []openAlloc
+}
+
+// Values of openAlloc.k in a matched chunk besides an allocation's number.
+const (
+	// matchNone: the entry matched no open allocation.
+	matchNone = -1
+	// matchNext: a free_requested whose free_completed follows it at once
+	// (chunk: reqBefore).
+	matchNext = -2
+)
+
+// pipeline replays the trace as chunk does, on two goroutines: a matcher
+// does the look-ups of the open allocations by address (the replay's
+// biggest cost on big files, a cache miss each) and hands each chunk's
+// results on to this goroutine, which does the rest (replayRest). The
+// matcher numbers the allocations as allocTable.add will: one per alloc
+// entry and one per free that matches nothing. The result is chunk's,
+// entry for entry; r.open is the matcher's map once both are done.
+func (r *replayer) pipeline() {
+	jobs := make(chan matchedChunk, pipelineDepth)
+	bufs := make(chan []openAlloc, pipelineDepth+2)
+	for range pipelineDepth + 2 {
+		bufs <- nil
+	}
+	nextK := int32(r.d.allocs.len())
+	join := goOrRun(func() {
+		defer close(jobs)
+		for base := 0; base < r.n; {
+			ch := r.tr.Chunk(base)
+			out := <-bufs
+			if cap(out) < len(ch.Actions) {
+				out = make([]openAlloc, len(ch.Actions))
+			}
+			out = out[:len(ch.Actions)]
+			nextK = r.match(base, ch, out, nextK)
+			jobs <- matchedChunk{base, ch, out}
+			base += len(ch.Actions)
+		}
+	})
+	for m := range jobs {
+		r.replayRest(m.base, m.ch, m.out)
+		bufs <- m.out
+	}
+	join()
+}
+
+// match does chunk's look-ups of r.open for entries base, base+1, … of ch:
+// out[j] is the open allocation entry base+j ends (an alloc: the one it
+// replaces; a free: the one it frees; a free_requested: the one it
+// requests to free, or matchNext), k matchNone where none. nextK is the
+// number the next allocation gets; match returns it after ch.
+func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int32) int32 {
+	tr, n, open, maxSize, mode := r.tr, r.n, r.open, r.maxSize, r.mode
+	for j, code := range ch.Actions {
+		i := base + j
+		k := min(snapshot.ActionKind(code), snapshot.KindOther)
+		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && r.isFreeName(i))
+		if mode == freeOnRequested {
+			isFree = k == snapshot.KindFreeRequested
+		}
+		o := openAlloc{k: matchNone}
+		switch {
+		case k == snapshot.KindAlloc:
+			size := ch.Sizes[j]
+			if size < 0 || size > maxSize {
+				size = 0
+			}
+			if prev, had := open.swap(tr.Addr(i), openAlloc{nextK, size}); had {
+				o = prev
+			}
+			nextK++
+		case isFree:
+			if prev, ok := open.take(tr.Addr(i)); ok {
+				o = prev
+			} else {
+				nextK++
+			}
+		case k == snapshot.KindFreeRequested:
+			addr := tr.Addr(i)
+			if i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr {
+				o.k = matchNext
+			} else if prev, ok := open.get(addr); ok {
+				o = prev
+			}
+		}
+		out[j] = o
+	}
+	return nextK
+}
+
+// replayRest is chunk with the look-ups of r.open done by match (out).
+func (r *replayer) replayRest(base int, ch snapshot.Chunk, out []openAlloc) {
+	d, tr, n := r.d, r.tr, r.n
+	cur, res, over, overAt := r.cur, r.res, r.over, r.overAt
+	peakRel, peakIndex, resPeakRel, resPeakIndex := r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex
+	maxSize, mode, reqBefore := r.maxSize, r.mode, r.reqBefore
+	bs, bk, bEnd := &d.buckets, r.bk, r.bEnd
+	streams := &d.traceStreams
+	out = out[:len(ch.Actions)]
+	for j, code := range ch.Actions {
+		i := base + j
+		k := min(snapshot.ActionKind(code), snapshot.KindOther)
+		if k == snapshot.KindOther {
+			d.Actions[string(tr.Action(i))]++
+		} else {
+			r.counts[k]++
+		}
+		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && r.isFreeName(i))
+		if mode == freeOnRequested {
+			isFree = k == snapshot.KindFreeRequested
+		}
+		if st := tr.Stream(i); i == 0 || st != streams.last {
+			streams.add(st)
+		}
+		o := out[j]
+		switch {
+		case k == snapshot.KindAlloc:
+			size := ch.Sizes[j]
+			if size < 0 || size > maxSize {
+				size = 0
+				d.badSizes++
+			}
+			d.allocs.add(int32(i), int32(n), ch.Stacks[j])
+			if o.k >= 0 {
+				d.allocs.end[o.k] = int32(i)
+				cur -= o.size
+				r.doubleAlloc++
+			}
+			cur += size
+		case isFree:
+			if o.k >= 0 {
+				d.allocs.end[o.k] = int32(i)
+				cur -= o.size
+				if reqBefore == i-1 {
+					d.allocs.freeReq[o.k] = int32(i - 1)
+				}
+			} else {
+				size := d.count(ch.Sizes[j])
+				d.allocs.add(-1, int32(i), ch.Stacks[j])
+				d.initialAllocated += size
+				d.preTrace++
+				cur -= size
+			}
+		case k == snapshot.KindFreeRequested:
+			if o.k == matchNext {
+				reqBefore = i
+			} else if o.k >= 0 {
+				d.allocs.freeReq[o.k] = int32(i)
+			}
+		case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
+			res += d.count(ch.Sizes[j])
+			d.segEvents = append(d.segEvents, int32(i))
+			d.mapped = d.mapped || k == snapshot.KindSegmentMap
+		case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
+			res -= d.count(ch.Sizes[j])
+			d.segEvents = append(d.segEvents, int32(i))
+			d.mapped = d.mapped || k == snapshot.KindSegmentUnmap
+		case k == snapshot.KindOOM:
+			d.ooms = append(d.ooms, int32(i))
+		}
+		if cur > peakRel {
+			peakRel, peakIndex = cur, i
+		}
+		if cur-res > over {
+			over, overAt = cur-res, i
+		}
+		if res > resPeakRel {
+			resPeakRel, resPeakIndex = res, i
+		}
+		if len(bs.b) == 0 {
+			continue
+		}
+		if i >= bEnd {
+			bk, bEnd = bs.at(i)
+		}
+		bk.add(int32(i), cur, res)
+	}
+	r.cur, r.res, r.over, r.overAt = cur, res, over, overAt
+	r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex = peakRel, peakIndex, resPeakRel, resPeakIndex
+	r.reqBefore, r.bk, r.bEnd = reqBefore, bk, bEnd
+}

@@ -1,0 +1,87 @@
+package analysis
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+
+	"oomscope/snapshot"
+)
+
+// withPipeline runs f with the replay's pipeline on for every trace
+// (pipelineMin 0); it skips where there is one core, where the pipeline
+// never runs.
+func withPipeline(t *testing.T, f func()) {
+	t.Helper()
+	if !snapshot.Concurrent() {
+		t.Skip("one core: the replay never runs as a pipeline")
+	}
+	old := pipelineMin
+	pipelineMin = 0
+	defer func() { pipelineMin = old }()
+	f()
+}
+
+// TestReplayPipelineSame checks that the replay gives the same analysis
+// whether it runs as a pipeline on two goroutines (replayer.pipeline) or
+// on one (replayer.chunk): on every file of numbersCases (the real files,
+// generated files of both families, fuzzed snapshots) the allocation
+// table, the device state and the whole report are identical, and so is
+// the JSON of the report.
+func TestReplayPipelineSame(t *testing.T) {
+	for _, c := range numbersCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			var b []byte
+			if c.data != nil {
+				b = c.data(t)
+			}
+			load := func() *snapshot.Snapshot {
+				if c.snap != nil {
+					return c.snap(t)
+				}
+				s, err := snapshot.Decode(bytes.NewReader(b), int64(len(b)), &snapshot.Options{Summarize: Summarizer(),
+					Source: bytes.NewReader(b), HoldFrames: 32})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			opt := Options{TimelinePoints: 300}
+			sequentialOnly = true
+			seq := Analyze(load(), opt)
+			sequentialOnly = false
+			var par *Analysis
+			withPipeline(t, func() { par = Analyze(load(), opt) })
+			if len(par.Devices) != len(seq.Devices) {
+				t.Fatalf("%d devices, want %d", len(par.Devices), len(seq.Devices))
+			}
+			for i, d := range par.Devices {
+				w := seq.Devices[i]
+				pa, wa := d.allocs, w.allocs
+				for name, p := range map[string][2]any{
+					"start": {pa.start, wa.start}, "end": {pa.end, wa.end}, "freeReq": {pa.freeReq, wa.freeReq},
+					"stacks": {pa.stacks, wa.stacks}, "atEnd": {pa.atEnd, wa.atEnd}, "site": {pa.site, wa.site},
+					"cat": {pa.cat, wa.cat}, "rule": {pa.rule, wa.rule}, "buckets": {d.buckets, w.buckets},
+					"actions": {d.Actions, w.Actions}, "warnings": {d.Warnings, w.Warnings},
+				} {
+					if !reflect.DeepEqual(p[0], p[1]) {
+						t.Errorf("device %d: %s differs with the pipeline", d.ID, name)
+					}
+				}
+			}
+			pr, sr := par.Report(), seq.Report()
+			if !reflect.DeepEqual(pr, sr) {
+				t.Error("the report differs with the pipeline")
+			}
+			if g, w := mustJSON(pr), mustJSON(sr); g != w {
+				t.Errorf("the report's JSON differs with the pipeline:\n got %.2000s\nwant %.2000s", g, w)
+			}
+		})
+	}
+}
+
+// TestReplayPipelineNumbers runs TestSameNumbers with the replay's
+// pipeline on for every trace: the pinned numbers hold for it too.
+func TestReplayPipelineNumbers(t *testing.T) {
+	withPipeline(t, func() { TestSameNumbers(t) })
+}
