@@ -553,6 +553,7 @@ func (m *mainSplit) stop(v *vm) error {
 	if err := v.takePart(p, m.src); err != nil {
 		return err
 	}
+	v.snap.split = p.Bytes()
 	if m.info != nil {
 		m.info.taken = true
 		if i := m.info; i != nil {

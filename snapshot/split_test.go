@@ -272,8 +272,8 @@ func TestSplitLying(t *testing.T) {
 				t.Fatal(err)
 			}
 			snapshot.SplitOutcome(opt, res)
-			if res.Taken {
-				t.Fatalf("a lying split was taken")
+			if res.Taken || s.SplitBytes() != 0 {
+				t.Fatalf("a lying split was taken (%d split bytes)", s.SplitBytes())
 			}
 			sameDecode(t, serial, s)
 		})
@@ -289,6 +289,9 @@ func TestSplitLying(t *testing.T) {
 		sameDecode(t, serial, s)
 		if snapshot.SplitTaken(info) != (i == 0) {
 			t.Fatalf("decode %d: split taken %v", i, snapshot.SplitTaken(info))
+		}
+		if p, _ := opt.Split.Part(); (s.SplitBytes() == p.Bytes()) != (i == 0) || p.Bytes() == 0 {
+			t.Fatalf("decode %d: %d split bytes, the part covers %d", i, s.SplitBytes(), p.Bytes())
 		}
 	}
 	// A part taken is not marshaled; damaged blobs are refused.
@@ -443,6 +446,9 @@ func splitHole(t *testing.T, data []byte, back bool) {
 			}
 			snapshot.SplitOutcome(opt, res)
 			sameDecode(t, serial, s)
+			if (s.SplitBytes() > 0) != (res.Taken && !res.Restarted) {
+				t.Fatalf("%d split bytes, taken %v, restarted %v", s.SplitBytes(), res.Taken, res.Restarted)
+			}
 			if res.Restarted {
 				restarted++
 			} else if res.Taken {

@@ -36,7 +36,17 @@ type Snapshot struct {
 	// Extra holds top-level keys this package does not know, decoded
 	// generically, in file order.
 	Extra Dict
+
+	// split is the input bytes of the part the decoder took (SplitBytes).
+	split int64
 }
+
+// SplitBytes returns the number of input bytes a second decoder decoded
+// (the part Decode took, through Options.Split or on its own; see
+// DecodePart): 0 when one decoder decoded the whole file, also when a part
+// was offered and refused or when the decoder took one and then decoded
+// the file again alone.
+func (s *Snapshot) SplitBytes() int64 { return s.split }
 
 // FrameID indexes Snapshot.Frames.
 type FrameID int32

@@ -94,7 +94,7 @@ type Options struct {
 	// decodes the trace from Split.At on. nil: the decoder's own choice
 	// (a goroutine natively on large files, none in a browser). The
 	// analysis is the same either way; File.SplitBytes says how many bytes
-	// the part handed over covered.
+	// a part the decoder kept covered.
 	Split *snapshot.Split
 	// holdFrames is snapshot.Options.HoldFrames (WarmUp reaches the lazy
 	// stacks' path with a small input); progressEvery, if not 0, replaces
@@ -119,7 +119,8 @@ type File struct {
 	// (report included).
 	Decode, Analyse time.Duration
 	// SplitBytes is the number of input bytes decoded by a second decoder
-	// through Options.Split (0: none).
+	// whose part the decoder kept (snapshot.Snapshot.SplitBytes: through
+	// Options.Split, or natively the decoder's own; 0: none).
 	SplitBytes int64
 }
 
@@ -134,7 +135,8 @@ type Stats struct {
 	// Frames is the number of distinct frames.
 	Frames int `json:"frames"`
 	// SplitBytes is the number of input bytes a second decoder (the
-	// browser's part worker) decoded (File.SplitBytes; 0: none).
+	// browser's part worker, or natively a goroutine) decoded and the
+	// decoder kept (File.SplitBytes; 0: none).
 	SplitBytes int64 `json:"split_bytes,omitempty"`
 }
 
@@ -193,18 +195,7 @@ func Load(in Input, opt Options) (f *File, err error) {
 	}
 	start := time.Now()
 	dopt := decodeOptions(in, opt, func(done, total int64) { progress(StageDecode, done, total) })
-	var split int64 // the bytes of the part handed over
-	if sp := opt.Split; sp != nil {
-		c := *sp
-		c.Part = func() (*snapshot.Part, error) {
-			p, err := sp.Part()
-			if err == nil && p != nil {
-				split = p.Bytes()
-			}
-			return p, err
-		}
-		dopt.Split = &c
-	}
+	dopt.Split = opt.Split
 	s, err := snapshot.Decode(in.R, in.Size, dopt)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a readable memory snapshot: %w", in.Name, err)
@@ -238,7 +229,7 @@ func Load(in Input, opt Options) (f *File, err error) {
 	progress(StageReport, read, in.Size)
 	rep := an.Report()
 	return &File{Name: in.Name, Bytes: in.Size, Analysis: an, Report: rep, Decode: decoded, Analyse: time.Since(start) - decoded,
-		SplitBytes: split}, nil
+		SplitBytes: s.SplitBytes()}, nil
 }
 
 // decodeOptions is the snapshot.Options of a load, Load's and LoadPart's
