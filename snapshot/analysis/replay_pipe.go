@@ -107,7 +107,13 @@ func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int
 	return nextK
 }
 
-// replayRest is chunk with the look-ups of r.open done by match (out).
+// replayRest is chunk with the look-ups of r.open done by match (out). It
+// repeats chunk's bookkeeping on purpose: chunk written as match into a
+// buffer then replayRest (one copy of the loop) made the analysis slower
+// in WebAssembly, where chunk runs alone (Diagnosis/analyze under node,
+// best of 6, two rounds: distinct 200 MiB 271-277 -> 287-303 ms, real
+// 200 MiB 117-130 -> 134-138 ms). A change to one loop is a change to
+// both; TestReplayPipelineSame compares them.
 func (r *replayer) replayRest(base int, ch snapshot.Chunk, out []openAlloc) {
 	d, tr, n := r.d, r.tr, r.n
 	cur, res, over, overAt := r.cur, r.res, r.over, r.overAt
