@@ -193,9 +193,32 @@ var explain = map[string]string{
 // Report summarizes the analysis; with TimelinePoints > 0 in the options it
 // includes the timeline and the site series.
 func (a *Analysis) Report() *Report {
+	return a.ReportFirst(nil)
+}
+
+// ReportFirst makes the same report as Report, which it returns, in two
+// parts: when first is not nil, it is called with the report made so far,
+// everything but the devices' diagnoses (each DeviceReport's
+// DiagnosisReport is zero: no steps, no phase spans, no cause), which cost
+// the most; the diagnoses are then written into that same report. first
+// must be done with the report when it returns (encode it, not keep it).
+func (a *Analysis) ReportFirst(first func(*Report)) *Report {
 	r := &Report{PickleProtocol: a.Snap.Protocol, Explain: explain}
-	for _, d := range a.Devices {
-		r.Devices = append(r.Devices, d.Report())
+	if first == nil {
+		for _, d := range a.Devices {
+			r.Devices = append(r.Devices, d.Report())
+		}
+		return r
+	}
+	runs := make([]*diagnosisRun, len(a.Devices))
+	for i, d := range a.Devices {
+		var dr DeviceReport
+		dr, runs[i] = d.reportFirst()
+		r.Devices = append(r.Devices, dr)
+	}
+	first(r)
+	for i, g := range runs {
+		r.Devices[i].DiagnosisReport = g.finish(&r.Devices[i])
 	}
 	return r
 }
@@ -251,6 +274,14 @@ func (d *Device) Headline() Headline {
 
 // Report summarizes one device.
 func (d *Device) Report() DeviceReport {
+	r, g := d.reportFirst()
+	r.DiagnosisReport = g.finish(&r)
+	return r
+}
+
+// reportFirst summarizes one device but for its diagnosis (its
+// DiagnosisReport is zero), which the returned run completes (finish).
+func (d *Device) reportFirst() (DeviceReport, *diagnosisRun) {
 	opt := d.a.opt
 	h := d.Headline()
 	r := DeviceReport{
@@ -298,8 +329,7 @@ func (d *Device) Report() DeviceReport {
 		r.SiteSeries = d.siteSeries(r.Timeline, peak.TopSites, opt.SeriesSites, sizes)
 	}
 	r.Warnings = append([]string{}, d.Warnings...)
-	r.DiagnosisReport = dg.finish(&r)
-	return r
+	return r, dg
 }
 
 func (d *Device) streamsAndExpandable() (bool, int) {
