@@ -86,6 +86,13 @@ type Options struct {
 	// Summary, when set, is called with each device's headline numbers as
 	// soon as they are known (before the report, which costs more).
 	Summary func([]analysis.Headline)
+	// First, when set, is called with the result made before the devices'
+	// diagnoses, which cost the most (analysis.ReportFirst): everything
+	// else is there, Diagnosing is set, each DiagnosisReport is zero and
+	// AnalyseMS is the time so far. It must be done with the result when it
+	// returns (the diagnoses are then written into the same report);
+	// NewDiagnosis of the loaded file is the rest.
+	First func(*Result)
 	// MaxMemory bounds the memory decoding and analysis may take (0:
 	// snapshot.DefaultMemoryLimit of the input size).
 	MaxMemory int64
@@ -227,7 +234,17 @@ func Load(in Input, opt Options) (f *File, err error) {
 	}
 	stage = StageReport
 	progress(StageReport, read, in.Size)
-	rep := an.Report()
+	var first func(*analysis.Report)
+	if opt.First != nil {
+		first = func(r *analysis.Report) {
+			f := &File{Name: in.Name, Bytes: in.Size, Analysis: an, Report: r, Decode: decoded, Analyse: time.Since(start) - decoded,
+				SplitBytes: s.SplitBytes()}
+			res := NewResult(f)
+			res.Diagnosing = true
+			opt.First(res)
+		}
+	}
+	rep := an.ReportFirst(first)
 	return &File{Name: in.Name, Bytes: in.Size, Analysis: an, Report: rep, Decode: decoded, Analyse: time.Since(start) - decoded,
 		SplitBytes: s.SplitBytes()}, nil
 }

@@ -503,3 +503,105 @@ func TestOutlierBand(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnosisRoundTrip loads a file as the worker does for analyze: the
+// result from Options.First, then the diagnosis of the loaded file, each
+// through the encoding the worker uses and the decoding the page uses.
+// The first must be the whole result without its diagnoses, and the
+// first with the diagnosis added (AddDiagnosis) must be the result of a
+// load without Options.First (the largest allocations and the timings
+// aside), as one message brought it before.
+func TestDiagnosisRoundTrip(t *testing.T) {
+	for _, scenario := range []string{"everything", "training"} {
+		t.Run(scenario, func(t *testing.T) {
+			data, _, err := gen.Bytes(gen.Scenario(scenario))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var first []Response
+			f, err := Load(Input{Name: scenario + ".pickle", R: bytes.NewReader(data), Size: int64(len(data)), Source: bytes.NewReader(data)},
+				Options{Analysis: analysis.Options{TimelinePoints: TimelinePoints}, First: func(r *Result) {
+					first = append(first, roundTrip(t, Response{Type: ResponseResult, ID: 7, Result: r}))
+				}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(first) != 1 {
+				t.Fatalf("Options.First called %d times, want once", len(first))
+			}
+			got := first[0].Result
+			if first[0].Type != ResponseResult || first[0].ID != 7 || got == nil || !got.Diagnosing {
+				t.Fatalf("first message %+v: want a result marked Diagnosing", first[0])
+			}
+			if got.DecodeMS != f.Decode.Milliseconds() || got.AnalyseMS > f.Analyse.Milliseconds() {
+				t.Errorf("first result: decoded in %d ms, analysed in %d; the load: %d, %d", got.DecodeMS, got.AnalyseMS,
+					f.Decode.Milliseconds(), f.Analyse.Milliseconds())
+			}
+			// The independent expectation: a plain load, as the CLI does.
+			plain := NewResult(loadGenerated(t, scenario))
+			want := *plain
+			rep := *want.Report
+			rep.Devices = append([]analysis.DeviceReport(nil), rep.Devices...)
+			noDiag := rep
+			noDiag.Devices = append([]analysis.DeviceReport(nil), rep.Devices...)
+			for i := range rep.Devices {
+				if len(rep.Devices[i].Steps) == 0 || rep.Devices[i].Diagnosis.Cause == "" {
+					t.Fatalf("device %d: the plain result should have steps and a cause", i)
+				}
+				rep.Devices[i].LargestAtPeak = nil
+				noDiag.Devices[i].LargestAtPeak = nil
+				noDiag.Devices[i].DiagnosisReport = analysis.DiagnosisReport{}
+			}
+			want.Report = &noDiag
+			want.Diagnosing, want.DecodeMS, want.AnalyseMS = true, got.DecodeMS, got.AnalyseMS // two loads' timings
+			if !sameJSON(t, got, &want) {
+				t.Error("the first result is not the whole result without its diagnoses")
+			}
+
+			dm := roundTrip(t, Response{Type: ResponseDiagnosis, ID: 7, Diagnosis: NewDiagnosis(f)})
+			if dm.Type != ResponseDiagnosis || dm.ID != 7 || dm.Diagnosis == nil || dm.Result != nil {
+				t.Fatalf("diagnosis message %+v", dm)
+			}
+			if err := got.AddDiagnosis(dm.Diagnosis); err != nil {
+				t.Fatal(err)
+			}
+			if got.Diagnosing || got.AnalyseMS != f.Analyse.Milliseconds() {
+				t.Errorf("after AddDiagnosis: diagnosing %v, analyse %d ms, want false, %d", got.Diagnosing, got.AnalyseMS, f.Analyse.Milliseconds())
+			}
+			want.Report, want.Diagnosing, want.AnalyseMS = &rep, false, got.AnalyseMS
+			if !sameJSON(t, got, &want) {
+				t.Error("the first result with the diagnosis added is not the whole result")
+			}
+			if err := got.AddDiagnosis(dm.Diagnosis); err == nil {
+				t.Error("a second diagnosis was added to a whole result")
+			}
+		})
+	}
+}
+
+// TestDiagnosisMismatch: a diagnosis that does not fit its result (other
+// devices, buffers missing) is an error, not a half-merged result.
+func TestDiagnosisMismatch(t *testing.T) {
+	f := loadGenerated(t, "everything")
+	d := NewDiagnosis(f)
+	res := &Result{Report: &analysis.Report{Devices: make([]analysis.DeviceReport, len(d.Devices)+1)}, Diagnosing: true}
+	if err := res.AddDiagnosis(d); err == nil || !res.Diagnosing {
+		t.Errorf("a diagnosis of %d devices added to a result of %d: err %v", len(d.Devices), len(res.Devices), err)
+	}
+	js, bufs, err := EncodeResponse(Response{Type: ResponseDiagnosis, Diagnosis: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bufs) != len(d.Devices) {
+		t.Fatalf("%d buffers for %d devices", len(bufs), len(d.Devices))
+	}
+	if _, err := DecodeResponse(js, bufs[1:]); err == nil {
+		t.Error("a diagnosis without one of its buffers was read")
+	}
+	if len(d.Devices[0].Steps) == 0 {
+		t.Fatal("the generated file should have steps")
+	}
+	if _, err := DecodeResponse(js, [][]byte{bufs[0][:len(bufs[0])/2], bufs[1]}); err == nil {
+		t.Error("a diagnosis with a cut buffer was read")
+	}
+}

@@ -27,7 +27,9 @@ import (
 // Request types.
 const (
 	// RequestAnalyze analyses the File sent with it and keeps it for later
-	// queries; answered by progress, summary, then result.
+	// queries; answered by progress, summary, result (everything but the
+	// devices' diagnoses, Result.Diagnosing), then diagnosis (the
+	// diagnoses alone, which the page adds to the result: AddDiagnosis).
 	RequestAnalyze = "analyze"
 	// RequestCompare analyses a second File and compares the kept analysis
 	// (before) with it (after); answered by progress then compare.
@@ -103,12 +105,15 @@ const (
 	ResponseProgress = "progress"
 	ResponseSummary  = "summary"
 	ResponseResult   = "result"
-	ResponseCompare  = "compare"
-	ResponseState    = "state"
-	ResponseSeries   = "series"
-	ResponseError    = "error"
-	ResponseRank     = "rank"
-	ResponseSizes    = "sizes"
+	// ResponseDiagnosis follows a result made without the devices'
+	// diagnoses (Result.Diagnosing): it carries them alone (Diagnosis).
+	ResponseDiagnosis = "diagnosis"
+	ResponseCompare   = "compare"
+	ResponseState     = "state"
+	ResponseSeries    = "series"
+	ResponseError     = "error"
+	ResponseRank      = "rank"
+	ResponseSizes     = "sizes"
 	// ResponseStart and ResponsePart answer a part request (RequestPart).
 	ResponseStart = "start"
 	ResponsePart  = "part"
@@ -126,6 +131,8 @@ type Response struct {
 	Summary []analysis.Headline `json:"summary,omitempty"`
 	// Result is set on result messages.
 	Result *Result `json:"result,omitempty"`
+	// Diagnosis is set on diagnosis messages.
+	Diagnosis *Diagnosis `json:"diagnosis,omitempty"`
 	// Comparison is set on compare messages.
 	Comparison *Comparison `json:"comparison,omitempty"`
 	// State is set on state messages.
@@ -176,6 +183,43 @@ type Result struct {
 	// DecodeMS and AnalyseMS are the worker's timings.
 	DecodeMS  int64 `json:"decode_ms"`
 	AnalyseMS int64 `json:"analyse_ms"`
+	// Diagnosing says that the devices' diagnoses are not in the report
+	// yet (each DiagnosisReport is zero, AnalyseMS is the time so far): a
+	// diagnosis message brings them (AddDiagnosis).
+	Diagnosing bool `json:"diagnosing,omitempty"`
+}
+
+// Diagnosis is the second part of the answer to analyze (after a result
+// with Diagnosing set): each device's DiagnosisReport, in the result's
+// device order, and the analysis time with them.
+type Diagnosis struct {
+	Devices   []analysis.DiagnosisReport `json:"devices"`
+	AnalyseMS int64                      `json:"analyse_ms"`
+}
+
+// NewDiagnosis is the diagnosis part of a loaded file's result.
+func NewDiagnosis(f *File) *Diagnosis {
+	d := &Diagnosis{AnalyseMS: f.Analyse.Milliseconds()}
+	for i := range f.Report.Devices {
+		d.Devices = append(d.Devices, f.Report.Devices[i].DiagnosisReport)
+	}
+	return d
+}
+
+// AddDiagnosis writes the diagnoses of d into r, a result sent without
+// them (Diagnosing), in place: r is then the whole result.
+func (r *Result) AddDiagnosis(d *Diagnosis) error {
+	if !r.Diagnosing {
+		return errors.New("a diagnosis for a result that has its diagnoses")
+	}
+	if len(d.Devices) != len(r.Devices) {
+		return fmt.Errorf("a diagnosis of %d devices for a result of %d", len(d.Devices), len(r.Devices))
+	}
+	for i := range d.Devices {
+		r.Devices[i].DiagnosisReport = d.Devices[i]
+	}
+	r.AnalyseMS, r.Diagnosing = d.AnalyseMS, false
+	return nil
 }
 
 // NewResult makes the result of a loaded file.
@@ -202,9 +246,9 @@ func Compare(before, after *File) *Comparison {
 
 // EncodeResponse turns r into the JSON and the buffers of a message: the
 // timelines of a result (one per device) and of a series go packed into
-// buffers, out of the JSON, and so do a result's steps, phase peaks and
-// phase spans (a second buffer per device, see packSteps). r is not
-// modified.
+// buffers, out of the JSON, and so do a result's or a diagnosis's steps,
+// phase peaks and phase spans (a second buffer per device for a result,
+// one per device for a diagnosis, see packSteps). r is not modified.
 func EncodeResponse(r Response) (string, [][]byte, error) {
 	var bufs [][]byte
 	switch {
@@ -225,6 +269,15 @@ func EncodeResponse(r Response) (string, [][]byte, error) {
 		}
 		res.Report = &rep
 		r.Result = &res
+	case r.Diagnosis != nil:
+		dg := *r.Diagnosis
+		dg.Devices = append([]analysis.DiagnosisReport(nil), dg.Devices...)
+		for i := range dg.Devices {
+			d := &dg.Devices[i]
+			bufs = append(bufs, packSteps(&analysis.DeviceReport{DiagnosisReport: *d}))
+			d.Steps, d.PhasePeaks, d.PhaseSpans = nil, nil, nil // packed
+		}
+		r.Diagnosis = &dg
 	case r.Rank != nil && r.Rank.Line != nil:
 		// A rank's line goes packed too: 128 ranks' lines as JSON took the
 		// page 200 ms to read.
@@ -257,7 +310,7 @@ func DecodeResponse(js string, bufs [][]byte) (Response, error) {
 
 // DecodeResponsePaced reads a message made by EncodeResponse as
 // DecodeResponse does, calling pause (if not nil) between slices of a
-// result's step rows (every 32,768 rows of steps, phase peaks and phase
+// result's or a diagnosis's step rows (every 32,768 rows of steps, phase peaks and phase
 // spans), so that a page can hand the browser its thread meanwhile.
 func DecodeResponsePaced(js string, bufs [][]byte, pause func()) (Response, error) {
 	var r Response
@@ -282,6 +335,18 @@ func DecodeResponsePaced(js string, bufs [][]byte, pause func()) (Response, erro
 			if devs[i].SiteSeries != nil {
 				devs[i].SiteSeries.Values = rows
 			}
+		}
+	case r.Diagnosis != nil:
+		devs := r.Diagnosis.Devices
+		if len(bufs) != len(devs) {
+			return Response{}, fmt.Errorf("the diagnosis has %d devices but %d buffers (one per device: steps)", len(devs), len(bufs))
+		}
+		for i := range devs {
+			d := analysis.DeviceReport{DiagnosisReport: devs[i]}
+			if err := unpackSteps(bufs[i], &d, pause); err != nil {
+				return Response{}, err
+			}
+			devs[i] = d.DiagnosisReport
 		}
 	case r.Rank != nil && r.Rank.Line != nil:
 		if len(bufs) != 1 {
