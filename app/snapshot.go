@@ -46,7 +46,14 @@ type SnapshotPage struct {
 	// summary is each device's headline, known before the result.
 	summary []analysis.Headline
 	res     *load.Result
-	dev     int // index into res.Devices
+	// diagnosing says that res came without the devices' diagnoses
+	// (load.Result.Diagnosing), which the worker is making: the answer
+	// says "Diagnosing…", the reveal stops before the sections that need
+	// them (revealWaits) and the worker, busy, is asked nothing until the
+	// diagnosis message adds them (addDiagnosis).
+	diagnosing  bool
+	revealWaits bool
+	dev         int // index into res.Devices
 	// unit is how sizes are shown, GiB or GB (units.go).
 	unit bytesize.Unit
 	// cmp is the comparison of this file (before) with a second one
@@ -181,6 +188,12 @@ func (p *SnapshotPage) stopWorker() {
 // fail shows an error; the page stays usable for another file.
 func (p *SnapshotPage) fail(ctx app.Context, msg string) {
 	p.phase, p.errMsg = snapFailed, msg
+	if p.diagnosing {
+		// The diagnosis failed: the result without it would say
+		// "Diagnosing…" for ever; the error is shown alone, as when the
+		// analysis fails.
+		p.res, p.chart, p.diagnosing, p.revealWaits = nil, nil, false, false
+	}
 	markAfterRender(ctx, "data-snapshot-error", strconv.Itoa(p.fileReq))
 }
 
@@ -319,7 +332,9 @@ func (p *SnapshotPage) reset() {
 	p.errMsg, p.res, p.summary, p.state, p.stateErr, p.zoom = "", nil, nil, nil, "", nil
 	p.chart, p.markdown, p.copyNote, p.cmp, p.setupModel, p.stacks = nil, "", "", snapCompare{}, "", siteStacks{}
 	p.progress, p.dev, p.hover, p.dragging, p.stepRows = 0, 0, -1, false, 0
+	p.diagnosing, p.revealWaits = false, false
 	MarkBody("data-snapshot-ready", "")
+	MarkBody("data-snapshot-diagnosis", "")
 	MarkBody("data-snapshot-summary", "")
 	MarkBody("data-snapshot-timeline", "")
 	MarkBody("data-snapshot-error", "")
@@ -373,6 +388,10 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 	if w == nil {
 		w = app.Window().Get("Worker").New(Href("/web/snapworker.js"))
 	}
+	// resultSent is closed once the last result message read has been
+	// dispatched: a diagnosis message, small and read sooner, waits for it
+	// so that it never comes before its result.
+	var resultSent chan struct{}
 	p.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
 		defer func() {
 			if r := recover(); r != nil {
@@ -397,6 +416,16 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		if result {
 			timeMark("received")
 		}
+		var sent, before chan struct{}
+		diagnosis := false
+		switch jsString(d, "type") {
+		case load.ResponseResult:
+			sent = make(chan struct{})
+			resultSent = sent
+		case load.ResponseDiagnosis:
+			timeMark("received_diagnosis")
+			diagnosis, before = true, resultSent
+		}
 		bufs := jsBuffers(d.Get("buffers"))
 		if result {
 			holdGC()
@@ -418,7 +447,8 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			if result {
 				timeMark("decoded")
 			}
-			if len(js) > 4096 {
+			if len(js) > 4096 || diagnosis {
+				// A diagnosis is drawn in a task of its own too.
 				nextTask(0)
 			}
 			if err == nil && r.Type == load.ResponseResult && r.Result != nil {
@@ -428,10 +458,24 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 				timeMark("chart")
 				nextTask(0)
 			}
-			ctx.Dispatch(func(ctx app.Context) { p.onWorker(ctx, m) })
+			if before != nil {
+				<-before
+			}
+			drawn := make(chan struct{})
+			ctx.Dispatch(func(ctx app.Context) {
+				p.onWorker(ctx, m)
+				// Run once go-app has drawn the update (its next frame,
+				// on a timer of its own).
+				ctx.Defer(func(app.Context) { close(drawn) })
+			})
+			if sent != nil {
+				close(sent)
+			}
 			if result {
-				// After the frame that draws the result (the update
-				// dispatched runs before the browser's next frame).
+				// After the frame that draws the result has been painted:
+				// a collection started earlier ran in that frame's task
+				// (20-30 ms of its 50 on a 55 MB file).
+				<-drawn
 				afterFrame()
 				releaseGC()
 			}
@@ -490,7 +534,10 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		}
 		timeMark("dispatched")
 		r := m.Result
-		p.res, p.phase = r, snapDone
+		p.res, p.phase, p.diagnosing = r, snapDone, r.Diagnosing
+		if !r.Diagnosing {
+			markAfterRender(ctx, "data-snapshot-diagnosis", now())
+		}
 		p.dev = max(0, r.Busiest())
 		p.selectDevice(ctx, p.dev)
 		if f := m.first; f != nil && f.chart != nil && f.dev == p.dev && f.unit == p.unit {
@@ -504,6 +551,12 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		// The summary comes first: on a phone, show it (it is below the
 		// drop zone).
 		revealOnNarrow(ctx, "snap-results")
+	case load.ResponseDiagnosis:
+		if m.ID != p.fileReq || m.Diagnosis == nil || p.res == nil || !p.diagnosing {
+			return
+		}
+		timeMark("dispatched_diagnosis")
+		p.addDiagnosis(ctx, m.Diagnosis)
 	case load.ResponseState:
 		if m.ID != p.stReq || m.State == nil {
 			return
@@ -542,6 +595,38 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 	}
 }
 
+// addDiagnosis adds the devices' diagnoses to the result shown, in place:
+// the answer replaces "Diagnosing…" in this frame; the timeline gets its
+// step and phase shades in a task of its own (laid out there, as the first
+// timeline is with the result's reading); the reveal goes on to the
+// sections that need the diagnosis. The other sections stay as drawn.
+func (p *SnapshotPage) addDiagnosis(ctx app.Context, dg *load.Diagnosis) {
+	if err := p.res.AddDiagnosis(dg); err != nil {
+		p.fail(ctx, "The analysis worker's diagnosis does not fit its result: "+err.Error())
+		return
+	}
+	p.diagnosing = false
+	markAfterRender(ctx, "data-snapshot-diagnosis", now())
+	if d := p.device(); d != nil && p.chart != nil && p.zoom == nil {
+		file, dev, unit, old, dd := p.fileReq, p.dev, p.unit, p.chart, *d
+		ctx.Async(func() {
+			nextTask(0)
+			c := deviceChart(&dd, dd.Timeline, dd.SiteSeries, unit)
+			ctx.Dispatch(func(ctx app.Context) {
+				if p.fileReq == file && p.dev == dev && p.unit == unit && p.chart == old {
+					p.chart = c
+				}
+			})
+		})
+	} else if d != nil && p.zoom != nil {
+		p.chart = p.newChart(p.zoom.Points, p.zoom.Sites)
+	}
+	if p.revealWaits {
+		p.revealWaits = false
+		p.revealMore(ctx, p.fileReq, p.dev)
+	}
+}
+
 // progressOf turns a progress message into the page's phase and fraction.
 func progressOf(pr *load.Progress) (snapPhase, float64) {
 	if pr.Stage != load.StageDecode {
@@ -565,6 +650,7 @@ func (p *SnapshotPage) device() *analysis.DeviceReport {
 // come first; the other sections follow frame by frame (revealMore).
 func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
 	p.dev, p.zoom, p.hover, p.chart, p.reveal, p.stepRows = i, nil, -1, nil, 1, 0
+	p.revealWaits = false
 	if p.device() == nil {
 		return
 	}
@@ -573,7 +659,11 @@ func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
 		// are the summary.
 		ctx.Defer(func(app.Context) { MarkBody("data-snapshot-summary", now()) })
 	}
-	ctx.Defer(func(app.Context) { scrollToAnswer("snap-diagnosis") })
+	answer := "snap-diagnosis"
+	if p.diagnosing {
+		answer = "snap-diagnosing"
+	}
+	ctx.Defer(func(app.Context) { scrollToAnswer(answer) })
 	p.revealMore(ctx, p.fileReq, i)
 }
 
@@ -581,6 +671,12 @@ func (p *SnapshotPage) selectDevice(ctx app.Context, i int) {
 // (revealMore): the answer and the cards first, then the timeline, then the
 // other sections a few at a time (renderResults). A stage that mounted
 // more than about a hundred elements took a main-thread task of over 50 ms.
+// While the result has no diagnosis yet (SnapshotPage.diagnosing) the
+// reveal stops at the timeline until it comes (addDiagnosis): the page
+// then waits idle, and draws the answer as soon as it comes, rather than
+// after a stage under way (the categories and sites drawn meanwhile put
+// 50-100 ms between the diagnosis's arrival and its frame on a loaded
+// 2-core machine, and took the worker's core).
 const (
 	// timelineStage shows the timeline.
 	timelineStage = 2
@@ -631,6 +727,10 @@ func (p *SnapshotPage) revealStage(ctx app.Context, file, dev int, stacks *siteS
 	if stacks != nil && stacks.dev == d {
 		p.stacks = *stacks
 	}
+	if p.diagnosing && p.reveal >= timelineStage {
+		p.revealWaits = true // addDiagnosis goes on
+		return
+	}
 	p.reveal++
 	switch p.reveal {
 	case timelineStage:
@@ -650,7 +750,8 @@ func (p *SnapshotPage) revealStage(ctx app.Context, file, dev int, stacks *siteS
 func (p *SnapshotPage) post(ctx app.Context, r load.Request) int {
 	defer p.guard(ctx, "Asking the analysis worker")
 	d := p.device()
-	if d == nil || p.worker == nil {
+	if d == nil || p.worker == nil || p.diagnosing {
+		// While it diagnoses, the worker holds no analysis to ask about.
 		return -1
 	}
 	p.nextID++
@@ -682,6 +783,10 @@ func (p *SnapshotPage) onDevice(ctx app.Context, e app.Event) {
 func (p *SnapshotPage) onCopyMarkdown(ctx app.Context, e app.Event) {
 	defer p.guard(ctx, "Copying the report")
 	if p.res == nil {
+		return
+	}
+	if p.diagnosing {
+		p.copyNote = "The diagnosis is still being made: copy the report once it is shown."
 		return
 	}
 	p.markdown = p.markdownReport()

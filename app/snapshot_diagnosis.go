@@ -67,6 +67,15 @@ func (p *SnapshotPage) renderDiagnosis(d *analysis.DeviceReport, withFixes bool)
 	)
 }
 
+// renderDiagnosing is the answer's place while the worker diagnoses (the
+// summary cards and the timeline are shown meanwhile).
+func renderDiagnosing() app.UI {
+	return app.Section().ID("snap-diagnosing").Class("snap-diagnosis").Aria("busy", "true").Aria("live", "polite").Body(
+		app.H2().Text("Diagnosis"),
+		app.P().Class("muted").Text("Diagnosing… finding the training steps and phases, and the cause of the peak."),
+	)
+}
+
 // causeTitle names a triage cause for a heading.
 func causeTitle(c string) string {
 	switch c {

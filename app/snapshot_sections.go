@@ -42,6 +42,9 @@ type resultSection struct {
 	Model string
 	// Fixes says whether the diagnosis shows its fixes yet (fixesStage).
 	Fixes bool
+	// Diagnosing says that the diagnosis is not known yet (the page's
+	// diagnosing): the answer says so.
+	Diagnosing bool
 }
 
 // Render draws the section from the page's state.
@@ -49,6 +52,9 @@ func (s *resultSection) Render() app.UI {
 	p, d := s.Page, s.Dev
 	switch s.Kind {
 	case secDiagnosis:
+		if s.Diagnosing {
+			return renderDiagnosing()
+		}
 		return p.renderDiagnosis(d, s.Fixes)
 	case secBuckets:
 		return p.renderBuckets(d)
@@ -77,7 +83,7 @@ func (p *SnapshotPage) section(k sectionKind, d *analysis.DeviceReport) app.UI {
 	case secSetup:
 		s.Model = p.setupModel
 	case secDiagnosis:
-		s.Fixes = p.reveal >= fixesStage
+		s.Fixes, s.Diagnosing = p.reveal >= fixesStage, p.diagnosing
 	}
 	return s
 }

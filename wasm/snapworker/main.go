@@ -153,12 +153,13 @@ var warmSnapshot []byte
 // 68-90 and 15-27 ms for the same file dropped again.
 func warmUp() {
 	r := bytes.NewReader(warmSnapshot)
+	first := func(res *load.Result) { load.EncodeResponse(load.Response{Type: load.ResponseResult, Result: res}) }
 	f, err := load.Load(load.Input{Name: "warm-up", R: r, Size: r.Size(), Source: bytes.NewReader(warmSnapshot)},
-		load.Options{Analysis: analysis.Options{TimelinePoints: load.TimelinePoints}})
+		load.Options{Analysis: analysis.Options{TimelinePoints: load.TimelinePoints}, First: first})
 	if err != nil {
 		return
 	}
-	load.EncodeResponse(load.Response{Type: load.ResponseResult, Result: load.NewResult(f)})
+	load.EncodeResponse(load.Response{Type: load.ResponseDiagnosis, Diagnosis: load.NewDiagnosis(f)})
 	runtime.GC()
 }
 
@@ -237,7 +238,9 @@ func (w *worker) answer(req load.Request, file js.Value) (load.Response, error) 
 			return load.Response{}, err
 		}
 		w.file = f
-		return load.Response{Type: load.ResponseResult, Result: load.NewResult(f)}, nil
+		// The result went before the diagnoses (loadFile): only they are
+		// left to send.
+		return load.Response{Type: load.ResponseDiagnosis, Diagnosis: load.NewDiagnosis(f)}, nil
 	case load.RequestRank:
 		// One rank of many: answer with its compact row and keep nothing,
 		// so that a pool of workers holds at most one analysis each.
@@ -274,8 +277,9 @@ func (w *worker) answer(req load.Request, file js.Value) (load.Response, error) 
 	return load.Response{Type: load.ResponseSeries, Series: &z}, nil
 }
 
-// loadFile decodes and analyses the File of a request, posting progress
-// and (but for a rank) the summary under its id.
+// loadFile decodes and analyses the File of a request, posting progress,
+// (but for a rank) the summary and (for analyze) the result without the
+// devices' diagnoses under its id.
 func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 	if !file.Truthy() {
 		return nil, errors.New("no file data received")
@@ -306,6 +310,17 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 			post(load.Response{Type: load.ResponseSummary, ID: req.ID, Summary: hs})
 		}
 	}
+	if req.Type == load.RequestAnalyze {
+		// The result but for the diagnoses, as soon as it is made: the
+		// page draws the timeline, categories and sites meanwhile, and
+		// the diagnoses follow alone (answer).
+		opt.First = func(r *load.Result) {
+			mark("first")
+			post(load.Response{Type: load.ResponseResult, ID: req.ID, Result: r})
+			mark("first_posted")
+			diagnosisTest()
+		}
+	}
 	if req.Type != load.RequestRank { // many ranks run in a pool of workers already
 		if p := startSplit(req, file, size); p != nil {
 			defer p.stop()
@@ -313,6 +328,25 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 		}
 	}
 	return load.Load(load.Input{Name: req.Name, R: r, Size: size, Source: blobReaderAt{file}}, opt)
+}
+
+// diagnosisTest is a test-only knob of the e2e tests, read after the
+// result without the diagnoses is posted: self.__oomscopeDiagnosisTest =
+// {delayMs, fail} waits delayMs before the diagnosis (so that the page's
+// state while diagnosing can be seen on a small file) and, with fail set,
+// then fails as a bug in the diagnosis would (a panic, which load.Load
+// reports as an internal error).
+func diagnosisTest() {
+	t := js.Global().Get("__oomscopeDiagnosisTest")
+	if !t.Truthy() {
+		return
+	}
+	if v := t.Get("delayMs"); v.Type() == js.TypeNumber {
+		time.Sleep(time.Duration(v.Float() * float64(time.Millisecond)))
+	}
+	if v := t.Get("fail"); v.Type() == js.TypeString && v.String() != "" {
+		panic("diagnosis test: " + v.String())
+	}
 }
 
 // publishMemory sets self.__oomscopeMem to the Go heap's numbers after a
