@@ -215,16 +215,24 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
 			}
 		}
 	}
-	// Only the table's rows need their phase peaks.
-	type stepPhase struct {
-		step  int
-		phase string
+	// Only the table's rows need their phase peaks, in an array per row
+	// (a map keyed by step and phase was a third of this function on a
+	// trace of many steps: the page's wasm hashes slowly).
+	phases := [...]string{analysis.PhaseForward, analysis.PhaseBackward, analysis.PhaseOptimizer, analysis.PhaseOther}
+	type rowPeaks struct {
+		bytes [len(phases)]int64
+		has   [len(phases)]bool
 	}
 	shown := min(len(d.Steps), max(p.stepRows, maxStepRows))
-	peaks := map[stepPhase]int64{}
+	peaks := make([]rowPeaks, shown)
 	for _, pp := range d.PhasePeaks {
-		if pp.Step < shown {
-			peaks[stepPhase{pp.Step, pp.Phase}] = pp.PeakAllocatedBytes
+		if pp.Step < 0 || pp.Step >= shown {
+			continue
+		}
+		for j, ph := range phases {
+			if ph == pp.Phase {
+				peaks[pp.Step].bytes[j], peaks[pp.Step].has[j] = pp.PeakAllocatedBytes, true
+			}
 		}
 	}
 	// The rows carry no handlers: they are written as HTML in one piece,
@@ -260,8 +268,8 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
 		b.WriteString(`">`)
 		b.WriteString(html.EscapeString(bytesize.Format(s.EndAllocatedBytes, p.unit)))
 		b.WriteString("</td>")
-		for _, ph := range []string{analysis.PhaseForward, analysis.PhaseBackward, analysis.PhaseOptimizer, analysis.PhaseOther} {
-			v, ok := peaks[stepPhase{k, ph}]
+		for j, ph := range phases {
+			v, ok := peaks[k].bytes[j], peaks[k].has[j]
 			if !ok {
 				td("–")
 				continue
