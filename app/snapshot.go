@@ -2,7 +2,6 @@ package app
 
 import (
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -924,7 +923,9 @@ var gcHold struct {
 // collection before its first frame (run to keep the collection its
 // growth calls for out of that frame, which then took over 50 ms) cost
 // 24-32 ms between the answer and the timeline on a 55 MB file; with the
-// collector off until that frame is drawn, it runs after it.
+// collector off until that frame is drawn, it runs after it. It is not
+// forced then (releaseGC): with the page's GOGC of 400 (wasm/app) the
+// result's garbage rarely calls for one before the reveal ends.
 func holdGC() {
 	gcHold.Lock()
 	defer gcHold.Unlock()
@@ -934,8 +935,11 @@ func holdGC() {
 	gcHold.n++
 }
 
-// releaseGC undoes a holdGC; the last one turns the collector back on and
-// collects.
+// releaseGC undoes a holdGC; the last one turns the collector back on. It
+// does not collect: a collection of the page's few megabytes is a task of
+// 25-35 ms of its thread (most of it the runtime's fixed cost: roots,
+// stacks), which a forced one after the result's frame put among the
+// reveal's tasks, often in the task of a section's frame (41-52 ms).
 func releaseGC() {
 	gcHold.Lock()
 	gcHold.n--
@@ -944,9 +948,6 @@ func releaseGC() {
 		debug.SetGCPercent(gcHold.percent)
 	}
 	gcHold.Unlock()
-	if last {
-		runtime.GC()
-	}
 }
 
 // afterFrame blocks the calling goroutine (never the UI goroutine) until

@@ -80,7 +80,9 @@ func (p *SnapshotPage) renderResults() app.UI {
 		}),
 		p.section(secDiagnosis, d),
 		p.renderCards(d),
-		p.renderCompare(),
+		// The comparison's drop zone after the timeline's frame, which
+		// then draws less (unless a comparison is under way or shown).
+		app.If(p.reveal > timelineStage || p.cmp.phase != snapIdle, func() app.UI { return p.renderCompare() }),
 		app.If(p.reveal < timelineStage, func() app.UI { return app.P().Class("muted").Text("Drawing the timeline…") }),
 		app.If(p.reveal >= timelineStage, func() app.UI { return p.timelineView(d) }),
 		// One section more per stage (revealMore); each is a component
