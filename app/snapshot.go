@@ -442,7 +442,9 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			// too: a goroutine started here runs in the message's task
 			// (Go returns to the browser only when no goroutine can run),
 			// after the copy of its buffers.
-			if len(js) > 4096 || len(bufs) > 0 {
+			if !diagnosis && (len(js) > 4096 || len(bufs) > 0) {
+				// (A diagnosis is small: read at once, in a task apart
+				// from its drawing, below.)
 				nextTask(0)
 			}
 			// A big file's steps (485,000 rows for a 1 GB trace) are
@@ -752,6 +754,9 @@ func (p *SnapshotPage) revealStage(ctx app.Context, file, dev int, stacks *siteS
 	}
 	if p.diagnosing && p.reveal >= timelineStage {
 		p.revealWaits = true // addDiagnosis goes on
+		// Nothing changed: no drawing of the page (its whole tree
+		// compared again) while the worker diagnoses beside it.
+		ctx.PreventUpdate()
 		return
 	}
 	p.reveal++
