@@ -443,8 +443,8 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			// (Go returns to the browser only when no goroutine can run),
 			// after the copy of its buffers.
 			if !diagnosis && (len(js) > 4096 || len(bufs) > 0) {
-				// (A diagnosis is small: read at once, in a task apart
-				// from its drawing, below.)
+				// (A diagnosis is small: read and handed over at once;
+				// go-app draws it in a task of its own.)
 				nextTask(0)
 			}
 			// A big file's steps (485,000 rows for a 1 GB trace) are
@@ -454,8 +454,7 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			if result {
 				timeMark("decoded")
 			}
-			if len(js) > 4096 || diagnosis {
-				// A diagnosis is drawn in a task of its own too.
+			if len(js) > 4096 && !diagnosis {
 				nextTask(0)
 			}
 			var hold chan struct{}
