@@ -134,6 +134,7 @@ func newByteTimer(src source) *byteTimer {
 		}
 	})
 	c.weight = make([]float64, c.stacks.seal())
+	faultIn(c.weight, 8)
 	return c
 }
 

@@ -1,5 +1,7 @@
 package analysis
 
+import "unsafe"
+
 // uintMap is a map from uint64 keys (block addresses, stack summaries):
 // open addressing with linear probing in a power-of-two number of slots
 // kept at most half full, deletion by shifting the following entries back
@@ -144,6 +146,7 @@ func (t *uintMap[V]) len() int { return t.n }
 func (t *uintMap[V]) grow() {
 	old := t.slots
 	t.slots, t.shift = make([]uintSlot[V], 2*len(old)), t.shift-1
+	faultIn(t.slots, int(unsafe.Sizeof(t.slots[0])))
 	mask := len(t.slots) - 1
 	for _, s := range old {
 		if s.key == 0 {
