@@ -4,6 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"runtime"
+	"slices"
+	"sync"
+
+	"oomscope/snapshot"
 )
 
 // writeJSON writes v as json.Encoder with SetIndent("", "  ") does, byte
@@ -154,3 +159,214 @@ func stringEnd(src []byte, i int) int {
 // isJSONPunct reports whether c ends a number or literal in compact JSON
 // (a newline: the document).
 func isJSONPunct(c byte) bool { return c == ',' || c == '}' || c == ']' || c == ':' || c == '\n' }
+
+// writeSnapshotJSON writes v as writeJSON does, byte for byte, with most
+// of the marshalling on other goroutines where there is a second core.
+// Each device's steps, phase peaks and phase spans are 64 of the 83 MB of
+// the 1 GiB distinct-stacks file's report (0.15-0.3 s to marshal and
+// indent on one core): they are cut into runs of partRun elements,
+// marshalled by workers into reused buffers (encoding a slice is encoding
+// each element, comma-separated), while this goroutine marshals the rest
+// of the report with them as null and indents it, putting each part's
+// runs, in order, in place of its null. Memory stays a few buffers: the
+// output is written as it is indented.
+func writeSnapshotJSON(w io.Writer, v snapshotJSON) error {
+	if !snapshot.Concurrent() || v.Report == nil {
+		return writeJSON(w, v)
+	}
+	src, nulls, parts, err := stripParts(v)
+	if err != nil {
+		return err
+	}
+	if len(nulls) != len(parts) {
+		// Not the document expected (a report type changed?): the
+		// parts are not used.
+		return writeJSON(w, v)
+	}
+	m := startMarshal(parts)
+	defer m.stop()
+	in := newIndenter(w)
+	at := 0
+	for i, runs := range parts {
+		in.Write(src[at:nulls[i]])
+		if err := m.write(in, runs); err != nil {
+			return err
+		}
+		at = nulls[i] + len("null")
+	}
+	in.Write(src[at:])
+	return in.flush()
+}
+
+// stripParts marshals v compactly with its devices' parts as null and
+// returns it, where the nulls are (partNulls) and the parts' runs, in
+// document order.
+func stripParts(v snapshotJSON) (src []byte, nulls []int, parts [][]*jsonRun, err error) {
+	rep := *v.Report
+	rep.Devices = slices.Clone(rep.Devices)
+	for i := range rep.Devices {
+		d := &rep.Devices[i]
+		parts = append(parts, sliceRuns(d.Steps), sliceRuns(d.PhasePeaks), sliceRuns(d.PhaseSpans))
+		d.Steps, d.PhasePeaks, d.PhaseSpans = nil, nil, nil
+	}
+	v.Report = &rep
+	var doc bytes.Buffer
+	if err := json.NewEncoder(&doc).Encode(v); err != nil {
+		return nil, nil, nil, err
+	}
+	return doc.Bytes(), partNulls(doc.Bytes()), parts, nil
+}
+
+// partDepth is the depth of a device's keys in the snapshot document (the
+// object, its "devices" array, the device).
+const partDepth = 3
+
+// partKeys are the keys whose values writeSnapshotJSON marshals apart, in
+// the order DeviceReport has them.
+var partKeys = []string{`"steps"`, `"phase_peaks"`, `"phase_spans"`}
+
+// partNulls returns where the nulls of the part keys' values are in src,
+// compact JSON: at partDepth only, in turn for each device (other keys of
+// these names, deeper or in strings, are not them).
+func partNulls(src []byte) []int {
+	var at []int
+	depth, next := 0, 0
+	for i := 0; i < len(src); i++ {
+		switch src[i] {
+		case '"':
+			j := stringEnd(src, i)
+			if depth == partDepth && bytes.Equal(src[i:j], []byte(partKeys[next])) && bytes.HasPrefix(src[j:], []byte(":null")) {
+				at = append(at, j+1)
+				next = (next + 1) % len(partKeys)
+			}
+			i = j - 1
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+	}
+	return at
+}
+
+// partRun is the number of elements of a part marshalled at once.
+const partRun = 2048
+
+// jsonRun is a run of a part's elements to marshal (v, a slice), or a
+// part that is nil or empty (lit, its JSON).
+type jsonRun struct {
+	v    any
+	lit  string
+	done chan struct{}
+	buf  *bytes.Buffer // v marshalled, and a newline
+	err  error
+	p    any // what marshalling v panicked with
+}
+
+// sliceRuns cuts s into runs of partRun elements.
+func sliceRuns[T any](s []T) []*jsonRun {
+	switch {
+	case s == nil:
+		return []*jsonRun{{lit: "null"}}
+	case len(s) == 0:
+		return []*jsonRun{{lit: "[]"}}
+	}
+	var runs []*jsonRun
+	for lo := 0; lo < len(s); lo += partRun {
+		runs = append(runs, &jsonRun{v: s[lo:min(lo+partRun, len(s))], done: make(chan struct{})})
+	}
+	return runs
+}
+
+// marshaller is the workers marshalling the runs of parts in order.
+type marshaller struct {
+	free chan *bytes.Buffer
+	quit chan struct{}
+	wg   sync.WaitGroup
+}
+
+// startMarshal starts a worker per core on the runs of parts. A worker
+// takes a free buffer, then the next run: the runs are taken in order,
+// each with its buffer, so the one written next is never left waiting
+// for a buffer the later ones hold.
+func startMarshal(parts [][]*jsonRun) *marshaller {
+	workers := runtime.GOMAXPROCS(0)
+	m := &marshaller{free: make(chan *bytes.Buffer, 2*workers+2), quit: make(chan struct{})}
+	var todo []*jsonRun
+	for _, runs := range parts {
+		for _, r := range runs {
+			if r.done != nil {
+				todo = append(todo, r)
+			}
+		}
+	}
+	work := make(chan *jsonRun, len(todo))
+	for _, r := range todo {
+		work <- r
+	}
+	close(work)
+	for range cap(m.free) {
+		m.free <- new(bytes.Buffer)
+	}
+	for range workers {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			for {
+				var buf *bytes.Buffer
+				select {
+				case buf = <-m.free:
+				case <-m.quit:
+					return
+				}
+				r, ok := <-work
+				if !ok {
+					return
+				}
+				buf.Reset()
+				r.buf = buf
+				func() {
+					defer func() { r.p = recover() }()
+					r.err = json.NewEncoder(buf).Encode(r.v)
+				}()
+				close(r.done)
+			}
+		}()
+	}
+	return m
+}
+
+// write indents a part, its runs in order, into in: a run's elements
+// without its brackets, runs joined by a comma.
+func (m *marshaller) write(in *indenter, runs []*jsonRun) error {
+	if runs[0].done == nil {
+		in.Write([]byte(runs[0].lit))
+		return nil
+	}
+	in.Write([]byte{'['})
+	for i, r := range runs {
+		<-r.done
+		if r.p != nil {
+			panic(r.p)
+		}
+		if r.err != nil {
+			return r.err
+		}
+		b := r.buf.Bytes()
+		b = b[1 : len(b)-2] // '[' … "]\n"
+		if i > 0 {
+			in.Write([]byte{','})
+		}
+		in.Write(b)
+		m.free <- r.buf
+		r.buf = nil
+	}
+	in.Write([]byte{']'})
+	return nil
+}
+
+// stop ends the workers (all runs done or not) and waits for them.
+func (m *marshaller) stop() {
+	close(m.quit)
+	m.wg.Wait()
+}

@@ -155,16 +155,18 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	switch {
 	case *asJSON:
-		var v any = snapshotJSON{File: last.name, Report: last.rep, Budget: br}
+		var err error
 		if len(snaps) == 2 {
-			v = compareJSON{
+			err = writeJSON(stdout, compareJSON{
 				Before:     snapshotJSON{File: snaps[0].name, Report: snaps[0].rep},
 				After:      snapshotJSON{File: snaps[1].name, Report: snaps[1].rep},
 				Comparison: cmp,
 				Budget:     br,
-			}
+			})
+		} else {
+			err = writeSnapshotJSON(stdout, snapshotJSON{File: last.name, Report: last.rep, Budget: br})
 		}
-		if err := writeJSON(stdout, v); err != nil {
+		if err != nil {
 			return fail("writing JSON: %v", err)
 		}
 	case *asMarkdown:
