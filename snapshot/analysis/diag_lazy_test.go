@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"oomscope/snapshot"
+	"oomscope/snapshot/gen"
 )
 
 // TestDiagnosisLazySame checks that the diagnosis reads stacks through
@@ -45,8 +46,9 @@ func TestDiagnosisLazySame(t *testing.T) {
 
 // TestDiagnosisConcurrentSame checks that the report is the same whether
 // its steps and byte-time flame graph run beside the rest (goOrRun with a
-// second core) or after it, on every pinned corpus file decoded with most
-// stacks in the file (read back while the rest runs).
+// second core; the flame graph and the sizes beside classify, earlyDiag)
+// or after it, on every pinned corpus file decoded with most stacks in the
+// file (read back while the rest runs), also when reported twice.
 func TestDiagnosisConcurrentSame(t *testing.T) {
 	flames := 0
 	for _, c := range numbersCases(t) {
@@ -67,8 +69,14 @@ func TestDiagnosisConcurrentSame(t *testing.T) {
 			sequentialOnly = true
 			seq := Analyze(decode(), opt).Report()
 			sequentialOnly = false
-			par := Analyze(decode(), opt).Report()
+			pa := Analyze(decode(), opt)
+			par := pa.Report()
+			// A second report reuses the device's early diagnosis.
+			again := pa.Report()
 			for i := range seq.Devices {
+				if g, w := mustJSON(again.Devices[i]), mustJSON(seq.Devices[i]); g != w {
+					t.Errorf("device %d: the second report differs:\n got %.2000s\nwant %.2000s", i, g, w)
+				}
 				if bt := seq.Devices[i].ByteTime; bt != nil && len(bt.Nodes) > 1 {
 					flames++
 				}
@@ -81,4 +89,33 @@ func TestDiagnosisConcurrentSame(t *testing.T) {
 	if flames == 0 {
 		t.Error("no device has a flame graph: the test checks nothing")
 	}
+}
+
+// TestEarlyDiagPanic: a panic while making a device's early diagnosis on
+// its goroutine is raised again on the goroutine that asks for it.
+func TestEarlyDiagPanic(t *testing.T) {
+	if !concurrent() {
+		t.Skip("one core: no early diagnosis")
+	}
+	b, _, err := gen.Bytes(gen.Scenario("training"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := snapshot.DecodeBytes(b, &snapshot.Options{Summarize: Summarizer()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Analyze(s, Options{}).Devices[0]
+	if d.early == nil {
+		t.Fatal("no early diagnosis where there is a second core")
+	}
+	d.early.byteTime()          // done with the table
+	d.allocs.start[0] = 1 << 30 // past the trace: sizes panics
+	e := d.startEarly()
+	defer func() {
+		if r := recover(); r == nil {
+			t.Error("the early diagnosis's panic was not raised again")
+		}
+	}()
+	e.allocSizes()
 }

@@ -45,6 +45,10 @@ type Device struct {
 	mapped       bool
 
 	initSegs *segSet // reserved ranges before the first entry, built lazily
+
+	// early is the part of the diagnosis made beside classify (nil:
+	// none, where there is one core).
+	early *earlyDiag
 }
 
 // buckets fold the states after entries from … from+count-1 into
@@ -168,6 +172,9 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	if ex := d.initialAllocated + over - d.initialReserved; ex > 0 && (overAt >= 0 || d.initialAllocated > d.initialReserved) {
 		d.warn(fmt.Sprintf("allocated memory exceeds reserved memory by up to %s (%s): the trace and the segments disagree; "+
 			"free memory counts as 0 then", bytesize.FormatGiB(ex), When(overAt, 0, 0, n)))
+	}
+	if concurrent() {
+		d.early = d.startEarly()
 	}
 	d.classify()
 	return d

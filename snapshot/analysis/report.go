@@ -308,7 +308,12 @@ func (d *Device) reportFirst() (DeviceReport, *diagnosisRun) {
 	// the rest where there is a second core.
 	// The allocations' sizes, read once from the trace for the passes
 	// over all of them (the diagnosis's and the site series).
-	sizes := d.allocs.sizes()
+	var sizes []int64
+	if d.early != nil {
+		sizes = d.early.allocSizes()
+	} else {
+		sizes = d.allocs.sizes()
+	}
 	dg := d.startDiagnosis(stepsHead(d, &r), sizes)
 	r.Expandable, r.Streams = d.streamsAndExpandable()
 	// The allocations live at the peak, found once for the state and
