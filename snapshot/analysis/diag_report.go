@@ -54,6 +54,9 @@ type diagnosisRun struct {
 	head DeviceReport
 	// sizes are the allocations' sizes (nil: newSource finds them).
 	sizes []int64
+	// early is the device's early diagnosis when the run started (the
+	// device lets go of it in its report: Device.reportFirst).
+	early *earlyDiag
 	src   source
 	sr    stepResult
 	bt    *ByteTime
@@ -80,7 +83,7 @@ func stepsHead(d *Device, r *DeviceReport) DeviceReport {
 // they always did. sizes are the allocations' sizes (allocTable.sizes),
 // or nil.
 func (d *Device) startDiagnosis(head DeviceReport, sizes []int64) *diagnosisRun {
-	g := &diagnosisRun{d: d, head: head, sizes: sizes}
+	g := &diagnosisRun{d: d, head: head, sizes: sizes, early: d.early}
 	if concurrent() {
 		g.joinSteps = goOrRun(g.steps)
 	}
@@ -91,7 +94,7 @@ func (d *Device) startDiagnosis(head DeviceReport, sizes []int64) *diagnosisRun 
 // source and the flame graph are the device's early ones where it has
 // them.
 func (g *diagnosisRun) steps() {
-	if e := g.d.early; e != nil {
+	if e := g.early; e != nil {
 		g.src = e.source()
 		g.joinByteTime = func() { g.bt = e.byteTime() }
 	} else {

@@ -334,6 +334,12 @@ func (d *Device) reportFirst() (DeviceReport, *diagnosisRun) {
 		r.SiteSeries = d.siteSeries(r.Timeline, peak.TopSites, opt.SeriesSites, sizes)
 	}
 	r.Warnings = append([]string{}, d.Warnings...)
+	// The early diagnosis's sizes and source (8 bytes per allocation, a
+	// byte per stack) are not kept with the device: a comparison holds
+	// the first analysis while it loads the second. The diagnosis run dg
+	// holds them until it is finished; another report makes them again,
+	// as on one core.
+	d.early = nil
 	return r, dg
 }
 
