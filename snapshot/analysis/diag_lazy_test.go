@@ -70,10 +70,19 @@ func TestDiagnosisConcurrentSame(t *testing.T) {
 			seq := Analyze(decode(), opt).Report()
 			sequentialOnly = false
 			pa := Analyze(decode(), opt)
+			var early []*earlyDiag
+			for _, d := range pa.Devices {
+				early = append(early, d.early)
+			}
 			par := pa.Report()
 			// A second report reuses the device's early diagnosis.
 			again := pa.Report()
 			for i := range seq.Devices {
+				// The steps' early scan was made for the report's head, so
+				// the report used it.
+				if e := early[i]; e == nil || e.stepper(new(stepsHead(pa.Devices[i], &par.Devices[i]))) == nil {
+					t.Errorf("device %d: no early scan of the steps, or made for another head", i)
+				}
 				if g, w := mustJSON(again.Devices[i]), mustJSON(seq.Devices[i]); g != w {
 					t.Errorf("device %d: the second report differs:\n got %.2000s\nwant %.2000s", i, g, w)
 				}

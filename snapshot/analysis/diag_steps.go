@@ -994,6 +994,13 @@ type stepResult struct {
 // pass over the entries and (with stacks) one over the allocations. r is
 // the device's report: its peak checks the pass's sums.
 func findSteps(src source, r *DeviceReport) stepResult {
+	return scanSteps(src, r).result(r)
+}
+
+// scanSteps is findSteps's pass over the entries (and the live ranges
+// where the sizes do not follow the replay): it reads the replay's
+// results, not the classification, so it can run beside classify.
+func scanSteps(src source, r *DeviceReport) *stepper {
 	st := newStepper(src, r)
 	if peak, at := st.scan(); peak != r.PeakAllocatedBytes || at != r.PeakIndex || st.end() != src.replayEnd() || src.replayBadSizes() > 0 {
 		// An address allocated twice, a free whose size differs from its
@@ -1002,6 +1009,12 @@ func findSteps(src source, r *DeviceReport) stepResult {
 		// from the live ranges.
 		st.remeasure(allocatedCurve(src))
 	}
+	return st
+}
+
+// result is the rest of findSteps after scanSteps: the steps, phases and
+// their peaks (it reads the allocations' rules: firstPartial).
+func (st *stepper) result(r *DeviceReport) stepResult {
 	spans, rule := st.steps()
 	oom := -1 // the last OOM event's entry
 	if n := len(r.OOMEvents); n > 0 {
