@@ -26,7 +26,7 @@ func (p *SnapshotPage) newChart(pts []analysis.Point, bands *analysis.SiteSeries
 // deviceChart lays out a timeline of device d (pts and bands: the whole
 // trace or a zoomed range) in unit u.
 func deviceChart(d *analysis.DeviceReport, pts []analysis.Point, bands *analysis.SiteSeries, u bytesize.Unit) *chart.Timeline {
-	return chart.NewTimeline(pts, bands, chart.Options{Unit: u, Peak: d.PeakIndex, Shades: phaseShades(d), ShadeLabel: phaseShadeLabel(d)})
+	return chart.NewTimeline(pts, bands, chart.Options{Unit: u, Peak: d.PeakIndex, Shades: phaseShades(d), ShadeClass: phaseShadeClass(d), ShadeLabel: phaseShadeLabel(d)})
 }
 
 // firstChart is the whole timeline of the device a result shows first, in

@@ -160,39 +160,46 @@ func (p *SnapshotPage) renderDiagFixes(d *analysis.DeviceReport) app.UI {
 }
 
 // phaseShades are the timeline's shaded bands: each step's phases
-// (analysis PhaseSpans), coloured by phase, every other step a shade
-// darker so that steps stand apart. Their tooltips are built by
-// phaseShadeLabel, only for the bands wide enough to draw: a trace of many
-// short steps has tens of thousands of spans, and this runs on the page's
-// main thread.
+// (analysis PhaseSpans), coloured by phase (phaseShadeClass), every other
+// step a shade darker so that steps stand apart. Their classes and
+// tooltips are made only for the bands wide enough to draw: a trace of
+// many short steps has hundreds of thousands of spans, and this runs on
+// the page's main thread. The bands hold no strings: the page's garbage
+// collector, whose whole mark phase is one task of the page's thread,
+// does not scan them.
 func phaseShades(d *analysis.DeviceReport) []chart.Shade {
-	// The classes of each phase, looked up in a short list: there are four
-	// phases, and a map lookup per span was most of this function on a
-	// trace of 18,726 steps (the page's wasm is built without inlining).
-	type phaseClasses struct {
-		phase string
-		class [2]string
-	}
-	var classes []phaseClasses
 	out := make([]chart.Shade, len(d.PhaseSpans))
 	for k, sp := range d.PhaseSpans {
-		j := 0
-		for j < len(classes) && classes[j].phase != sp.Phase {
-			j++
-		}
-		if j == len(classes) {
-			classes = append(classes, phaseClasses{sp.Phase, [2]string{"shade-" + sp.Phase + " shade-step-0", "shade-" + sp.Phase + " shade-step-1"}})
-		}
-		out[k] = chart.Shade{From: sp.FirstEntry, To: sp.LastEntry, Class: classes[j].class[sp.Step&1]}
+		out[k] = chart.Shade{From: sp.FirstEntry, To: sp.LastEntry}
 	}
 	return out
+}
+
+// shadeClasses are the CSS classes of a phase's bands, by phase and by
+// step parity.
+var shadeClasses = func() (c [len(analysis.Phases)][2]string) {
+	for _, ph := range analysis.Phases {
+		c[ph] = [2]string{"shade-" + ph.String() + " shade-step-0", "shade-" + ph.String() + " shade-step-1"}
+	}
+	return c
+}()
+
+// phaseShadeClass is the CSS class of phaseShades(d)[k].
+func phaseShadeClass(d *analysis.DeviceReport) func(k int) string {
+	return func(k int) string {
+		sp := d.PhaseSpans[k]
+		if int(sp.Phase) >= len(shadeClasses) {
+			return ""
+		}
+		return shadeClasses[sp.Phase][sp.Step&1]
+	}
 }
 
 // phaseShadeLabel is the tooltip of phaseShades(d)[k].
 func phaseShadeLabel(d *analysis.DeviceReport) func(k int) string {
 	return func(k int) string {
 		sp := d.PhaseSpans[k]
-		return "step " + strconv.Itoa(sp.Step) + ": " + sp.Phase + " (entries " + strconv.Itoa(sp.FirstEntry) + "–" + strconv.Itoa(sp.LastEntry) + ")"
+		return "step " + strconv.Itoa(sp.Step) + ": " + sp.Phase.String() + " (entries " + strconv.Itoa(sp.FirstEntry) + "–" + strconv.Itoa(sp.LastEntry) + ")"
 	}
 }
 
@@ -218,7 +225,7 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
 	// Only the table's rows need their phase peaks, in an array per row
 	// (a map keyed by step and phase was a third of this function on a
 	// trace of many steps: the page's wasm hashes slowly).
-	phases := [...]string{analysis.PhaseForward, analysis.PhaseBackward, analysis.PhaseOptimizer, analysis.PhaseOther}
+	phases := [...]analysis.Phase{analysis.PhaseForward, analysis.PhaseBackward, analysis.PhaseOptimizer, analysis.PhaseOther}
 	type rowPeaks struct {
 		bytes [len(phases)]int64
 		has   [len(phases)]bool
@@ -275,7 +282,7 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
 				continue
 			}
 			b.WriteString(`<td data-phase="`)
-			b.WriteString(html.EscapeString(ph))
+			b.WriteString(ph.String())
 			b.WriteString(`">`)
 			b.WriteString(html.EscapeString(bytesize.Format(v, p.unit)))
 			b.WriteString("</td>")

@@ -136,7 +136,7 @@ func diagnoseCause(r *DeviceReport, lk *Leak, peak moment, card *OOMCard, oomLea
 	if r.PeakPhase.Step >= 0 {
 		where = fmt.Sprintf("in the %s phase of step %d", r.PeakPhase.Phase, r.PeakPhase.Step)
 	} else if r.PeakIndex >= 0 {
-		where = "outside the training steps (" + r.PeakPhase.Phase + ")"
+		where = "outside the training steps (" + r.PeakPhase.Phase.String() + ")"
 	}
 	leakNote := func() string {
 		if lk == nil {

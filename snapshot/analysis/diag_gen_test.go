@@ -51,7 +51,7 @@ func TestStepsMatchGenerator(t *testing.T) {
 						got.EndAllocatedBytes != want.EndAllocated {
 						t.Errorf("device %d step %d: %+v, want %+v", dt.Device, k, got, want)
 					}
-					_, optimized := want.PhasePeaks[PhaseOptimizer]
+					_, optimized := want.PhasePeaks[PhaseOptimizer.String()]
 					if wantPartial := want.Partial || !optimized; got.Partial != wantPartial {
 						t.Errorf("device %d step %d: partial %v, want %v", dt.Device, k, got.Partial, wantPartial)
 					}
@@ -83,7 +83,7 @@ func TestStepsMatchGenerator(t *testing.T) {
 						t.Errorf("device %d step %d: phases %+v, want %v", dt.Device, k, stepPhases(&d, k), want.PhasePeaks)
 					}
 				}
-				if d.PeakPhase.Step != dt.PeakStep || stacked && d.PeakPhase.Phase != dt.PeakPhase {
+				if d.PeakPhase.Step != dt.PeakStep || stacked && d.PeakPhase.Phase.String() != dt.PeakPhase {
 					t.Errorf("device %d: peak in %+v, want step %d %s", dt.Device, d.PeakPhase, dt.PeakStep, dt.PeakPhase)
 				}
 			}
@@ -107,7 +107,7 @@ func stepPhases(d *DeviceReport, k int) phasePeaks {
 
 func (ps phasePeaks) get(ph string) int64 {
 	for _, p := range ps {
-		if p.Phase == ph {
+		if p.Phase.String() == ph {
 			return p.PeakAllocatedBytes
 		}
 	}
@@ -222,7 +222,7 @@ func TestPhaseSpans(t *testing.T) {
 	_, r, truth := analyzeScenario(t, "training")
 	d := r.Devices[0]
 	for k, st := range d.Steps {
-		var phases []string
+		var phases []Phase
 		next := st.FirstEntry
 		for _, sp := range d.PhaseSpans {
 			if sp.Step != k {
@@ -237,9 +237,9 @@ func TestPhaseSpans(t *testing.T) {
 		if next != st.LastEntry+1 {
 			t.Errorf("step %d: spans end at %d, step at %d", k, next-1, st.LastEntry)
 		}
-		want := []string{PhaseForward, PhaseBackward, PhaseOptimizer}
-		if _, ok := truth.Devices[0].Steps[k].PhasePeaks[PhaseOther]; ok {
-			want = append([]string{PhaseOther}, want...)
+		want := []Phase{PhaseForward, PhaseBackward, PhaseOptimizer}
+		if _, ok := truth.Devices[0].Steps[k].PhasePeaks["other"]; ok {
+			want = append([]Phase{PhaseOther}, want...)
 		}
 		if fmt.Sprint(phases) != fmt.Sprint(want) {
 			t.Errorf("step %d phases %v, want %v", k, phases, want)
@@ -251,7 +251,7 @@ func TestPhaseSpans(t *testing.T) {
 // entry against the phase spans it reports (the span holding the entry,
 // else "other"), for entries all over the trace of every scenario.
 func TestOOMPhaseFromSpans(t *testing.T) {
-	phases := map[string]int{} // the phases sampled, over all scenarios
+	phases := map[Phase]int{} // the phases sampled, over all scenarios
 	for _, name := range gen.Scenarios() {
 		t.Run(name, func(t *testing.T) {
 			a, r, _ := analyzeScenario(t, name)
@@ -276,7 +276,7 @@ func TestOOMPhaseFromSpans(t *testing.T) {
 			}
 		})
 	}
-	for _, ph := range []string{PhaseForward, PhaseBackward, PhaseOptimizer, PhaseOther} {
+	for _, ph := range Phases {
 		if phases[ph] == 0 {
 			t.Errorf("no sampled entry in phase %s (%v): the check saw too little", ph, phases)
 		}

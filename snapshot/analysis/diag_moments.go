@@ -9,9 +9,9 @@ import (
 // moment is the live memory after one entry, split the ways the fixes
 // and the setup inference need: by category, and the parts one fix acts on.
 type moment struct {
-	// index is the entry (-1: before the first); phase its phase name.
+	// index is the entry (-1: before the first); phase its phase.
 	index int
-	phase string
+	phase Phase
 	// allocated is the live requested bytes; cats splits them.
 	allocated int64
 	cats      CategoryBytes
@@ -40,7 +40,7 @@ type momentSet []moment
 // freed by the program, what a leak is made of) and feeds the candidate
 // allocations to the anomaly collector, in one pass over the allocations.
 // Leaked bytes are filled in later (addLeaked).
-func measureMoments(src source, idx []int, phases []string, col *anomalyCollector, survivors bool) (momentSet, []int32) {
+func measureMoments(src source, idx []int, phases []Phase, col *anomalyCollector, survivors bool) (momentSet, []int32) {
 	ms := make(momentSet, len(idx))
 	lo, hi := math.MaxInt, -1
 	for j, i := range idx {

@@ -22,7 +22,7 @@ func TestMeasureMoments(t *testing.T) {
 			n := d.Trace.Len()
 			dr := &r.Devices[i]
 			idx := []int{dr.PeakIndex, n / 2, 0, n / 2, n - 1, -1, n / 3}
-			phases := []string{"a", "b", "c", "d", "e", "f", "g"}
+			phases := []Phase{PhaseOther, PhaseForward, PhaseBackward, PhaseOptimizer, PhaseForward, PhaseBackward, PhaseOther}
 			src := newSource(d)
 			got, want := newAnomalyCollector(src, dr.Steps, dr.PeakAllocatedBytes), newAnomalyCollector(src, dr.Steps, dr.PeakAllocatedBytes)
 			ms, surv := measureMoments(src, idx, phases, got, true)
@@ -42,7 +42,7 @@ func TestMeasureMoments(t *testing.T) {
 }
 
 // measureMomentsRef is measureMoments as it was.
-func measureMomentsRef(src source, idx []int, phases []string, col *anomalyCollector, survivors bool) (momentSet, []int32) {
+func measureMomentsRef(src source, idx []int, phases []Phase, col *anomalyCollector, survivors bool) (momentSet, []int32) {
 	ms := make(momentSet, len(idx))
 	lo, hi := math.MaxInt, -1
 	for j, i := range idx {

@@ -205,8 +205,8 @@ func (g *diagnosisRun) finish(r *DeviceReport) DiagnosisReport {
 
 	// The live memory at the peak, at each phase's own peak and at the
 	// last OOM: what the cause and the fixes' savings are read from.
-	idx, phases := []int{r.PeakIndex}, []string{sr.peak.Phase}
-	for _, ph := range []string{PhaseForward, PhaseBackward, PhaseOptimizer, PhaseOther} {
+	idx, phases := []int{r.PeakIndex}, []Phase{sr.peak.Phase}
+	for _, ph := range []Phase{PhaseForward, PhaseBackward, PhaseOptimizer, PhaseOther} {
 		if j, ok := sr.maxPhase[ph]; ok && j != r.PeakIndex {
 			idx, phases = append(idx, j), append(phases, ph)
 		}

@@ -12,7 +12,7 @@ import (
 // made) are those found from the complete report, for every scenario,
 // with no OOM event and with one at entries all over the trace.
 func TestStepsHeadSuffices(t *testing.T) {
-	oomPhases := map[string]int{}
+	oomPhases := map[Phase]int{}
 	for _, name := range gen.Scenarios() {
 		t.Run(name, func(t *testing.T) {
 			a, r, _ := analyzeScenario(t, name)

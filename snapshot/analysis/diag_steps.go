@@ -1,24 +1,71 @@
 package analysis
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"oomscope/snapshot"
 )
 
-// Phase names of the report (Step, PhasePeak, PeakPhase).
+// Phase is the phase of a step that a stretch of the trace belongs to
+// (PhasePeak, PhaseSpan, PeakPhase). It is a number, so that the hundreds
+// of thousands of phase peaks and spans of a trace of many short steps hold
+// no pointers (the page's garbage collector, which runs its whole mark
+// phase in one task of the page's thread, then skips them), and it is
+// written by its name (MarshalText): "forward", "backward", "optimizer" or
+// "other".
+type Phase uint8
+
+// The phases. The zero Phase is PhaseOther.
 const (
-	PhaseForward   = "forward"
-	PhaseBackward  = "backward"
-	PhaseOptimizer = "optimizer"
-	PhaseOther     = "other"
+	PhaseOther Phase = iota
+	PhaseForward
+	PhaseBackward
+	PhaseOptimizer
+	numPhases
 )
 
-// phaseName maps a stack phase to the report's phase names.
-func phaseName(p phase) string {
+// Phases are the phases, each once, in the order of their numbers.
+var Phases = [numPhases]Phase{PhaseOther, PhaseForward, PhaseBackward, PhaseOptimizer}
+
+// phaseNames are the phases' names, by Phase.
+var phaseNames = [numPhases]string{"other", "forward", "backward", "optimizer"}
+
+// String returns the phase's name.
+func (p Phase) String() string {
+	if p < numPhases {
+		return phaseNames[p]
+	}
+	return "Phase(" + strconv.Itoa(int(p)) + ")"
+}
+
+// MarshalText returns the phase's name; a Phase that is none of the
+// phases is an error.
+func (p Phase) MarshalText() ([]byte, error) {
+	if p >= numPhases {
+		return nil, fmt.Errorf("analysis: no phase %d", p)
+	}
+	return []byte(phaseNames[p]), nil
+}
+
+// UnmarshalText sets p to the phase named b: "forward", "backward",
+// "optimizer" or "other".
+func (p *Phase) UnmarshalText(b []byte) error {
+	for k, n := range phaseNames {
+		if string(b) == n {
+			*p = Phase(k)
+			return nil
+		}
+	}
+	return fmt.Errorf("analysis: unknown phase %q (want forward, backward, optimizer or other)", b)
+}
+
+// reportPhase maps a stack phase to the report's phase.
+func reportPhase(p phase) Phase {
 	switch p {
 	case phaseForward:
 		return PhaseForward
@@ -58,7 +105,7 @@ type PhasePeak struct {
 	// Step indexes DiagnosisReport.Steps (-1: before the first step).
 	Step int `json:"step"`
 	// Phase is forward, backward, optimizer or other.
-	Phase string `json:"phase"`
+	Phase Phase `json:"phase"`
 	// PeakAllocatedBytes is the phase's highest allocated memory, first
 	// reached after entry PeakIndex.
 	PeakAllocatedBytes int64 `json:"peak_allocated_bytes"`
@@ -67,10 +114,10 @@ type PhasePeak struct {
 
 // PhaseSpan is a stretch of one phase in one step: what a timeline shades.
 type PhaseSpan struct {
-	Step       int    `json:"step"`
-	Phase      string `json:"phase"`
-	FirstEntry int    `json:"first_entry"`
-	LastEntry  int    `json:"last_entry"`
+	Step       int   `json:"step"`
+	Phase      Phase `json:"phase"`
+	FirstEntry int   `json:"first_entry"`
+	LastEntry  int   `json:"last_entry"`
 }
 
 // PeakPhase says where the device's peak fell.
@@ -79,7 +126,7 @@ type PeakPhase struct {
 	// the first entry, or during set-up).
 	Step int `json:"step"`
 	// Phase is forward, backward, optimizer or other.
-	Phase string `json:"phase"`
+	Phase Phase `json:"phase"`
 }
 
 // StepInfo says how steps and phases were found.
@@ -984,10 +1031,10 @@ type stepResult struct {
 	info       StepInfo
 	// maxPhase holds, per phase, the entry of its highest allocated memory
 	// over all steps.
-	maxPhase map[string]int
+	maxPhase map[Phase]int
 	// oomPhase is the phase of the last OOM event's entry (PhaseOther
 	// when there is none).
-	oomPhase string
+	oomPhase Phase
 }
 
 // findSteps cuts the trace into steps and phases and measures them, in one
@@ -1020,7 +1067,7 @@ func (st *stepper) result(r *DeviceReport) stepResult {
 	if n := len(r.OOMEvents); n > 0 {
 		oom = r.OOMEvents[n-1].Index
 	}
-	res := stepResult{peak: PeakPhase{Step: -1, Phase: PhaseOther}, oomPhase: PhaseOther, maxPhase: map[string]int{},
+	res := stepResult{peak: PeakPhase{Step: -1, Phase: PhaseOther}, oomPhase: PhaseOther, maxPhase: map[Phase]int{},
 		info: StepInfo{Rule: rule, Phases: st.phasesRule()}, steps: make([]Step, 0, len(spans)),
 		// At most one phase peak and one span per interval.
 		phasePeaks: make([]PhasePeak, 0, len(st.ivs)), spansOut: make([]PhaseSpan, 0, len(st.ivs))}
@@ -1040,9 +1087,9 @@ var (
 
 // phaseSlots are the report's phase names by slot (see phaseSlot): the
 // measure pass keys its per-phase numbers by slot, not by name.
-var phaseSlots = [4]string{PhaseForward, PhaseBackward, PhaseOptimizer, PhaseOther}
+var phaseSlots = [4]Phase{PhaseForward, PhaseBackward, PhaseOptimizer, PhaseOther}
 
-// phaseSlot is the slot of phaseName(p) in phaseSlots.
+// phaseSlot is the slot of reportPhase(p) in phaseSlots.
 func phaseSlot(p phase) int {
 	switch p {
 	case phaseForward:

@@ -2,9 +2,11 @@ package analysis
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"oomscope/snapshot"
@@ -109,7 +111,7 @@ func measureStepsRef(st *stepper, res *stepResult, spans []span, peakIndex, oom 
 	runAt := func(i int) int {
 		return sort.Search(len(st.runs), func(j int) bool { return int(st.runs[j].first) > i }) - 1
 	}
-	maxBytes := map[string]int64{}
+	maxBytes := map[Phase]int64{}
 	k, runLo := -1, 0
 	var stepPeaks []PhasePeak
 	flush := func() {
@@ -145,7 +147,7 @@ func measureStepsRef(st *stepper, res *stepResult, spans []span, peakIndex, oom 
 		}
 		ph := PhaseOther
 		if r := runAt(iv.start); r >= 0 && step >= 0 && int(st.runs[r].first) >= spans[step].first {
-			ph = phaseName(st.runs[r].ph)
+			ph = reportPhase(st.runs[r].ph)
 		}
 		if step >= 0 {
 			last := st.n - 1
@@ -258,5 +260,33 @@ func TestLazyStackInfo(t *testing.T) {
 	}
 	if ways[true] == 0 || ways[false] == 0 {
 		t.Errorf("bytes made in one pass %d times, when read %d times: want both", ways[true], ways[false])
+	}
+}
+
+// TestPhaseText writes each phase by its name, reads the names back, and
+// refuses what is no phase, either way.
+func TestPhaseText(t *testing.T) {
+	want := map[Phase]string{PhaseForward: "forward", PhaseBackward: "backward", PhaseOptimizer: "optimizer", PhaseOther: "other"}
+	if len(Phases) != len(want) {
+		t.Fatalf("%d phases, want %d", len(Phases), len(want))
+	}
+	for _, p := range Phases {
+		b, err := json.Marshal(PhasePeak{Phase: p})
+		if err != nil || !strings.Contains(string(b), `"phase":"`+want[p]+`"`) {
+			t.Errorf("phase %d: %s %v, want its name %q", p, b, err, want[p])
+		}
+		var back PhasePeak
+		if err := json.Unmarshal(b, &back); err != nil || back.Phase != p {
+			t.Errorf("%s read back as %v, %v", b, back.Phase, err)
+		}
+	}
+	if b, err := json.Marshal(PhaseSpan{Phase: Phase(len(Phases))}); err == nil {
+		t.Errorf("phase %d written as %s", len(Phases), b)
+	}
+	for _, bad := range []string{`"Forward"`, `""`, `"init"`, `3`} {
+		var p PhasePeak
+		if err := json.Unmarshal([]byte(`{"phase":`+bad+`}`), &p); err == nil {
+			t.Errorf("phase %s read as %v", bad, p.Phase)
+		}
 	}
 }

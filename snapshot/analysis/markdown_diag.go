@@ -65,9 +65,9 @@ func markdownDiagnosis(b *strings.Builder, d *DeviceReport) {
 			if len(d.Steps) > maxStepRows && k >= maxStepRows/2 && k < len(d.Steps)-maxStepRows/2 {
 				continue
 			}
-			cells := map[string]string{}
+			var cells [numPhases]string
 			for _, p := range d.PhasePeaks {
-				if p.Step == k {
+				if p.Step == k && p.Phase < numPhases {
 					cells[p.Phase] = bytesize.FormatGiB(p.PeakAllocatedBytes)
 				}
 			}

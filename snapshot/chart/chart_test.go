@@ -38,8 +38,25 @@ func small() *Timeline {
 		SiteIndex: []int32{4, 7, -1},
 		Values:    [][]int64{{50, 200, 600, 100}, {0, 100, 200, 200}, {50, 0, 100, 100}},
 	}
-	return NewTimeline(pts, bands, Options{Unit: bytesize.Binary, Peak: 30,
-		Shades: []Shade{{From: 10, To: 25, Class: "snap-step", Label: "step 1"}, {From: 26, To: 50, Class: "snap-step snap-odd", Label: "step 2"}}})
+	return NewTimeline(pts, bands, withBands(Options{Unit: bytesize.Binary, Peak: 30},
+		[]band{{10, 25, "snap-step", "step 1"}, {26, 50, "snap-step snap-odd", "step 2"}}))
+}
+
+// band is a shade with its class and tooltip (withBands).
+type band struct {
+	from, to     int
+	class, label string
+}
+
+// withBands returns o drawing bs as its shades.
+func withBands(o Options, bs []band) Options {
+	o.Shades = make([]Shade, len(bs))
+	for k, b := range bs {
+		o.Shades[k] = Shade{From: b.from, To: b.to}
+	}
+	o.ShadeClass = func(k int) string { return bs[k].class }
+	o.ShadeLabel = func(k int) string { return bs[k].label }
+	return o
 }
 
 func TestTimelineGeometry(t *testing.T) {
@@ -169,11 +186,11 @@ func checkMarkup(t *testing.T, what, s string, allowed ...string) int {
 // and attributes, and shows the names as text. Goldens show the escaping.
 func TestHostileTimeline(t *testing.T) {
 	an, d := hostileDevice(t)
-	shades := []Shade{{From: 0, To: d.Entries / 2, Class: `snap-step" onload="alert(1)`, Label: hostile.Names()[0].Text}}
+	shades := []band{{0, d.Entries / 2, `snap-step" onload="alert(1)`, hostile.Names()[0].Text}}
 	for _, n := range hostile.Names()[1:6] {
-		shades = append(shades, Shade{From: d.Entries / 2, To: d.Entries - 1, Class: "snap-phase", Label: n.Text})
+		shades = append(shades, band{d.Entries / 2, d.Entries - 1, "snap-phase", n.Text})
 	}
-	c := NewTimeline(d.Timeline, d.SiteSeries, Options{Unit: bytesize.Binary, Peak: d.PeakIndex, Shades: shades})
+	c := NewTimeline(d.Timeline, d.SiteSeries, withBands(Options{Unit: bytesize.Binary, Peak: d.PeakIndex}, shades))
 	if checkMarkup(t, "timeline SVG", c.SVG, "svg", "line", "rect", "path", "title") == 0 {
 		t.Errorf("the shades show no hostile label: the test does not test")
 	}
@@ -229,10 +246,10 @@ func TestShadesTooNarrow(t *testing.T) {
 	}
 	var shades []Shade
 	for i := range 20_000 {
-		shades = append(shades, Shade{From: i, To: i, Class: "shade-forward", Label: "one entry"})
+		shades = append(shades, Shade{From: i, To: i})
 	}
 	// 20,000 one-entry shades over 100,000 entries: 0.1 units each.
-	shades = append(shades, Shade{From: 50_000, To: 100_000, Class: "shade-backward", Label: "half the trace"})
+	shades = append(shades, Shade{From: 50_000, To: 100_000})
 	pts, bands := line(100_000)
 	c := NewTimeline(pts, bands, Options{Unit: bytesize.Binary, Shades: shades})
 	if c.HiddenShades != 20_000 {
@@ -256,33 +273,33 @@ func TestShadesTooNarrow(t *testing.T) {
 	}
 }
 
-// TestShadeLabelOnlyDrawn: with Options.ShadeLabel, a label is asked for
-// each drawn shade, by its index, and for no hidden one; it replaces the
-// shade's Label in the tooltip.
+// TestShadeLabelOnlyDrawn: Options.ShadeClass and ShadeLabel are asked
+// for each drawn shade, by its index, and for no hidden one.
 func TestShadeLabelOnlyDrawn(t *testing.T) {
 	pts := []analysis.Point{{Index: 0, Allocated: 10, Reserved: 20}, {Index: 100_000, Allocated: 10, Reserved: 20}}
 	bands := &analysis.SiteSeries{Sites: []string{"other sites"}, SiteIndex: []int32{-1}, Values: [][]int64{{10, 10}}}
 	var shades []Shade
 	for i := range 1000 {
-		shades = append(shades, Shade{From: i, To: i, Label: "unused"})
+		shades = append(shades, Shade{From: i, To: i})
 	}
 	// Two wide ones, at indices 1000 and 1001.
-	shades = append(shades, Shade{From: 10_000, To: 40_000, Label: "unused"}, Shade{From: 50_000, To: 90_000})
-	var asked []int
+	shades = append(shades, Shade{From: 10_000, To: 40_000}, Shade{From: 50_000, To: 90_000})
+	var asked, classed []int
 	c := NewTimeline(pts, bands, Options{Unit: bytesize.Binary, Shades: shades, ShadeLabel: func(k int) string {
 		asked = append(asked, k)
 		return fmt.Sprintf("shade <%d>", k)
+	}, ShadeClass: func(k int) string {
+		classed = append(classed, k)
+		return fmt.Sprintf("shade-%d", k)
 	}})
-	if fmt.Sprint(asked) != "[1000 1001]" {
-		t.Errorf("labels asked for %v, want [1000 1001] (the drawn shades)", asked)
+	if fmt.Sprint(asked) != "[1000 1001]" || fmt.Sprint(classed) != "[1000 1001]" {
+		t.Errorf("labels asked for %v, classes for %v, want [1000 1001] (the drawn shades)", asked, classed)
 	}
-	for _, want := range []string{"<title>shade &lt;1000&gt;</title>", "<title>shade &lt;1001&gt;</title>"} {
+	for _, want := range []string{"<title>shade &lt;1000&gt;</title>", "<title>shade &lt;1001&gt;</title>",
+		`<rect class="snap-shade shade-1000"`, `<rect class="snap-shade shade-1001"`} {
 		if !strings.Contains(c.SVG, want) {
 			t.Errorf("SVG lacks %q", want)
 		}
-	}
-	if strings.Contains(c.SVG, "unused") {
-		t.Error("a shade's own Label was drawn although ShadeLabel is set")
 	}
 }
 

@@ -35,15 +35,13 @@ const (
 )
 
 // Shade is a range of trace entries drawn as a shaded band behind the
-// timeline (a training step, a phase).
+// timeline (a training step, a phase): From and To are its first and last
+// trace index. Its class and tooltip come from Options.ShadeClass and
+// ShadeLabel, asked only for the bands drawn: a trace of many short steps
+// has hundreds of thousands of shades, nearly all too narrow to draw, and
+// shades without strings hold no pointers for a garbage collector to scan.
 type Shade struct {
-	// From and To are the first and last trace index of the band.
 	From, To int
-	// Class is added to the band's CSS classes (letters, digits and '-'
-	// only; anything else is dropped).
-	Class string
-	// Label is the band's tooltip.
-	Label string
 }
 
 // Options are the choices of a timeline beyond its data.
@@ -54,10 +52,10 @@ type Options struct {
 	Peak int
 	// Shades are drawn behind the bands, in order.
 	Shades []Shade
-	// ShadeLabel, when set, is the tooltip of shade k, asked only for the
-	// shades wide enough to draw (instead of each Shade's Label): a trace
-	// of many short steps has tens of thousands of shades, nearly all
-	// hidden.
+	// ShadeClass, when set, returns what is added to shade k's CSS classes
+	// (letters, digits, '-' and spaces only; anything else is dropped).
+	ShadeClass func(k int) string
+	// ShadeLabel, when set, returns shade k's tooltip.
 	ShadeLabel func(k int) string
 }
 
@@ -206,20 +204,20 @@ func (t *Timeline) draw() string {
 			continue
 		}
 		b = append(b, `<rect class="snap-shade`...)
-		if c := className(s.Class); c != "" {
-			b = append(b, ' ')
-			b = append(b, c...)
+		if t.opt.ShadeClass != nil {
+			if c := className(t.opt.ShadeClass(k)); c != "" {
+				b = append(b, ' ')
+				b = append(b, c...)
+			}
 		}
 		b = append(b, `" x="`...)
 		b = num(b, x0, 10)
 		b = append(b, `" y="0" width="`...)
 		b = num(b, x1-x0, 10)
 		b = append(b, `" height="3000"><title>`...)
-		label := s.Label
 		if t.opt.ShadeLabel != nil {
-			label = t.opt.ShadeLabel(k)
+			b = append(b, untrusted.HTML(t.opt.ShadeLabel(k))...)
 		}
-		b = append(b, untrusted.HTML(label)...)
 		b = append(b, `</title></rect>`...)
 	}
 	// The paths are most of the work (points × bands): their coordinates

@@ -13,45 +13,19 @@ import (
 // WebAssembly took most of a second on the main thread (18,726 steps: 9.2 MB
 // of JSON, 0.6 s to read; packed: a few hundred kB, milliseconds).
 //
-// The buffer holds varints: the phase names once, then each list as its
-// length + 1 (0 for a nil list, so that null and [] survive the trip) and
-// its rows field by field, a phase as its index in the names. A field
+// The buffer holds varints: each list as its length + 1 (0 for a nil list,
+// so that null and [] survive the trip) and its rows field by field, a
+// phase as its number (analysis.Phase). A field
 // added to analysis.Step, PhasePeak or PhaseSpan must be added here too:
 // TestResponsesRoundTrip fails until it is.
 
 // packSteps writes d's steps, phase peaks and phase spans into a buffer.
 // It runs in the worker between the analysis and the answer (18,726 steps:
 // 1.4 MB), so it writes into one buffer sized beforehand, without growing
-// it or copying the rows after the names, and finds a phase's index in the
-// short list of names (there are four phases) rather than in a map.
+// it.
 func packSteps(d *analysis.DeviceReport) []byte {
-	var names []string
-	name := func(s string) uint64 {
-		for i, n := range names {
-			if n == s {
-				return uint64(i)
-			}
-		}
-		names = append(names, s)
-		return uint64(len(names) - 1)
-	}
-	// The names first, in the order the rows meet them.
-	for _, p := range d.PhasePeaks {
-		name(p.Phase)
-	}
-	for _, p := range d.PhaseSpans {
-		name(p.Phase)
-	}
-	size := binary.MaxVarintLen64 * (1 + 3 + 8*len(d.Steps) + 4*len(d.PhasePeaks) + 4*len(d.PhaseSpans))
-	for _, s := range names {
-		size += binary.MaxVarintLen64 + len(s)
-	}
+	size := binary.MaxVarintLen64 * (3 + 8*len(d.Steps) + 4*len(d.PhasePeaks) + 4*len(d.PhaseSpans))
 	b := make([]byte, 0, size)
-	b = binary.AppendUvarint(b, uint64(len(names)))
-	for _, s := range names {
-		b = binary.AppendUvarint(b, uint64(len(s)))
-		b = append(b, s...)
-	}
 	count := func(n int, isNil bool) {
 		if isNil {
 			b = binary.AppendUvarint(b, 0)
@@ -77,14 +51,14 @@ func packSteps(d *analysis.DeviceReport) []byte {
 	count(len(d.PhasePeaks), d.PhasePeaks == nil)
 	for _, p := range d.PhasePeaks {
 		b = binary.AppendVarint(b, int64(p.Step))
-		b = binary.AppendUvarint(b, name(p.Phase))
+		b = binary.AppendUvarint(b, uint64(p.Phase))
 		b = binary.AppendVarint(b, p.PeakAllocatedBytes)
 		b = binary.AppendVarint(b, int64(p.PeakIndex))
 	}
 	count(len(d.PhaseSpans), d.PhaseSpans == nil)
 	for _, p := range d.PhaseSpans {
 		b = binary.AppendVarint(b, int64(p.Step))
-		b = binary.AppendUvarint(b, name(p.Phase))
+		b = binary.AppendUvarint(b, uint64(p.Phase))
 		b = binary.AppendVarint(b, int64(p.FirstEntry))
 		b = binary.AppendVarint(b, int64(p.LastEntry))
 	}
@@ -172,26 +146,13 @@ const stepsSlice = 1 << 15
 // not nil) after each stepsSlice rows of each list.
 func unpackSteps(b []byte, d *analysis.DeviceReport, pause func()) error {
 	r := &stepsReader{b: b}
-	nn := r.uvarint()
-	if nn > uint64(len(r.rest())) {
-		return errStepsBuffer
-	}
-	names := make([]string, nn)
-	for i := range names {
-		l := r.uvarint()
-		if l > uint64(len(r.rest())) {
-			return errStepsBuffer
-		}
-		names[i] = phaseName(r.rest()[:l])
-		r.off += int(l)
-	}
-	name := func() string {
-		i := r.uvarint()
-		if i >= uint64(len(names)) {
+	phase := func() analysis.Phase {
+		p := r.uvarint()
+		if p >= uint64(len(analysis.Phases)) {
 			r.err = errStepsBuffer
-			return ""
+			return 0
 		}
-		return names[i]
+		return analysis.Phase(p)
 	}
 	n, isNil := r.length(8)
 	if !isNil {
@@ -214,7 +175,7 @@ func unpackSteps(b []byte, d *analysis.DeviceReport, pause func()) error {
 	}
 	for i := range n {
 		p := &d.PhasePeaks[i]
-		p.Step, p.Phase = int(r.varint()), name()
+		p.Step, p.Phase = int(r.varint()), phase()
 		p.PeakAllocatedBytes, p.PeakIndex = r.varint(), int(r.varint())
 		if pause != nil && (i+1)%stepsSlice == 0 {
 			pause()
@@ -226,7 +187,7 @@ func unpackSteps(b []byte, d *analysis.DeviceReport, pause func()) error {
 	}
 	for i := range n {
 		p := &d.PhaseSpans[i]
-		p.Step, p.Phase = int(r.varint()), name()
+		p.Step, p.Phase = int(r.varint()), phase()
 		p.FirstEntry, p.LastEntry = int(r.varint()), int(r.varint())
 		if pause != nil && (i+1)%stepsSlice == 0 {
 			pause()
@@ -236,17 +197,4 @@ func unpackSteps(b []byte, d *analysis.DeviceReport, pause func()) error {
 		r.err = errStepsBuffer
 	}
 	return r.err
-}
-
-// phaseName returns the phase name in b, as the package's constant when it
-// is one: the tens of thousands of phase peaks and spans then point into the
-// program's static data, which the garbage collector's write barrier skips
-// at once, rather than into the heap.
-func phaseName(b []byte) string {
-	for _, s := range [...]string{analysis.PhaseForward, analysis.PhaseBackward, analysis.PhaseOptimizer, analysis.PhaseOther} {
-		if string(b) == s {
-			return s
-		}
-	}
-	return string(b)
 }

@@ -33,8 +33,15 @@ func TestStepsBufferCut(t *testing.T) {
 	if err := unpackSteps(append(b[:len(b):len(b)], 0), new(analysis.DeviceReport), nil); err == nil {
 		t.Errorf("a trailing byte reads without an error")
 	}
-	// A huge count and an unknown phase name.
-	for _, bad := range [][]byte{{0, 0xff, 0xff, 0xff, 0xff, 0x0f}, {1, 1, 'x', 1, 2, 2, 5, 0, 0, 1}} {
+	// No steps, one phase peak (step 0, phase p, 0 bytes at entry 0), no
+	// spans: phase 3 (the optimizer) reads, 4 is no phase.
+	one := func(p byte) []byte { return []byte{1, 2, 0, p, 0, 0, 0} }
+	var ok analysis.DeviceReport
+	if err := unpackSteps(one(3), &ok, nil); err != nil || len(ok.PhasePeaks) != 1 || ok.PhasePeaks[0].Phase != analysis.PhaseOptimizer {
+		t.Errorf("% x: %v, %+v, want the optimizer's peak", one(3), err, ok.PhasePeaks)
+	}
+	// A huge count and an unknown phase.
+	for _, bad := range [][]byte{{0xff, 0xff, 0xff, 0xff, 0x0f}, one(4)} {
 		if err := unpackSteps(bad, new(analysis.DeviceReport), nil); err == nil {
 			t.Errorf("% x reads without an error", bad)
 		}
@@ -76,7 +83,7 @@ func BenchmarkUnpackSteps(b *testing.B) {
 	d := &analysis.DeviceReport{}
 	for k := range 20000 {
 		d.Steps = append(d.Steps, analysis.Step{FirstEntry: k * 80, LastEntry: k*80 + 79, PeakAllocatedBytes: int64(k) << 20, PeakIndex: k*80 + 40, EndAllocatedBytes: 1 << 30, MicroBatches: 1})
-		for _, ph := range []string{analysis.PhaseForward, analysis.PhaseBackward} {
+		for _, ph := range []analysis.Phase{analysis.PhaseForward, analysis.PhaseBackward} {
 			d.PhasePeaks = append(d.PhasePeaks, analysis.PhasePeak{Step: k, Phase: ph, PeakAllocatedBytes: int64(k) << 20, PeakIndex: k * 80})
 			d.PhaseSpans = append(d.PhaseSpans, analysis.PhaseSpan{Step: k, Phase: ph, FirstEntry: k * 80, LastEntry: k*80 + 39})
 		}
@@ -104,7 +111,7 @@ func TestUnpackStepsPaced(t *testing.T) {
 		d.PhasePeaks[i] = analysis.PhasePeak{Step: i / 3, Phase: analysis.PhaseBackward, PeakAllocatedBytes: int64(i), PeakIndex: i}
 	}
 	for i := range d.PhaseSpans {
-		d.PhaseSpans[i] = analysis.PhaseSpan{Step: i / 3, Phase: "custom", FirstEntry: i, LastEntry: i + 1}
+		d.PhaseSpans[i] = analysis.PhaseSpan{Step: i / 3, Phase: analysis.Phases[i%len(analysis.Phases)], FirstEntry: i, LastEntry: i + 1}
 	}
 	b := packSteps(d)
 	var plain, paced analysis.DeviceReport
