@@ -182,6 +182,12 @@ func (t *allocTable) size(k int) int64 {
 	return t.sizeAt(k)
 }
 
+// bigSize is size for an open allocation of bigOpen bytes or more
+// (openAlloc.bytes), not inlined there: rare.
+//
+//go:noinline
+func (t *allocTable) bigSize(k int32) int64 { return t.size(int(k)) }
+
 // sizes returns every allocation's size (size), for the report's passes
 // over all allocations: a slice read, where size reads the trace's pages.
 //

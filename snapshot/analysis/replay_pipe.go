@@ -84,7 +84,7 @@ func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int
 			if size < 0 || size > maxSize {
 				size = 0
 			}
-			if prev, had := open.swap(tr.Addr(i), openAlloc{nextK, size}); had {
+			if prev, had := open.swap(tr.Addr(i), opened(nextK, size)); had {
 				o = prev
 			}
 			nextK++
@@ -148,14 +148,14 @@ func (r *replayer) replayRest(base int, ch snapshot.Chunk, out []openAlloc) {
 			d.allocs.add(int32(i), int32(n), ch.Stacks[j])
 			if o.k >= 0 {
 				d.allocs.end[o.k] = int32(i)
-				cur -= o.size
+				cur -= o.bytes(&d.allocs)
 				r.doubleAlloc++
 			}
 			cur += size
 		case isFree:
 			if o.k >= 0 {
 				d.allocs.end[o.k] = int32(i)
-				cur -= o.size
+				cur -= o.bytes(&d.allocs)
 				if reqBefore == i-1 {
 					d.allocs.freeReq[o.k] = int32(i - 1)
 				}

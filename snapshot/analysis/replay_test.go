@@ -104,6 +104,29 @@ func TestReplay(t *testing.T) {
 			peakIndex: -1, reserved: [3]int64{2 * mib, 6 * mib, 4 * mib}, reservedIndex: 1,
 		},
 		{
+			// Allocations of 4 GiB and more (the open allocations' map
+			// holds sizes in 32 bits, 4 GiB − 1 and up read again from the
+			// trace): A 6 GiB, B 4 GiB − 1 (10 GiB − 1), A freed
+			// (4 GiB − 1), C 4 GiB, D 4 GiB − 2: the peak 12 GiB − 3 at
+			// entry 5; B freed: C and D, 8 GiB − 2, live at the end, where
+			// the segment of 18 GiB says so too.
+			name: "sizes of 4 GiB and more",
+			build: func(b *builder) {
+				const x, g = 0x7f0000000000, 1 << 30
+				b.ev(snapshot.ActionAlloc, x, 6*g, snapshot.EmptyStack)
+				b.ev(snapshot.ActionAlloc, x+6*g, 4*g-1, snapshot.EmptyStack)
+				b.ev(snapshot.ActionFreeRequested, x, 6*g, snapshot.EmptyStack)
+				b.ev(snapshot.ActionFreeCompleted, x, 6*g, snapshot.EmptyStack)
+				b.ev(snapshot.ActionAlloc, x+10*g, 4*g, snapshot.EmptyStack)
+				b.ev(snapshot.ActionAlloc, x+14*g, 4*g-2, snapshot.EmptyStack)
+				b.ev(snapshot.ActionFreeRequested, x+6*g, 4*g-1, snapshot.EmptyStack)
+				b.ev(snapshot.ActionFreeCompleted, x+6*g, 4*g-1, snapshot.EmptyStack)
+				b.seg(x, false, free(6*g), free(4*g), live(4*g, 4*g, 0), live(4*g, 4*g-2, 0))
+			},
+			peak: 12<<30 - 3, peakIndex: 5, final: 8<<30 - 2,
+			reserved: [3]int64{18 << 30, 18 << 30, 18 << 30}, reservedIndex: -1,
+		},
+		{
 			// The trace says a block is live, the segments say it is free.
 			name: "trace and segments disagree",
 			build: func(b *builder) {
@@ -153,6 +176,12 @@ func TestReplay(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReplayPipelineHand runs TestReplay's cases with the replay's
+// pipeline on.
+func TestReplayPipelineHand(t *testing.T) {
+	withPipeline(t, func() { TestReplay(t) })
 }
 
 // TestExpandableLayout checks the mapped runs at each moment of the

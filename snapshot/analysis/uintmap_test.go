@@ -18,14 +18,14 @@ func TestUintMap(t *testing.T) {
 			a := addr()
 			switch op := rng.IntN(14); {
 			case op < 5:
-				v := openAlloc{k: int32(step), size: rng.Int64()}
+				v := openAlloc{k: int32(step), size: rng.Uint32()}
 				tab.put(a, v)
 				ref[a] = v
 			case op < 8:
 				tab.del(a)
 				delete(ref, a)
 			case op < 11:
-				v := openAlloc{k: int32(step), size: rng.Int64()}
+				v := openAlloc{k: int32(step), size: rng.Uint32()}
 				old, had := tab.swap(a, v)
 				if wold, whad := ref[a]; had != whad || old != wold {
 					t.Fatalf("%d addresses, step %d: swap(%#x) = %v %v, want %v %v", distinct, step, a, old, had, wold, whad)
