@@ -141,6 +141,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 			base += len(ch.Actions)
 		}
 	}
+	d.allocs.splitEnds()
 	bs := &d.buckets
 	cur, res, counts, open, over, overAt, doubleAlloc := r.cur, r.res, r.counts, r.open, r.over, r.overAt, r.doubleAlloc
 	if n > 0 && len(bs.b) > 0 {
@@ -271,11 +272,14 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 			cur += size
 		case isFree:
 			if o, ok := open.take(tr.Addr(i)); ok {
-				d.allocs.end[o.k] = int32(i)
-				cur -= o.bytes(&d.allocs)
+				// Freed right after its free_requested: end ^i, for
+				// splitEnds to set both, one random write fewer here.
+				e := int32(i)
 				if reqBefore == i-1 {
-					d.allocs.freeReq[o.k] = int32(i - 1)
+					e = ^e
 				}
+				d.allocs.end[o.k] = e
+				cur -= o.bytes(&d.allocs)
 			} else {
 				size := d.count(ch.Sizes[j])
 				d.allocs.add(-1, int32(i), ch.Stacks[j])

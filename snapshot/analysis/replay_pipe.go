@@ -154,11 +154,12 @@ func (r *replayer) replayRest(base int, ch snapshot.Chunk, out []openAlloc) {
 			cur += size
 		case isFree:
 			if o.k >= 0 {
-				d.allocs.end[o.k] = int32(i)
-				cur -= o.bytes(&d.allocs)
+				e := int32(i)
 				if reqBefore == i-1 {
-					d.allocs.freeReq[o.k] = int32(i - 1)
+					e = ^e
 				}
+				d.allocs.end[o.k] = e
+				cur -= o.bytes(&d.allocs)
 			} else {
 				size := d.count(ch.Sizes[j])
 				d.allocs.add(-1, int32(i), ch.Stacks[j])
