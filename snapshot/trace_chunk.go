@@ -8,9 +8,10 @@ type Chunk struct {
 	// KindOther, or KindOther and above for an action torch did not write
 	// when this was written (Trace.Action names it).
 	Actions []uint8
-	// Sizes and Stacks are the entries' Size and Frames.
+	// Sizes, Stacks and Addrs are the entries' Size, Frames and Addr.
 	Sizes  []int64
 	Stacks []StackID
+	Addrs  []uint64
 }
 
 // Chunk returns entries i, i+1, … up to the end of the column page that
@@ -26,5 +27,5 @@ func (t Trace) Chunk(i int) Chunk {
 	p, off := row>>pageBits, row&pageMask
 	end := off + min(len(t.e.action.pages[p])-off, t.n-i)
 	return Chunk{Actions: t.e.action.pages[p][off:end:end], Sizes: t.e.size.pages[p][off:end:end],
-		Stacks: t.e.stack.pages[p][off:end:end]}
+		Stacks: t.e.stack.pages[p][off:end:end], Addrs: t.e.addr.pages[p][off:end:end]}
 }
