@@ -26,7 +26,15 @@ func (p *SnapshotPage) newChart(pts []analysis.Point, bands *analysis.SiteSeries
 // deviceChart lays out a timeline of device d (pts and bands: the whole
 // trace or a zoomed range) in unit u.
 func deviceChart(d *analysis.DeviceReport, pts []analysis.Point, bands *analysis.SiteSeries, u bytesize.Unit) *chart.Timeline {
-	return chart.NewTimeline(pts, bands, chart.Options{Unit: u, Peak: d.PeakIndex, Shades: phaseShades(d), ShadeClass: phaseShadeClass(d), ShadeLabel: phaseShadeLabel(d)})
+	if len(pts) == 0 {
+		return nil
+	}
+	shades, class, label, hidden := phaseShades(d, pts[0].Index, pts[len(pts)-1].Index)
+	c := chart.NewTimeline(pts, bands, chart.Options{Unit: u, Peak: d.PeakIndex, Shades: shades, ShadeClass: class, ShadeLabel: label})
+	if c != nil {
+		c.HiddenShades += hidden
+	}
+	return c
 }
 
 // firstChart is the whole timeline of the device a result shows first, in
