@@ -2,7 +2,9 @@ package app
 
 import (
 	"fmt"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"sync"
 	"time"
@@ -92,6 +94,11 @@ type SnapshotPage struct {
 	// pendingCompare is the second of two files dropped together: it is
 	// compared with the first once that one is analysed.
 	pendingCompare app.Value
+
+	// release turns the garbage collector back on after the result shown
+	// (holdGC); it does nothing after its first call. addDiagnosis calls
+	// it once the diagnosis is shown with its shades.
+	release func()
 
 	// mountCtx is the page's context (OnMount), for the workers' answers.
 	mountCtx app.Context
@@ -346,6 +353,8 @@ type workerMsg struct {
 	err error
 	// first is a result's first timeline, laid out with its reading.
 	first *firstChart
+	// release is a result's releaseGC, to call once (SnapshotPage.release).
+	release func()
 }
 
 // jsBuffers copies an array of ArrayBuffers into Go.
@@ -392,10 +401,11 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 	// so that it never comes before its result.
 	var resultSent chan struct{}
 	// diagnosed is closed once the next message after a result without
-	// its diagnoses (the diagnosis, or an error) has been drawn: the
-	// collector, off while the result is read and drawn, stays off until
-	// then. A collection between the two (tens of milliseconds of the
-	// page's thread on a 55 MB file) put the diagnosis's frame after it.
+	// its diagnoses has been drawn, if that is not the diagnosis (an
+	// error): the collector, off while the result is read and drawn, stays
+	// off until then. A collection between the two (tens of milliseconds
+	// of the page's thread on a 55 MB file) put the diagnosis's frame after
+	// it. A diagnosis turns it back on itself, once shown (addDiagnosis).
 	var diagnosed chan struct{}
 	p.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
 		defer func() {
@@ -432,8 +442,10 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			diagnosis, before = true, resultSent
 		}
 		bufs := jsBuffers(d.Get("buffers"))
+		var release func()
 		if result {
 			holdGC()
+			release = sync.OnceFunc(releaseGC)
 		}
 		go func() {
 			// Parsing runs outside the UI goroutine's frame: parsing and
@@ -450,7 +462,7 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			// A big file's steps (485,000 rows for a 1 GB trace) are
 			// read in slices, a browser task each.
 			r, err := load.DecodeResponsePaced(js, bufs, func() { nextTask(0) })
-			m := workerMsg{Response: r, err: err}
+			m := workerMsg{Response: r, err: err, release: release}
 			if result {
 				timeMark("decoded")
 			}
@@ -494,7 +506,9 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 					case <-time.After(10 * time.Second): // nothing came
 					}
 				}
-				releaseGC()
+				release()
+			} else if diagnosis && err == nil {
+				diagnosed = nil
 			} else if diagnosed != nil {
 				<-drawn
 				afterFrame()
@@ -558,7 +572,7 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		}
 		timeMark("dispatched")
 		r := m.Result
-		p.res, p.phase, p.diagnosing = r, snapDone, r.Diagnosing
+		p.res, p.phase, p.diagnosing, p.release = r, snapDone, r.Diagnosing, m.release
 		if !r.Diagnosing {
 			markAfterRender(ctx, "data-snapshot-diagnosis", now())
 		}
@@ -620,9 +634,13 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 }
 
 // addDiagnosis adds the devices' diagnoses to the result shown, in place:
-// the answer replaces "Diagnosing…" in this frame; the timeline gets its
-// step and phase shades in a task of its own (laid out there, as the first
-// timeline is with the result's reading); the reveal goes on to the
+// the answer replaces "Diagnosing…" in this frame. After it, in tasks of
+// their own: the timeline gets its step and phase shades (laid out there,
+// as the first timeline is with the result's reading); once they are
+// drawn the collector comes back (release: the diagnosis's rows, read and
+// dropped, had grown the 1 GiB distinct-stacks file's page heap past its
+// goal, so the cycle is run there, before the reveal's sections rather
+// than in the task of one of them); then the reveal goes on to the
 // sections that need the diagnosis. The other sections stay as drawn.
 func (p *SnapshotPage) addDiagnosis(ctx app.Context, dg *load.Diagnosis) {
 	if err := p.res.AddDiagnosis(dg); err != nil {
@@ -631,24 +649,44 @@ func (p *SnapshotPage) addDiagnosis(ctx app.Context, dg *load.Diagnosis) {
 	}
 	p.diagnosing = false
 	markAfterRender(ctx, "data-snapshot-diagnosis", now())
-	if d := p.device(); d != nil && p.chart != nil && p.zoom == nil {
-		file, dev, unit, old, dd := p.fileReq, p.dev, p.unit, p.chart, *d
-		ctx.Async(func() {
-			nextTask(0)
-			c := deviceChart(&dd, dd.Timeline, dd.SiteSeries, unit)
-			ctx.Dispatch(func(ctx app.Context) {
-				if p.fileReq == file && p.dev == dev && p.unit == unit && p.chart == old {
-					p.chart = c
-				}
-			})
-		})
-	} else if d != nil && p.zoom != nil {
+	if d := p.device(); d != nil && p.zoom != nil {
 		p.chart = p.newChart(p.zoom.Points, p.zoom.Sites)
 	}
-	if p.revealWaits {
-		p.revealWaits = false
-		p.revealMore(ctx, p.fileReq, p.dev)
-	}
+	res, file, dev, unit, old, release := p.res, p.fileReq, p.dev, p.unit, p.chart, p.release
+	shade := old != nil && p.zoom == nil && dev >= 0 && dev < len(res.Devices)
+	drawn := make(chan struct{})
+	ctx.Defer(func(app.Context) { close(drawn) })
+	ctx.Async(func() {
+		<-drawn
+		afterFrame()
+		var c *chart.Timeline
+		if shade {
+			nextTask(0)
+			dd := res.Devices[dev]
+			c = deviceChart(&dd, dd.Timeline, dd.SiteSeries, unit)
+		}
+		shown := make(chan struct{})
+		ctx.Dispatch(func(ctx app.Context) {
+			ctx.Defer(func(app.Context) { close(shown) })
+			if p.res != res {
+				return
+			}
+			if c != nil && p.fileReq == file && p.dev == dev && p.unit == unit && p.chart == old {
+				p.chart = c
+			}
+		})
+		<-shown
+		afterFrame()
+		if release != nil {
+			release()
+		}
+		ctx.Dispatch(func(ctx app.Context) {
+			if p.res == res && p.revealWaits {
+				p.revealWaits = false
+				p.revealMore(ctx, p.fileReq, p.dev)
+			}
+		})
+	})
 }
 
 // progressOf turns a progress message into the page's phase and fraction.
@@ -927,9 +965,8 @@ var gcHold struct {
 // collection before its first frame (run to keep the collection its
 // growth calls for out of that frame, which then took over 50 ms) cost
 // 24-32 ms between the answer and the timeline on a 55 MB file; with the
-// collector off until that frame is drawn, it runs after it. It is not
-// forced then (releaseGC): with the page's GOGC of 400 (wasm/app) the
-// result's garbage rarely calls for one before the reveal ends.
+// collector off until that frame is drawn (and the diagnosis's, when it
+// comes apart: addDiagnosis), it runs after it.
 func holdGC() {
 	gcHold.Lock()
 	defer gcHold.Unlock()
@@ -940,10 +977,16 @@ func holdGC() {
 }
 
 // releaseGC undoes a holdGC; the last one turns the collector back on. It
-// does not collect: a collection of the page's few megabytes is a task of
-// 25-35 ms of its thread (most of it the runtime's fixed cost: roots,
-// stacks), which a forced one after the result's frame put among the
-// reveal's tasks, often in the task of a section's frame (41-52 ms).
+// collects at once, in the caller's task, only when the heap has grown
+// near the collector's goal (gcDue): the next allocation, in whatever task
+// (a section's frame), would start the cycle, and WebAssembly runs a
+// cycle's whole mark phase in one task. Otherwise it does not: a
+// collection of the page's few megabytes is a task of 25-35 ms of its
+// thread (most of it the runtime's fixed cost: roots, stacks), which a
+// forced one after the result's frame put among the reveal's tasks, often
+// in the task of a section's frame (41-52 ms); with the page's GOGC of 400
+// (wasm/app) the result's garbage rarely calls for one before the reveal
+// ends.
 func releaseGC() {
 	gcHold.Lock()
 	gcHold.n--
@@ -952,6 +995,21 @@ func releaseGC() {
 		debug.SetGCPercent(gcHold.percent)
 	}
 	gcHold.Unlock()
+	if last && gcDue() {
+		runtime.GC()
+	}
+}
+
+// gcDue reports whether the heap has grown to 70 % of the collector's
+// goal: the runtime starts a cycle between 70 and 95 % of the way to it
+// from the heap the last cycle left (none before the first result).
+func gcDue() bool {
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return false
+	}
+	return s[1].Value.Uint64() >= s[0].Value.Uint64()/10*7
 }
 
 // afterFrame blocks the calling goroutine (never the UI goroutine) until
