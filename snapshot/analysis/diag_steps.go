@@ -65,17 +65,7 @@ func (p *Phase) UnmarshalText(b []byte) error {
 }
 
 // reportPhase maps a stack phase to the report's phase.
-func reportPhase(p phase) Phase {
-	switch p {
-	case phaseForward:
-		return PhaseForward
-	case phaseBackward:
-		return PhaseBackward
-	case phaseOptimizer:
-		return PhaseOptimizer
-	}
-	return PhaseOther
-}
+func reportPhase(p phase) Phase { return phaseSlots[phaseSlot(p)] }
 
 // Step is one training iteration found in the trace: it ends with an
 // optimizer step (see StepInfo.Rule for how it was found).
