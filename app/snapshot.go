@@ -147,9 +147,11 @@ func (p *SnapshotPage) OnMount(ctx app.Context) {
 	// While the user picks a file, the worker gets its code optimised;
 	// not at once: a warm-up under way when a file comes slowed its
 	// decoding (the optimising compiles it starts share the cores).
+	// With an id, the worker answers with its sample (warmSample).
 	ctx.After(warmAfter, func(app.Context) {
 		if p.worker != nil {
-			p.postRequest(load.Request{Type: load.RequestWarm}, nil)
+			p.nextID++
+			p.postRequest(load.Request{Type: load.RequestWarm, ID: p.nextID}, nil)
 		}
 	})
 	// The setup section lists the estimator's catalog, which is parsed on
@@ -437,6 +439,13 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			return nil
 		}
 		d := args[0].Get("data")
+		if d.Get("sample").Truthy() {
+			// The worker's sample (warm request): read and drawn
+			// nowhere, off the UI goroutine.
+			js, bufs := jsString(d, "json"), jsBuffers(d.Get("buffers"))
+			go p.warmSample(js, bufs)
+			return nil
+		}
 		js := jsString(d, "json")
 		// A result is read, laid out and drawn with the collector off
 		// (holdGC): its garbage is collected after the first frame that

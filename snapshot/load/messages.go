@@ -52,8 +52,11 @@ const (
 	RequestSizes = "sizes"
 	// RequestWarm asks the worker to get its decoder and analysis
 	// optimised (WarmUp) while it waits for a file; the page sends it once
-	// it has started, and any other request stops the warm-up. Not
-	// answered.
+	// it has started, and any other request stops the warm-up. With an
+	// ID, the worker answers with the result, diagnosis and state of its
+	// own warm-up snapshot, each message marked "sample" beside its json
+	// (not in it), for the page to run its reading and drawing code on
+	// once; without one, it is not answered.
 	RequestWarm = "warm"
 	// RequestPart goes from the analysis worker to its part worker with
 	// the File being analysed: decode the part of its trace from byte At

@@ -79,6 +79,9 @@ func main() {
 				prestartPart()
 				go w.warm()
 			}
+			if req.ID > 0 {
+				go postSample()
+			}
 			return nil
 		}
 		w.requested.Store(true)
@@ -151,24 +154,75 @@ var warmSnapshot []byte
 // decoder's, the analysis's and the encoder's compilation, which on the
 // 3.2 MB real snapshot made decoding 278 ms and analysing 156 ms against
 // 68-90 and 15-27 ms for the same file dropped again.
+//
+// Its answers (the result without the diagnoses, the diagnoses, the
+// allocator state at the peak) are kept encoded, as the sample that the
+// page asks for with load.RequestWarm (postSample).
 func warmUp() {
+	defer close(sampleReady)
 	r := bytes.NewReader(warmSnapshot)
-	first := func(res *load.Result) { load.EncodeResponse(load.Response{Type: load.ResponseResult, Result: res}) }
+	var msgs []encoded
+	keep := func(resp load.Response) {
+		if js1, bufs, err := load.EncodeResponse(resp); err == nil {
+			msgs = append(msgs, encoded{resp.Type, js1, bufs})
+		}
+	}
+	first := func(res *load.Result) { keep(load.Response{Type: load.ResponseResult, Result: res}) }
 	f, err := load.Load(load.Input{Name: "warm-up", R: r, Size: r.Size(), Source: bytes.NewReader(warmSnapshot)},
 		load.Options{Analysis: analysis.Options{TimelinePoints: load.TimelinePoints}, First: first})
 	if err != nil {
 		return
 	}
-	load.EncodeResponse(load.Response{Type: load.ResponseDiagnosis, Diagnosis: load.NewDiagnosis(f)})
+	keep(load.Response{Type: load.ResponseDiagnosis, Diagnosis: load.NewDiagnosis(f)})
+	if len(f.Report.Devices) > 0 {
+		dr := &f.Report.Devices[0]
+		if d := f.Analysis.Device(dr.Device); d != nil {
+			st := d.StateAt(dr.PeakIndex, load.StateSegments, load.StateSites)
+			keep(load.Response{Type: load.ResponseState, State: &st})
+		}
+	}
+	if len(msgs) == 3 {
+		sample = msgs
+	}
 	runtime.GC()
+}
+
+// encoded is a response as load.EncodeResponse made it.
+type encoded struct {
+	typ, json string
+	bufs      [][]byte
+}
+
+// sample is the warm-up snapshot's answers (warmUp), once sampleReady is
+// closed; nil if the warm-up failed.
+var (
+	sample      []encoded
+	sampleReady = make(chan struct{})
+)
+
+// postSample answers a warm request that has an id with the sample, each
+// message marked as one: the page shows it nowhere, it runs its reading
+// and drawing code on it once, which the browser compiles on first use.
+func postSample() {
+	<-sampleReady
+	for _, m := range sample {
+		postEncoded(m.typ, m.json, m.bufs, true)
+	}
 }
 
 // post sends a response, transferring its buffers.
 func post(r load.Response) {
 	js1, bufs, err := load.EncodeResponse(r)
 	if err != nil {
+		r.Type = load.ResponseError
 		js1, bufs, _ = load.EncodeResponse(load.ErrorResponse(r.ID, fmt.Errorf("encoding the answer: %v", err)))
 	}
+	postEncoded(r.Type, js1, bufs, false)
+}
+
+// postEncoded sends an encoded response of type typ, its buffers copied
+// and transferred; sample marks the warm-up's (postSample).
+func postEncoded(typ, js1 string, bufs [][]byte, sample bool) {
 	arr := js.Global().Get("Array").New()
 	for _, b := range bufs {
 		u8 := js.Global().Get("Uint8Array").New(len(b))
@@ -176,9 +230,12 @@ func post(r load.Response) {
 		arr.Call("push", u8.Get("buffer"))
 	}
 	msg := js.Global().Get("Object").New()
-	msg.Set("type", r.Type) // for the page to see what it is before decoding it
+	msg.Set("type", typ) // for the page to see what it is before decoding it
 	msg.Set("json", js1)
 	msg.Set("buffers", arr)
+	if sample {
+		msg.Set("sample", true)
+	}
 	js.Global().Call("postMessage", msg, arr)
 }
 
