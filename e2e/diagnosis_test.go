@@ -223,17 +223,17 @@ func TestSnapshotManySteps(t *testing.T) {
 	if n := evalJS[float64](tb, `document.querySelectorAll("#snap-chart .snap-shade").length`); n != 0 {
 		t.Errorf("%v bands drawn, want none", n)
 	}
-	// The step table lists the first 200 steps, then 1,000 more per
+	// The step table lists the first 20 steps, then 1,000 more per
 	// click until it lists every step the generator wrote, each with the
 	// generator's end memory.
 	steps := truth.Devices[0].Steps
 	rows := func() []string {
 		return evalJS[[]string](tb, `[...document.querySelectorAll("#snap-step-table tbody tr td[data-end]")].map(e => e.dataset.end)`)
 	}
-	if n := len(rows()); n != 200 {
-		t.Errorf("%d step rows at first, want 200", n)
+	if n := len(rows()); n != 20 {
+		t.Errorf("%d step rows at first, want 20", n)
 	}
-	for _, want := range []int{1200, 2200, len(steps)} {
+	for _, want := range []int{1020, 2020, len(steps)} {
 		tb.click("#snap-steps-more")
 		poll[bool](tb, fmt.Sprintf(`document.querySelectorAll("#snap-step-table tbody tr").length === %d`, want), 20*time.Second)
 	}
