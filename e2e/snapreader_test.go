@@ -75,6 +75,7 @@ func TestSnapshotWorkerReader(t *testing.T) {
 					}
 				}
 			}
+			checkStream(t, wctx, blobSize)
 		default:
 			t.Errorf("worker %s is neither the analyser, its part worker nor a reader", ti.URL)
 		}
@@ -85,4 +86,72 @@ func TestSnapshotWorkerReader(t *testing.T) {
 		t.Errorf("%d analysis workers, %d part workers and %d readers, want 1, at most 1 and one each", analysers, parts, readers)
 	}
 	tb.assertClean()
+}
+
+// checkStream checks the analysis worker's openStream (static/web/snapworker.js)
+// on a Blob of blobSize bytes, byte i being (7i+3) mod 256: every byte of
+// [off, end) comes once, in order, in buffers of 1000 bytes, then twice the
+// one before up to 300000 (the last one the rest), each buffer given back
+// once read; a stream closed after its first buffer ends (next gives null).
+func checkStream(t *testing.T, wctx context.Context, blobSize int) {
+	t.Helper()
+	type result struct {
+		N, Bad       int
+		Sizes        []int
+		First        int
+		EndsAtClose  bool
+		NoStreamFrom string
+	}
+	for _, r := range [][2]int{{0, blobSize}, {3, 1<<20 + 17}} {
+		got, err := chromedp.Run(wctx, chromedp.Evaluate[result](fmt.Sprintf(`(async () => {
+			const size = %d, off = %d, end = %d;
+			const b = new Blob([new Uint8Array(size).map((_, i) => (7 * i + 3) & 255)]);
+			const s = openStream(b, off, end, 1000, 300000, 2);
+			if (s === null) {
+				return {NoStreamFrom: "openStream returned null"};
+			}
+			let n = 0, bad = -1;
+			const sizes = [];
+			for (;;) {
+				const u = await s.next();
+				if (u === null) {
+					break;
+				}
+				sizes.push(u.length);
+				for (let k = 0; k < u.length; k++) {
+					if (bad < 0 && u[k] !== ((7 * (off + n + k) + 3) & 255)) {
+						bad = off + n + k;
+					}
+				}
+				n += u.length;
+				s.giveBack(u);
+			}
+			s.close();
+			const s2 = openStream(b, 0, size, 1000, 4000, 2);
+			const first = await s2.next();
+			s2.close();
+			const after = await s2.next();
+			return {N: n, Bad: bad, Sizes: sizes, First: first.length, EndsAtClose: after === null};
+		})()`, blobSize, r[0], r[1]), chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.NoStreamFrom != "" {
+			t.Fatalf("openStream: %s (Chromium reads a Blob's stream with a BYOB reader)", got.NoStreamFrom)
+		}
+		if got.N != r[1]-r[0] || got.Bad >= 0 {
+			t.Errorf("openStream(%d, %d): %d bytes, want %d; first wrong byte at %d (-1: none)", r[0], r[1], got.N, r[1]-r[0], got.Bad)
+		}
+		want, left := []int{}, r[1]-r[0]
+		for size := 1000; left > 0; size = min(2*size, 300000) {
+			want = append(want, min(size, left))
+			left -= size
+		}
+		if fmt.Sprint(got.Sizes) != fmt.Sprint(want) {
+			t.Errorf("openStream(%d, %d): buffers of %v bytes, want %v", r[0], r[1], got.Sizes, want)
+		}
+		if got.First != 1000 || !got.EndsAtClose {
+			t.Errorf("a stream closed after its first buffer (%d bytes, want 1000): next gave null: %v", got.First, got.EndsAtClose)
+		}
+	}
 }

@@ -9,9 +9,9 @@
 // package oomscope/snapshot/load (messages.go): the page posts {json, file}
 // where json is a load.Request and file the dropped File (for analyze and
 // compare); the worker answers {json, buffers} made by load.EncodeResponse,
-// with the buffers transferred. The File is read in slices while it is
-// decoded (the next slice is read, by a nested worker, while the current
-// one is decoded: static/web/snapworker.js readSlice), and
+// with the buffers transferred. The File is read while it is decoded (the
+// next bytes are read, by a nested worker, while the current ones are
+// decoded: static/web/snapworker.js openStream and readSlice), and
 // read again, a few bytes at a time, for the stacks of files with very many
 // distinct stacks (see snapshot.Stacks): it is never held whole.
 package main
@@ -440,7 +440,8 @@ func mark(name string) {
 const progressEvery = 100 * time.Millisecond
 
 // firstChunk is the first slice read from the Blob, small so that decoding
-// starts soon; each next slice is twice the one before, up to readChunk.
+// starts soon; each next slice or stream buffer (blobReader) is twice the
+// one before, up to readChunk.
 // Chrome reads a Blob at a cost per slice besides its bytes: reading a 200
 // MB file alone took 1.7-2.1 s in slices of 4 MiB, 0.9-1.4 s in slices of
 // 16 MiB, and the decoder of a file whose stacks repeat (real200) waited
@@ -450,24 +451,32 @@ const (
 	firstChunk = 1 << 20
 )
 
-// readAhead is how many slices are read in flight.
+// readAhead is how many slices are read in flight, or stream buffers
+// filled or waiting to be read.
 const readAhead = 3
 
-// blobReader reads a Blob (the dropped File) slice by slice: while the
-// decoder works on one slice, the browser reads the next. A slice stays a
-// JavaScript ArrayBuffer: Read copies from it straight into its caller's
-// buffer (copying it into Go memory first, then into the decoder's
-// window, cost a memmove of the whole file: 93 ms of 1.1 s decoding a
-// 208 MB file).
+// blobReader reads a Blob (the dropped File) a buffer at a time: while the
+// decoder works on one, the browser reads the next. It reads through the
+// reader worker's stream (snapworker.js openStream), whose buffers are
+// filled again once read, else, where there is none or it failed, in
+// slices (readSlice). A buffer stays a JavaScript ArrayBuffer: Read copies
+// from it straight into its caller's buffer (copying it into Go memory
+// first, then into the decoder's window, cost a memmove of the whole file:
+// 93 ms of 1.1 s decoding a 208 MB file).
 type blobReader struct {
-	file      js.Value
-	start     int64      // where the reader started
-	off, size int64      // off: where the current slice ends
-	ahead     int64      // where the next slice to start reading starts
-	chunk     int64      // the size of the next slice (firstChunk)
-	cur       js.Value   // the current slice, a Uint8Array
-	at, n     int        // read position in cur, and its length
-	next      []*pending // the slices being read, in order
+	file       js.Value
+	start      int64      // where the reader started
+	off, size  int64      // off: where the current buffer ends
+	ahead      int64      // where the next slice to start reading starts
+	chunk      int64      // the size of the next slice (firstChunk)
+	cur        js.Value   // the current buffer, a Uint8Array
+	fromStream bool       // cur is a buffer of the stream
+	at, n      int        // read position in cur, and its length
+	next       []*pending // the slices being read, in order
+	// stream is the reader's stream (null: slices), want its next buffer
+	// asked for (nil: none).
+	stream js.Value
+	want   *pending
 }
 
 // pending is a slice read in flight.
@@ -485,9 +494,56 @@ type chunk struct {
 
 // newBlobReader reads file (size bytes) from byte start on.
 func newBlobReader(file js.Value, start, size int64) *blobReader {
-	r := &blobReader{file: file, start: start, off: start, ahead: start, size: size, chunk: firstChunk}
-	r.fill()
+	r := &blobReader{file: file, start: start, off: start, ahead: start, size: size, chunk: firstChunk, stream: js.Null()}
+	if start+firstChunk < size {
+		// The first slice on this thread (fill), the rest through the
+		// stream.
+		r.stream = js.Global().Call("openStream", file, float64(start+firstChunk), float64(size), 2*firstChunk, readChunk, readAhead)
+	}
+	if !r.stream.Truthy() {
+		r.fill()
+		return r
+	}
+	end := start + firstChunk
+	r.next = []*pending{readSlice(blobSlice(file, start, end), start, end)}
+	r.ahead = r.size // no more slices
+	r.want = await(r.stream.Call("next"))
 	return r
+}
+
+// await waits for a promise of the stream's next buffer (a Uint8Array,
+// null at the end).
+func await(p js.Value) *pending {
+	return promised(p, func(v js.Value) chunk {
+		if !v.Truthy() {
+			return chunk{u8: js.Null()}
+		}
+		return chunk{u8: v, n: v.Length()}
+	})
+}
+
+// streamed moves to the stream's next buffer (Read hands each one back
+// once read); if the stream failed or ended before the file did, the
+// reader reads slices from there on.
+func (r *blobReader) streamed() error {
+	c := r.want.wait()
+	r.want = nil
+	if c.err == nil && c.n > 0 && r.off+int64(c.n) <= r.size {
+		r.cur, r.at, r.n, r.fromStream = c.u8, 0, c.n, true
+		r.off += int64(c.n)
+		if r.off < r.size {
+			r.want = await(r.stream.Call("next"))
+		}
+		return nil
+	}
+	if c.err == nil && c.n > 0 {
+		return fmt.Errorf("reading the file: got more than its %d bytes", r.size-r.start)
+	}
+	r.stream.Call("close")
+	r.stream = js.Null()
+	r.ahead = r.off
+	r.fill()
+	return nil
 }
 
 // fill starts reading the next slices of the file in the background, up
@@ -518,15 +574,26 @@ func blobSlice(file js.Value, off, end int64) js.Value {
 // readSlice waits for read, a promise of bytes [off, end) of the file as an
 // ArrayBuffer.
 func readSlice(read js.Value, off, end int64) *pending {
-	p := &pending{ch: make(chan chunk, 1)}
-	p.ok = js.FuncOf(func(this js.Value, args []js.Value) any {
-		u8 := js.Global().Get("Uint8Array").New(args[0])
+	return promised(read, func(v js.Value) chunk {
+		u8 := js.Global().Get("Uint8Array").New(v)
 		n := u8.Length()
 		var err error
 		if int64(n) != end-off {
 			err = fmt.Errorf("reading the file: got %d bytes at %d, want %d", n, off, end-off)
 		}
-		p.ch <- chunk{u8: u8, n: n, err: err}
+		return chunk{u8: u8, n: n, err: err}
+	})
+}
+
+// promised waits for a promise of bytes, made a chunk by got.
+func promised(read js.Value, got func(js.Value) chunk) *pending {
+	p := &pending{ch: make(chan chunk, 1)}
+	p.ok = js.FuncOf(func(this js.Value, args []js.Value) any {
+		v := js.Undefined()
+		if len(args) > 0 {
+			v = args[0]
+		}
+		p.ch <- got(v)
 		return nil
 	})
 	p.fail = js.FuncOf(func(this js.Value, args []js.Value) any {
@@ -551,6 +618,12 @@ func (p *pending) wait() chunk {
 
 // Read implements io.Reader.
 func (r *blobReader) Read(b []byte) (int, error) {
+	for r.at == r.n && len(r.next) == 0 && r.want != nil {
+		if err := r.streamed(); err != nil {
+			r.release()
+			return 0, err
+		}
+	}
 	if r.at == r.n {
 		if len(r.next) == 0 {
 			return 0, io.EOF
@@ -565,7 +638,7 @@ func (r *blobReader) Read(b []byte) (int, error) {
 			r.release() // what is still in flight
 			return 0, c.err
 		}
-		r.cur, r.at, r.n = c.u8, 0, c.n
+		r.cur, r.at, r.n, r.fromStream = c.u8, 0, c.n, false
 		r.off += int64(c.n)
 		r.fill()
 	}
@@ -576,6 +649,9 @@ func (r *blobReader) Read(b []byte) (int, error) {
 		js.CopyBytesToGo(b[:m], r.cur.Call("subarray", r.at, r.at+m))
 	}
 	if r.at += m; r.at == r.n {
+		if r.fromStream && r.stream.Truthy() {
+			r.stream.Call("giveBack", r.cur) // to be filled again
+		}
 		r.cur = js.Undefined() // let the browser take the slice
 	}
 	return m, nil
@@ -586,6 +662,14 @@ func (r *blobReader) Read(b []byte) (int, error) {
 func (r *blobReader) release() {
 	for _, p := range r.next {
 		p.wait()
+	}
+	if r.stream.Truthy() {
+		r.stream.Call("close") // resolves the next buffer asked for
+		r.stream = js.Null()
+	}
+	if r.want != nil {
+		r.want.wait()
+		r.want = nil
 	}
 	r.next, r.ahead = nil, r.size
 	r.cur = js.Undefined()
