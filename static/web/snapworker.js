@@ -176,6 +176,19 @@ function streamed(m) {
   }
 }
 
+// settled calls ok or fail with the outcome of promise p, for the Go
+// program's reads (blobReader). Once the program has exited (the part
+// worker's crash test), a read still in flight, such as a stream's next
+// buffer, finds its callbacks gone (wasm_exec.js throws "Go program has
+// already exited"), which is no error of the page.
+self.settled = (p, ok, fail) => {
+  p.then(ok, fail).catch((err) => {
+    if (!(go && go.exited)) {
+      throw err;
+    }
+  });
+};
+
 // go is the Go program of the analysis worker (the browser benchmark reads
 // its memory as go._inst) or of the part worker; null in the reader.
 let go = null;

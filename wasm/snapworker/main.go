@@ -604,7 +604,7 @@ func promised(read js.Value, got func(js.Value) chunk) *pending {
 		p.ch <- chunk{err: errors.New(msg)}
 		return nil
 	})
-	read.Call("then", p.ok, p.fail)
+	js.Global().Call("settled", read, p.ok, p.fail)
 	return p
 }
 
