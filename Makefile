@@ -79,7 +79,7 @@ e2e/axe/node_modules/axe-core/axe.min.js: e2e/axe/package-lock.json
 # only pays off for a deploy.
 e2e: BROTLI = 5
 e2e: chromium axe dist
-	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 12m ./e2e/ $(E2EFLAGS)
+	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 20m ./e2e/ $(E2EFLAGS)
 
 test: vet unit e2e
 
