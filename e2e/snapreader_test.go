@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -153,5 +154,67 @@ func checkStream(t *testing.T, wctx context.Context, blobSize int) {
 		if got.First != 1000 || !got.EndsAtClose {
 			t.Errorf("a stream closed after its first buffer (%d bytes, want 1000): next gave null: %v", got.First, got.EndsAtClose)
 		}
+	}
+}
+
+// TestSnapshotStreamFails drops the real 3.2 MB snapshot while the
+// analysis worker's stream of the file (snapworker.js openStream) breaks
+// after its first buffer: its next buffer is refused (a read error of the
+// reader) or never comes (the stream ends before the file does). The worker
+// must read the rest in slices (wasm/snapworker blobReader.streamed) and
+// show the file's own peak, as the analysis here finds it, and no error.
+// The stream covers the file from its first MiB on (read on the worker's
+// thread) and its first buffer is 2 MiB, so the break is mid-file; the test
+// checks that one stream was opened and gave exactly one buffer.
+func TestSnapshotStreamFails(t *testing.T) {
+	path := realSnapshotPath(t, "pt26_cs336_ctx128_fullstep.pickle")
+	_, want := expectedReport(t, path)
+	s := serveSite(t, distDir(t), "", "no-store")
+	for _, mode := range []string{"rejects", "ends"} {
+		t.Run(mode, func(t *testing.T) {
+			tb := newTab(t, s)
+			tb.open("/snapshot")
+			poll[bool](tb, `document.body.getAttribute("data-snapshot-warm") === "drawn"`, 60*time.Second)
+			wctx, cancel := analysisWorker(t, tb)
+			defer cancel()
+			// openStream wrapped: the first buffer passes, the next one is
+			// refused or null; the real stream is closed by the worker.
+			if _, err := chromedp.Run(wctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => {
+				const open = self.openStream, mode = %q;
+				self.broken = {opened: 0, given: 0};
+				self.openStream = (...args) => {
+					const s = open(...args);
+					if (s === null) {
+						return s;
+					}
+					self.broken.opened++;
+					let asked = 0;
+					return {...s, next: () => {
+						if (asked++ >= 1) {
+							return mode === "rejects" ? Promise.reject(new Error("planted read failure")) : Promise.resolve(null);
+						}
+						return s.next().then((u) => { if (u) self.broken.given++; return u; });
+					}};
+				};
+				return true;
+			})()`, mode))); err != nil {
+				t.Fatal(err)
+			}
+			tb.dropFile("#snap-drop", path)
+			requireSnapshot(tb, "the page shows an error")
+			got := evalJS[string](tb, `document.getElementById("snap-peak-wrap").dataset.bytes`)
+			if got != strconv.FormatInt(want.PeakAllocatedBytes, 10) {
+				t.Errorf("page peak = %s B, analysis says %d B", got, want.PeakAllocatedBytes)
+			}
+			type counts struct{ Opened, Given int }
+			broken, err := chromedp.Run(wctx, chromedp.Evaluate[counts](`({Opened: self.broken.opened, Given: self.broken.given})`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if broken.Opened != 1 || broken.Given != 1 {
+				t.Errorf("%d streams opened, %d buffers given before the break; want 1 and 1 (the break was not mid-file)", broken.Opened, broken.Given)
+			}
+			tb.assertClean()
+		})
 	}
 }
