@@ -156,6 +156,9 @@ func PartStart(p *Part) int64       { return p.start }
 func SetPartStart(p *Part, s int64) { p.start = s }
 func PartEnd(p *Part) int64         { return p.end }
 
+// PageSize is the number of values in a column's page.
+const PageSize = pageSize
+
 // SetPartPrefix sets how far a part decodes the file's first bytes.
 func SetPartPrefix(n int64) (restore func()) {
 	old := partPrefix

@@ -127,6 +127,37 @@ func TestSplitAnywhere(t *testing.T) {
 	}
 }
 
+// TestSplitPages splits a distinct-stacks file whose part holds several
+// pages of rows and stacks (pageSize values), which the merge takes whole
+// instead of copying, at places where the main decoder's row count falls
+// anywhere in a page: the snapshot must equal the serial decode.
+func TestSplitPages(t *testing.T) {
+	var buf bytes.Buffer
+	if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: gen.DistinctStacks, TargetBytes: 16 << 20, Seed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	data, size := buf.Bytes(), int64(buf.Len())
+	serial, err := snapshot.Decode(bytes.NewReader(data), size, splitOptions(data, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := serial.DeviceTraces[0].Len(); n < 4*snapshot.PageSize {
+		t.Fatalf("%d entries: fewer than 4 pages", n)
+	}
+	for _, at := range []int64{size / 3, size/2 + 4321, size * 2 / 3} {
+		opt, res := snapshot.WithSplitAt(splitOptions(data, 0), data, at, nil)
+		s, err := snapshot.Decode(bytes.NewReader(data), size, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snapshot.SplitOutcome(opt, res)
+		if !res.Taken {
+			t.Fatalf("at %d: not taken (part: %v; %s)", at, res.PartErr, res.Why)
+		}
+		sameDecode(t, serial, s)
+	}
+}
+
 // marshaled hands the part over as its binary form, as between workers.
 func marshaled(t *testing.T) func(*snapshot.Split, *snapshot.Part, error) (*snapshot.Part, error) {
 	return func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
