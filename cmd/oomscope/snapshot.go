@@ -134,6 +134,9 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		size += st.Size()
 	}
 	if size >= 0 {
+		if size > 64<<20 {
+			hugeHeap(load.MemoryLimit(size))
+		}
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(load.MemoryLimit(size)))
 	}
 	var snaps []snapshotFile
