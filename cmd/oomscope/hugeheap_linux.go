@@ -11,7 +11,9 @@ import (
 // only where asked). The decoder's columns then fault in 2 MiB at a time
 // instead of 4 KiB, which on a virtual machine costs ~10-20 µs a fault.
 // The bytes are garbage at once; the runtime reuses their addresses, whose
-// mapping keeps the advice. Nothing is touched here.
+// mapping keeps the advice. Nothing is touched here. The caller maps
+// twice the soft memory limit: the heap's addresses spread beyond what is
+// live at once, and those mapped later get 4 KiB pages.
 func hugeHeap(n int64) {
 	b := make([]byte, n)
 	_ = syscall.Madvise(b, syscall.MADV_HUGEPAGE) // best effort: 4 KiB pages otherwise

@@ -135,7 +135,7 @@ func runSnapshot(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if size >= 0 {
 		if size > 64<<20 {
-			hugeHeap(load.MemoryLimit(size))
+			hugeHeap(2 * load.MemoryLimit(size))
 		}
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(load.MemoryLimit(size)))
 	}
