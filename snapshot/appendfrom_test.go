@@ -63,3 +63,105 @@ func testAppendFrom[T uint8 | uint64](t *testing.T) {
 		}
 	}
 }
+
+// TestTimeAppendFrom is TestAppendFrom for the time column, with times
+// that fit narrow pages, zeros, and jumps that make pages wide (a taken
+// page then holds the next page's first times as differences from its
+// own base, or is widened).
+func TestTimeAppendFrom(t *testing.T) {
+	const P = pageSize
+	tv := func(seed, k int) int64 {
+		switch {
+		case k%97 == 5:
+			return 0 // no time_us
+		case (k/P)%3 == 2 && k%P == 7:
+			return int64(seed)<<40 + int64(k) // a jump: this page wide
+		}
+		return int64(seed)*1e12 + int64(k)*1000 + int64(k%13)
+	}
+	for _, lc := range []int{0, 1, 100, P - 1, P, P + 7, 3 * P} {
+		for _, ls := range []int{10, P, 2*P + 5, 5 * P} {
+			for _, i := range []int{0, 1, 9, P - 3, P, P + 5, 2 * P, 3*P - 1, 4*P + 2} {
+				for _, j := range []int{i, i + 1, i + P - 1, i + P, i + P + 1, i + 2*P + 3, ls} {
+					if i > ls || j < i || j > ls {
+						continue
+					}
+					t.Run(fmt.Sprintf("c%d/src%d/%d-%d", lc, ls, i, j), func(t *testing.T) {
+						var c, src timeColumn
+						push := func(c *timeColumn, v int64) {
+							n := c.len()
+							c.push0()
+							c.set(n, v)
+						}
+						for k := range lc {
+							push(&c, tv(1, k))
+						}
+						for k := range ls {
+							push(&src, tv(2, k))
+						}
+						c.appendFrom(&src, i, j)
+						n := lc + j - i
+						if c.len() != n {
+							t.Fatalf("%d times, want %d", c.len(), n)
+						}
+						for p, pg := range c.pages[:max(len(c.pages)-1, 0)] {
+							if max(len(pg.d), len(pg.w)) != P || (pg.d == nil) == (pg.w == nil) {
+								t.Fatalf("page %d of %d: %d narrow, %d wide", p, len(c.pages), len(pg.d), len(pg.w))
+							}
+						}
+						for k := range P + 3 {
+							push(&c, tv(3, n+k))
+						}
+						for k := range n + P + 3 {
+							want := tv(1, k)
+							switch {
+							case k >= n:
+								want = tv(3, k)
+							case k >= lc:
+								want = tv(2, i+k-lc)
+							}
+							if got := c.at(k); got != want {
+								t.Fatalf("time %d is %d, want %d", k, got, want)
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestPushZeros appends zeros after columns of every kind of length: the
+// values must be zeros where pushed, and pushes after them must land
+// behind them without changing any other value (the shared page of zeros
+// is never the last page).
+func TestPushZeros(t *testing.T) {
+	const P = pageSize
+	for _, lc := range []int{0, 1, 100, P - 1, P, P + 7} {
+		for _, k := range []int{0, 1, P - 1, P, P + 1, 2 * P, 3*P + 5} {
+			var c column[uint32]
+			for q := range lc {
+				c.push(uint32(q + 1))
+			}
+			c.pushZeros(k)
+			if c.len() != lc+k {
+				t.Fatalf("c%d+%d: %d values", lc, k, c.len())
+			}
+			for q := range P + 3 {
+				c.push(uint32(1e6 + q))
+			}
+			for q := range lc + k + P + 3 {
+				want := uint32(0)
+				switch {
+				case q < lc:
+					want = uint32(q + 1)
+				case q >= lc+k:
+					want = uint32(1e6 + q - lc - k)
+				}
+				if got := c.at(q); got != want {
+					t.Fatalf("c%d+%d: value %d is %d, want %d", lc, k, q, got, want)
+				}
+			}
+		}
+	}
+}

@@ -639,8 +639,9 @@ func (v *vm) checkPart(p *Part, src io.ReaderAt) string {
 
 // takePart merges part p (checked) at its start and moves the input to
 // its end: the pending entries close their batch, the part's stacks and
-// rows are appended (IDs remapped; the part's pages are let go as they
-// are copied), its memo ids become a hole, and the budget is charged.
+// rows are appended (IDs remapped; the part's pages are taken, not
+// copied: column.appendFrom), its memo ids become a hole, and the budget
+// is charged.
 func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	t, e := &v.snap.Stacks, v.rows
 	p.used = true
@@ -719,8 +720,7 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 		stacks()
 	}
 	// Rows: the columns appended, then the stream, action and stack IDs
-	// made this decoder's; times one by one (a page's times are stored
-	// from its first row's).
+	// made this decoder's.
 	pe := p.rows
 	e.ready()
 	smap := make([]uint16, len(p.streams))
@@ -765,14 +765,7 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 			e.user.put(r0+int(r), pw.user[i])
 		}
 	} else {
-		for i := p.r0; i < pe.n; i++ {
-			if !e.time.room() {
-				e.time.push0()
-			} else {
-				e.time.put0()
-			}
-			e.time.set(r0+i-p.r0, pe.time.at(i))
-		}
+		e.time.appendFrom(&pe.time, p.r0, pe.n)
 		e.action.appendFrom(&pe.action, p.r0, pe.n)
 		e.addr.appendFrom(&pe.addr, p.r0, pe.n)
 		e.size.appendFrom(&pe.size, p.r0, pe.n)
@@ -900,21 +893,32 @@ func (c *column[T]) each(i, j int, f func([]T)) {
 	}
 }
 
-// pushZeros appends k zero values.
+// pushZeros appends k zero values that are never written: the full pages
+// among them are one page, shared (a part's memo hole, 4 bytes per memo
+// id of the part otherwise; memoPut refuses the hole's ids).
 func (c *column[T]) pushZeros(k int) {
 	var zero T
+	var shared []T
 	for k > 0 {
 		n := len(c.pages)
-		if n == 0 || len(c.pages[n-1]) == cap(c.pages[n-1]) {
+		switch {
+		case n > 0 && len(c.pages[n-1]) < cap(c.pages[n-1]):
+			last := c.pages[n-1]
+			m := min(k, cap(last)-len(last))
+			clear(last[len(last) : len(last)+m])
+			c.pages[n-1] = last[:len(last)+m]
+			k -= m
+		case n > 0 && k > pageSize && cap(c.pages[n-1]) == pageSize:
+			// Not the last page: nothing appends to it.
+			if shared == nil {
+				shared = make([]T, pageSize)
+			}
+			c.pages = append(c.pages, shared)
+			k -= pageSize
+		default:
 			c.push(zero)
 			k--
-			continue
 		}
-		last := c.pages[n-1]
-		m := min(k, cap(last)-len(last))
-		clear(last[len(last) : len(last)+m])
-		c.pages[n-1] = last[:len(last)+m]
-		k -= m
 	}
 }
 

@@ -136,3 +136,66 @@ func (c *timeColumn) push0() {
 	}
 	c.put0()
 }
+
+// len returns the number of times (every page but the last is full).
+func (c *timeColumn) len() int {
+	n := len(c.pages)
+	if n == 0 {
+		return 0
+	}
+	p := &c.pages[n-1]
+	return (n-1)<<pageBits + max(len(p.d), len(p.w))
+}
+
+// appendFrom appends src's times [i, j) to c and lets src's pages go, as
+// column.appendFrom: c's last page filled one time at a time, then src's
+// full-size pages taken whole, their times moved down in place and the
+// next page's first times appended (as differences from the taken page's
+// base, the page widened if one does not fit).
+func (c *timeColumn) appendFrom(src *timeColumn, i, j int) {
+	for i < j {
+		pg := i >> pageBits
+		sp := src.pages[pg]
+		off := i & pageMask
+		if -c.len()&pageMask > 0 || max(cap(sp.d), cap(sp.w)) != pageSize {
+			n := c.len()
+			if !c.room() {
+				c.push0()
+			} else {
+				c.put0()
+			}
+			c.set(n, src.at(i))
+			i++
+			if i&pageMask == 0 {
+				src.pages[pg] = timePage{}
+			}
+			continue
+		}
+		m := min(max(len(sp.d), len(sp.w))-off, j-i)
+		if sp.w != nil {
+			copy(sp.w, sp.w[off:off+m])
+			sp.w = sp.w[:m]
+		} else {
+			copy(sp.d, sp.d[off:off+m])
+			sp.d = sp.d[:m]
+		}
+		i += m
+		if off > 0 && i < j {
+			k := min(off, j-i)
+			for q := range k {
+				v := src.at(i + q)
+				if sp.w == nil {
+					if d, ok := narrow(v, sp.base); ok {
+						sp.d = append(sp.d, d)
+						continue
+					}
+					sp.widen(pageSize)
+				}
+				sp.w = append(sp.w, v)
+			}
+			i += k
+		}
+		src.pages[pg] = timePage{}
+		c.pages = append(c.pages, sp)
+	}
+}
