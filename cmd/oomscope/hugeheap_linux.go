@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"os"
 	"runtime"
+	"strings"
 	"syscall"
 )
 
@@ -14,7 +17,21 @@ import (
 // mapping keeps the advice. Nothing is touched here. The caller maps
 // twice the soft memory limit: the heap's addresses spread beyond what is
 // live at once, and those mapped later get 4 KiB pages.
+//
+// It does nothing where mapping more than is used could fail or is not
+// wanted: strict overcommit (vm.overcommit_memory 2), GODEBUG disablethp,
+// more than half the machine's memory.
 func hugeHeap(n int64) {
+	if strings.Contains(os.Getenv("GODEBUG"), "disablethp=1") {
+		return
+	}
+	if b, err := os.ReadFile("/proc/sys/vm/overcommit_memory"); err != nil || string(bytes.TrimSpace(b)) == "2" {
+		return
+	}
+	var si syscall.Sysinfo_t
+	if syscall.Sysinfo(&si) != nil || n > int64(si.Totalram)*int64(si.Unit)/2 {
+		return
+	}
 	b := make([]byte, n)
 	_ = syscall.Madvise(b, syscall.MADV_HUGEPAGE) // best effort: 4 KiB pages otherwise
 	runtime.KeepAlive(b)
