@@ -97,8 +97,11 @@ type Stacks struct {
 	// else.
 	index  []uint64
 	hashes column[uint64]
-	seed   maphash.Seed
-	seed64 uint64 // for stackHashXX
+	// hashPages holds the pages of hashes, dropped once the table is
+	// made (done), once it has a full one (see slab).
+	hashPages slab[uint64]
+	seed      maphash.Seed
+	seed64    uint64 // for stackHashXX
 	// indexed is the number of stacks in index: the held ones. Lazy
 	// stacks are not indexed (a file of distinct stacks would make the
 	// index a table of one cache miss per stack): recent finds one that
@@ -316,6 +319,7 @@ func (t *Stacks) push(at uint64, sum uint32, h uint64) {
 		if free == 0 {
 			t.at.push(at)
 			t.sum.push(sum)
+			t.hashPages.grow(&t.hashes)
 			t.hashes.push(h)
 			t.count++
 			return
@@ -561,7 +565,7 @@ func (t *Stacks) rebuildIndex() {
 
 // done drops what only building the table needs.
 func (t *Stacks) done() {
-	t.index, t.hashes, t.recent, t.sumIdx, t.sumBits = nil, column[uint64]{}, nil, nil, 0
+	t.index, t.hashes, t.hashPages, t.recent, t.sumIdx, t.sumBits = nil, column[uint64]{}, slab[uint64]{}, nil, nil, 0
 }
 
 // dedupeLazy merges, once there is a lazy stack, the stacks that are the
@@ -614,12 +618,14 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 		group = max(dedupeGroup, int32(m/4+1))
 	}
 	var groups [][2]int
+	var most int32 // stacks of the largest group
 	for b0 := 0; b0 < nb; {
 		b1 := b0 + 1
 		for b1 < nb && start[b1+1]-start[b0] <= group {
 			b1++
 		}
 		groups = append(groups, [2]int{b0, b1})
+		most = max(most, start[b1]-start[b0])
 		b0 = b1
 	}
 	fill := make([]int32, nb)
@@ -639,7 +645,11 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 		}
 		rep[int(x)-from] = y
 	}
-	var sc dedupeScratch
+	// The scratch of the largest group at once: a later group larger than
+	// the first would otherwise leave the first one's as garbage (32 MB
+	// on the distinct 1 GiB file), which memory never given back (a
+	// browser worker) keeps.
+	sc := dedupeScratch{hids: make([]uint64, 0, most)}
 	if two && len(groups) >= 2 {
 		// The groups' buckets are apart: the second half of them on a
 		// goroutine of its own (its merges kept, then made here).

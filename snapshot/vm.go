@@ -115,12 +115,18 @@ const shared = -2
 type memoTable struct {
 	c column[uint32]
 	n int
+	// pages holds the memo's pages once it has a full one (see slab).
+	pages slab[uint32]
 }
 
 func (m *memoTable) len() int             { return m.n }
 func (m *memoTable) at(id int) uint32     { return m.c.at(id) }
 func (m *memoTable) set(id int, u uint32) { m.c.set(id, u) }
-func (m *memoTable) push(u uint32)        { m.c.push(u); m.n++ }
+func (m *memoTable) push(u uint32) {
+	m.pages.grow(&m.c)
+	m.c.push(u)
+	m.n++
+}
 
 // gen is a generic container: list or tuple items, or dict keys and values
 // interleaved.
