@@ -152,25 +152,33 @@ func (d *Device) classify() {
 	}
 	t := &d.allocs
 	n, na := int32(d.Trace.Len()), t.len()
-	t.site, t.cat, t.rule = make([]int32, na), make([]Category, na), make([]Rule, na)
+	// The replay pipeline found the sites, stack phases and workspaces
+	// of the allocations before pre (d.pre); this loop finds the rest.
+	pre := len(d.pre.site)
+	t.site, t.cat, t.rule = slices.Grow(d.pre.site, na-pre)[:na], make([]Category, na), make([]Rule, na)
 	// Phase runs over the allocations with a known phase, in trace order.
-	phases := make([]phase, na)
+	phases := slices.Grow(d.pre.phase, na-pre)[:na]
 	// workspaces are the allocations of a cuBLAS workspace (few), in
 	// order; the stack's summary, read once here, says which.
-	var workspaces []int32
+	workspaces := d.pre.workspaces
+	d.pre = preSites{}
 	inBlocks(na, func(blo, bhi int) {
 		for k := blo; k < bhi; k++ {
 			stack, start := t.stack(k), t.start[k]
-			sum := d.a.Snap.Stacks.Summary(stack)
-			t.site[k] = d.a.siteOfSummary(sum)
-			if summaryWorkspace(sum) {
-				workspaces = append(workspaces, int32(k))
+			sp := phases[k]
+			if k >= pre {
+				sum := d.a.Snap.Stacks.Summary(stack)
+				t.site[k] = d.a.siteOfSummary(sum)
+				if summaryWorkspace(sum) {
+					workspaces = append(workspaces, int32(k))
+				}
+				sp = summaryPhase(sum)
 			}
 			if start < 0 {
-				phases[k] = summaryPhase(sum)
+				phases[k] = sp
 				continue
 			}
-			p, _ := c.allocPhase(start, summaryPhase(sum))
+			p, _ := c.allocPhase(start, sp)
 			phases[k] = p
 			if p == phaseUnknown || p == phaseInit {
 				continue

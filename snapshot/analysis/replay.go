@@ -49,6 +49,8 @@ type Device struct {
 	// early is the part of the diagnosis made beside classify (nil:
 	// none, where there is one core).
 	early *earlyDiag
+	// pre is what the replay pipeline found ahead of classify.
+	pre preSites
 }
 
 // buckets fold the states after entries from … from+count-1 into
@@ -133,7 +135,10 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	d.buckets.record(-1, 0, 0)
 	r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex = d.peakRel, d.peakIndex, d.resPeakRel, d.resPeakIndex
 	if concurrent() && n >= pipelineMin {
+		r.pre.site = make([]int32, 0, cap(d.allocs.start))
+		r.pre.phase = make([]phase, 0, cap(d.allocs.start))
 		r.pipeline()
+		d.pre = r.pre
 	} else {
 		for base := 0; base < n; {
 			ch := tr.Chunk(base)
@@ -211,6 +216,8 @@ type replayer struct {
 	// reqBefore is the last free_requested whose free_completed follows it
 	// (its allocation is found there).
 	reqBefore int
+	// pre is the pipeline's head start on classify (replayer.presite).
+	pre preSites
 }
 
 // countKinds adds the entries of each kind among actions to kinds

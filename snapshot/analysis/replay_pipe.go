@@ -59,8 +59,45 @@ func (r *replayer) pipeline() {
 	for m := range jobs {
 		r.replayRest(m.base, m.ch, m.out)
 		bufs <- m.out
+		r.presite()
 	}
 	join()
+}
+
+// preSites are the sites, stack phases and cuBLAS workspaces of the
+// allocations 0 … len(site)-1, found by the pipeline while it waits for
+// the matcher (the slower of its two goroutines), in the order classify
+// would find them: classify starts after them. Its sites are interned in
+// allocation order, as classify's are, so the site numbers are the same.
+type preSites struct {
+	site       []int32
+	phase      []phase // the stack's phase (summaryPhase)
+	workspaces []int32
+	// stopped: an allocation whose stack matchSegments may replace (no
+	// frames) was met; classify does it and all after it.
+	stopped bool
+}
+
+// presite finds the preSites of the allocations added since it last ran.
+func (r *replayer) presite() {
+	p, t, a := &r.pre, &r.d.allocs, r.d.a
+	if p.stopped {
+		return
+	}
+	stacks := a.Snap.Stacks
+	for k := len(p.site); k < t.len(); k++ {
+		stack := t.stack(k)
+		if stacks.Depth(stack) == 0 {
+			p.stopped = true
+			return
+		}
+		sum := stacks.Summary(stack)
+		p.site = append(p.site, a.siteOfSummary(sum))
+		p.phase = append(p.phase, summaryPhase(sum))
+		if summaryWorkspace(sum) {
+			p.workspaces = append(p.workspaces, int32(k))
+		}
+	}
 }
 
 // match does chunk's look-ups of r.open for entries base, base+1, … of ch:

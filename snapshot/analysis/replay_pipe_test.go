@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"reflect"
+	"strings"
 	"testing"
 
 	"oomscope/snapshot"
@@ -84,4 +85,45 @@ func TestReplayPipelineSame(t *testing.T) {
 // pipeline on for every trace: the pinned numbers hold for it too.
 func TestReplayPipelineNumbers(t *testing.T) {
 	withPipeline(t, func() { TestSameNumbers(t) })
+}
+
+// TestReplayPipelineFramelessLive checks the pipeline's head start on the
+// sites (preSites) where an allocation without frames is still live at the
+// end: matchSegments gives it its block's stack, whose site comes between
+// those of the allocations before and after it. The sites are numbered in
+// allocation order with and without the pipeline: a.py, c.py, b.py.
+func TestReplayPipelineFramelessLive(t *testing.T) {
+	build := func() *snapshot.Snapshot {
+		b := newBuilder()
+		sa := b.stack(py("a.py", 1, "fa"))
+		sb := b.stack(py("b.py", 2, "fb"))
+		sc := b.stack(py("c.py", 3, "fc"))
+		b.ev(snapshot.ActionAlloc, 0x1000, 512, sa)
+		b.ev(snapshot.ActionFreeCompleted, 0x1000, 512, sa)
+		b.ev(snapshot.ActionAlloc, 0x2000, 512, snapshot.NoStack)
+		b.ev(snapshot.ActionAlloc, 0x2200, 512, sb)
+		b.seg(0x2000, false, live(512, 512, sc), live(512, 512, sb))
+		return b.s
+	}
+	sequentialOnly = true
+	seq := Analyze(build(), Options{})
+	sequentialOnly = false
+	var par *Analysis
+	withPipeline(t, func() { par = Analyze(build(), Options{}) })
+	var files []string
+	for _, s := range seq.Sites {
+		files = append(files, s.Key)
+	}
+	if len(files) != 3 || !strings.Contains(files[0], "a.py") || !strings.Contains(files[1], "c.py") || !strings.Contains(files[2], "b.py") {
+		t.Fatalf("sites %q, want a.py, c.py, b.py in this order", files)
+	}
+	if !reflect.DeepEqual(par.Sites, seq.Sites) {
+		t.Errorf("sites with the pipeline %v, want %v", par.Sites, seq.Sites)
+	}
+	if p, s := par.Devices[0].allocs.site, seq.Devices[0].allocs.site; !reflect.DeepEqual(p, s) {
+		t.Errorf("allocation sites with the pipeline %v, want %v", p, s)
+	}
+	if g, w := mustJSON(par.Report()), mustJSON(seq.Report()); g != w {
+		t.Error("the report's JSON differs with the pipeline")
+	}
 }
