@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"oomscope/snapshot"
@@ -131,8 +132,8 @@ func lazyInputs(t *testing.T, real ...string) map[string][]byte {
 // snapshot must equal the one decoded with every stack held, and every
 // entry must have the stack ID it has when repeats are merged as met.
 // Without the stack goroutine, the merge runs with its default group of
-// stacks and with groups of 7 (many passes over the hashes; also half of
-// them searched on a second goroutine); with it, the
+// stacks, with groups of 7 (many passes over the hashes) and on two
+// goroutines (dedupeTwo: each scatters and searches half); with it, the
 // merge looks only at stacks whose hash's slot was hit twice, with the
 // slots for the input's size and with 64 slots (every stack a candidate).
 func TestLazyStacksMergedAfterReading(t *testing.T) {
@@ -141,8 +142,8 @@ func TestLazyStacksMergedAfterReading(t *testing.T) {
 		defer snapshot.SetDedupeGroup(7)()
 		testLazyStacksMergedAfterReading(t, false)
 	})
-	t.Run("groups of 7 on two goroutines", func(t *testing.T) {
-		defer snapshot.SetDedupeGroup(7)()
+	t.Run("on two goroutines", func(t *testing.T) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 		defer snapshot.SetDedupeTwoMin(0)()
 		testLazyStacksMergedAfterReading(t, false)
 	})
