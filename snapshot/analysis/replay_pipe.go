@@ -109,6 +109,9 @@ func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int
 	tr, n, open, maxSize, mode := r.tr, r.n, r.open, r.maxSize, r.mode
 	for j, code := range ch.Actions {
 		i := base + j
+		if j%touchRun == 0 {
+			open.touch(ch.Addrs[j:min(j+touchRun, len(ch.Addrs))])
+		}
 		k := min(snapshot.ActionKind(code), snapshot.KindOther)
 		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && r.isFreeName(i))
 		if mode == freeOnRequested {
@@ -121,18 +124,18 @@ func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int
 			if size < 0 || size > maxSize {
 				size = 0
 			}
-			if prev, had := open.swap(tr.Addr(i), opened(nextK, size)); had {
+			if prev, had := open.swap(ch.Addrs[j], opened(nextK, size)); had {
 				o = prev
 			}
 			nextK++
 		case isFree:
-			if prev, ok := open.take(tr.Addr(i)); ok {
+			if prev, ok := open.take(ch.Addrs[j]); ok {
 				o = prev
 			} else {
 				nextK++
 			}
 		case k == snapshot.KindFreeRequested:
-			addr := tr.Addr(i)
+			addr := ch.Addrs[j]
 			if i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr {
 				o.k = matchNext
 			} else if prev, ok := open.get(addr); ok {
