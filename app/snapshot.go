@@ -158,6 +158,12 @@ func (p *SnapshotPage) OnMount(ctx app.Context) {
 	// first use (tens of milliseconds of wasm): parse it now, while the
 	// page waits for a file, rather than in a frame of the result.
 	ctx.After(10*time.Millisecond, func(app.Context) { estimator.Models() })
+	// The result's fonts, which Chromium on Linux asks its browser process
+	// for in the middle of a layout (warmFonts).
+	ctx.Async(func() {
+		nextTask(100 * time.Millisecond)
+		warmFonts()
+	})
 	// The page's first collections are slower, the collector's code not
 	// yet compiled for speed by the browser: the first, after the 1 GiB
 	// distinct-stacks file's diagnosis (releaseGC), took 58-65 ms of the

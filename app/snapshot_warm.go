@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -107,4 +108,67 @@ func warmRender(r *load.Result, st *analysis.State, u bytesize.Unit) {
 		nextTask(0)
 		draw()
 	}
+}
+
+// Chromium on Linux asks its browser process, synchronously, for the
+// rendering settings of each new font strike (family, size, weight) the
+// first time a page lays out text in it (FontCache::GetFontPlatformData →
+// FontRenderStyleForStrike), and the page's thread waits for the answer
+// in the middle of a layout: the summary's cards and the result's first
+// frame, each in sizes the page had not shown yet, waited for 4 of them,
+// and the later sections for 11 more, 5-180 ms each on a loaded 2-core
+// machine (a layout task of 8 ms of CPU took 240-475 ms, the result's
+// message waiting behind it). While the page waits for a file, warmFonts
+// lays out a hidden line in each strike the result shows (fontStrikes), a
+// few a task, so that the result's frames find them known.
+
+// fontStrikes are the fonts of the result's text that the page before it
+// does not show: weight and size as the style sheets give them (rem), the
+// monospace family (var(--mono)) for "mono", the body's otherwise.
+// TestSnapshotFontWarm (e2e) says which are missing.
+var fontStrikes = []string{
+	"400 1rem", "700 1rem", "400 1.1rem", "700 1.1rem", "400 0.85rem", "600 1.2rem", "700 1.3rem",
+	"400 0.9rem", "600 0.9rem", "400 0.8rem", "700 1.05rem", "600 0.95rem", "700 1.6rem", "400 0.7rem",
+	"400 0.75rem", "700 1.15rem", "400 0.875rem", "600 0.875rem", "700 1.8rem",
+	"mono 0.85rem", "mono 0.9rem", "mono 0.8rem", "mono 0.765rem", "mono 0.75rem", "mono 0.7875rem",
+}
+
+// fontWarmText has the digits, letters and signs of the result's text.
+const fontWarmText = "0123456789 GiB MB % Peak allocated reserved \u00b7 \u2013 \u00d7 \u00b2 \u2192 \u03a3 \u2212 \u2026 \u00b3 \u2014 \u2248"
+
+// warmFonts lays out fontStrikes, hidden, a few a browser task (it blocks
+// the calling goroutine, never the UI goroutine), and leaves the lines in
+// the page (the browser may drop a strike's settings with the last text
+// that uses it), marked data-done once all are.
+func warmFonts() {
+	if !app.IsClient {
+		return
+	}
+	doc := app.Window().Get("document")
+	if doc.Call("querySelector", ".font-warm").Truthy() {
+		return
+	}
+	box := doc.Call("createElement", "div")
+	box.Set("className", "font-warm")
+	box.Call("setAttribute", "aria-hidden", "true")
+	doc.Get("body").Call("appendChild", box)
+	const perTask = 5
+	for i := 0; i < len(fontStrikes); i += perTask {
+		nextTask(0)
+		for _, f := range fontStrikes[i:min(i+perTask, len(fontStrikes))] {
+			weight, size, _ := strings.Cut(f, " ")
+			s := doc.Call("createElement", "span")
+			st := s.Get("style")
+			if weight == "mono" {
+				st.Set("fontFamily", "var(--mono)")
+			} else {
+				st.Set("fontWeight", weight)
+			}
+			st.Set("fontSize", size)
+			s.Set("textContent", fontWarmText)
+			box.Call("appendChild", s)
+		}
+		box.Get("offsetWidth") // laid out now
+	}
+	box.Call("setAttribute", "data-done", "")
 }

@@ -46,3 +46,44 @@ func TestSnapshotWarmSample(t *testing.T) {
 	tb.assertClean()
 	assertLocalOnly(t, tb, s)
 }
+
+// TestSnapshotFontWarm checks that the lines the page lays out unseen
+// while it waits for a file (app/snapshot_warm.go warmFonts) are hidden
+// from sight and from assistive technology, and that they hold every font
+// (family, size, weight, style) of a real file's whole result that the page
+// did not show already: a font missing from them makes Chromium on Linux
+// wait for its browser process in the middle of a result's frame.
+func TestSnapshotFontWarm(t *testing.T) {
+	path := realSnapshotPath(t, "pt26_cs336_ctx128_fullstep.pickle")
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	poll[bool](tb, `!!document.querySelector(".font-warm[data-done]")`, 60*time.Second)
+	if bad := evalJS[string](tb, `(() => {
+		const w = document.querySelector(".font-warm");
+		if (w.getAttribute("aria-hidden") !== "true") return "not aria-hidden";
+		if (getComputedStyle(w).visibility !== "hidden") return "visible";
+		const r = w.getBoundingClientRect();
+		if (r.right > 0 && r.left < innerWidth) return "on screen at " + r.left;
+		return "";
+	})()`); bad != "" {
+		t.Fatalf("the font warm-up lines are %s", bad)
+	}
+	tb.dropFile("#snap-drop", path)
+	requireSnapshot(tb, "the page shows an error")
+	// Fonts of HTML text only: an SVG's text is drawn scaled to the
+	// chart's width, a size no fixed line can hold.
+	missing := evalJS[[]string](tb, `(() => {
+		const key = (e) => { const s = getComputedStyle(e); return [s.fontFamily, s.fontSize, s.fontWeight, s.fontStyle].join(" | "); };
+		const texts = (root) => [...root.querySelectorAll("*")].filter((e) => !(e instanceof SVGElement) && e.checkVisibility() &&
+			[...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()));
+		const view = document.getElementById("snap-file-view"), warm = document.querySelector(".font-warm");
+		const known = new Set(texts(document.body).filter((e) => !view.contains(e)).map(key));
+		for (const e of warm.children) known.add(key(e));
+		return [...new Set(texts(view).map(key))].filter((k) => !known.has(k));
+	})()`)
+	if len(missing) > 0 {
+		t.Errorf("fonts of the result missing from the warm-up lines (app/snapshot_warm.go fontStrikes): %q", missing)
+	}
+	tb.assertClean()
+}
