@@ -116,8 +116,14 @@ func TestSnapshotDiagnosisAfterTimeline(t *testing.T) {
 	// 2. The diagnosis fails: the error, alone.
 	inWorker[bool](t, tb, `self.__oomscopeDiagnosisTest = {delayMs: 300, fail: "on purpose"}, true`)
 	tb.expectErrors()
+	// The state can last a single frame (the error follows the result's
+	// frame when the page drew it late, on a loaded machine), which a poll
+	// over the DevTools connection may miss: an observer records it.
+	evalJS[bool](tb, `(window.__sawDiagnosing = false, new MutationObserver(() => {
+		if (document.getElementById("snap-diagnosing")) window.__sawDiagnosing = true;
+	}).observe(document.body, {childList: true, subtree: true}), true)`)
 	tb.uploadFile("#snap-file", path)
-	poll[bool](tb, `!!document.getElementById("snap-diagnosing")`, 20*time.Second)
+	poll[bool](tb, `window.__sawDiagnosing`, 20*time.Second)
 	if waitSnapshot(tb, 20*time.Second) {
 		t.Fatal("the page says ready although the diagnosis failed")
 	}
