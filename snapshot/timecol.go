@@ -95,13 +95,31 @@ func (c *timeColumn) free() int {
 // put appends v, the time of row i, to the last page, which has room
 // (see room): put0 then set.
 func (c *timeColumn) put(i int, v int64) {
-	p := &c.pages[len(c.pages)-1]
-	if p.w == nil {
-		if d, ok := narrow(v, p.base); ok {
-			p.d = append(p.d, d)
-			return
-		}
+	if !c.putNarrow(v) {
+		c.putSlow(i, v)
 	}
+}
+
+// putNarrow is put's common case, a narrow page and a time that fits it:
+// it appends v and reports true, or does nothing and reports false. It
+// makes no call, so that it is inlined (entryStore.addRow): in
+// WebAssembly a call less a trace entry.
+func (c *timeColumn) putNarrow(v int64) bool {
+	p := &c.pages[len(c.pages)-1]
+	// d in (MinInt32, MaxInt32]: it fits and is not zeroTime (narrow).
+	d := v - p.base
+	if p.w != nil || v == 0 || uint64(d+math.MaxInt32) >= 1<<32-1 {
+		return false
+	}
+	n := len(p.d)
+	p.d = p.d[:n+1] // room: no append, whose growing path costs inlining
+	p.d[n] = int32(d)
+	return true
+}
+
+// putSlow is put past putNarrow: a time of 0, a wide page or a time that
+// widens it.
+func (c *timeColumn) putSlow(i int, v int64) {
 	c.put0()
 	c.set(i, v)
 }

@@ -220,7 +220,9 @@ func (e *entryStore) addRow(action uint8, addr uint64, size, time int64, stream 
 	e.addr.put(addr)
 	e.size.put(size)
 	e.stream.put(stream)
-	e.time.put(e.n, time)
+	if !e.time.putNarrow(time) {
+		e.time.putSlow(e.n, time)
+	}
 	e.stack.put(NoStack)
 	e.n++
 	return e.n - 1
