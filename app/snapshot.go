@@ -88,10 +88,6 @@ type SnapshotPage struct {
 	// (snapshot_diagnosis.go); "" uses the one the setup matched.
 	setupModel string
 
-	// warmView is the worker's sample, mounted unseen for a frame or two
-	// while the page waits for a file (warmMount).
-	warmView *SnapshotPage
-
 	// ranks is the overview of many files as the ranks of one job
 	// (snapshot_ranks.go); nil for one or two files.
 	ranks *snapRanks
@@ -948,9 +944,6 @@ func (p *SnapshotPage) renderFile() app.UI {
 		p.renderStatus(),
 		app.If(p.res == nil && len(p.summary) > 0, func() app.UI { return p.renderSummary() }),
 		app.If(p.res != nil, func() app.UI { return p.renderResults() }),
-		app.If(p.warmView != nil && p.res == nil && p.phase == snapIdle, func() app.UI {
-			return app.Div().Class("snap-warm-view").Aria("hidden", "true").Style("display", "none").Body(p.warmView.renderResults())
-		}),
 	)
 }
 

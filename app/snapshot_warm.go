@@ -69,10 +69,7 @@ func (p *SnapshotPage) warmSample(js string, bufs [][]byte) {
 	if res.Diagnosing && res.AddDiagnosis(dg) != nil {
 		return
 	}
-	wp := warmRender(res, st, p.unit)
-	if wp != nil {
-		p.warmMount(wp)
-	}
+	warmRender(res, st, p.unit)
 	MarkBody("data-snapshot-warm", "drawn")
 	s.Lock()
 	s.res, s.dg, s.state = nil, nil, nil
@@ -82,11 +79,11 @@ func (p *SnapshotPage) warmSample(js string, bufs [][]byte) {
 // warmRender runs the drawing of each section of result r (with the
 // allocator state st) once, on a page of its own that is never shown, a
 // browser task each, and drops what it drew.
-func warmRender(r *load.Result, st *analysis.State, u bytesize.Unit) *SnapshotPage {
+func warmRender(r *load.Result, st *analysis.State, u bytesize.Unit) {
 	wp := &SnapshotPage{res: r, unit: u, hover: -1, reveal: revealStages, phase: snapDone, fileName: "sample", state: st}
 	d := wp.device()
 	if d == nil {
-		return nil
+		return
 	}
 	wp.stateIndex = st.Index
 	for _, draw := range []func(){
@@ -110,35 +107,6 @@ func warmRender(r *load.Result, st *analysis.State, u bytesize.Unit) *SnapshotPa
 	} {
 		nextTask(0)
 		draw()
-	}
-	return wp
-}
-
-// warmMount mounts the sample's result (wp, drawn by warmRender) in the
-// page, unseen (display: none, aria-hidden), in the stages of a real result
-// (the answer, cards and timeline, then the rest), a frame each, and takes
-// it out at the next: go-app's code that mounts each kind of element and
-// section is compiled on its first call too, and the result's first frame
-// had compiled 55 of its functions (tasks of 70-130 ms for 17-26 ms of
-// CPU on a loaded machine, the compiles' share 30-75 ms). Only while the
-// page shows no file (renderFile); it blocks the calling goroutine.
-func (p *SnapshotPage) warmMount(wp *SnapshotPage) {
-	if !p.mounted {
-		return
-	}
-	for _, reveal := range []int{timelineStage, revealStages, -1} {
-		drawn := make(chan struct{})
-		p.mountCtx.Dispatch(func(ctx app.Context) {
-			if reveal < 0 {
-				p.warmView = nil
-			} else {
-				wp.reveal = reveal
-				p.warmView = wp
-			}
-			ctx.Defer(func(app.Context) { close(drawn) })
-		})
-		<-drawn
-		afterFrame()
 	}
 }
 
