@@ -1217,18 +1217,19 @@ func (v *vm) lazyFrames(d []byte, q, limit, row int) (int, bool, error) {
 		return 0, false, nil // a StackID that may not pack
 	}
 	// foldScan first, foldList (its loop, a second scan) only where it
-	// stops short of the APPENDS: a call fewer per entry in WebAssembly.
+	// stopped at a memo id that foldList may resolve: a call fewer per
+	// entry in WebAssembly. At any other stop foldList's first scan, with
+	// the same frameMemo, would stop there too and fail.
 	var p, n int
 	var fs folded
-	ok := false
+	ok, miss := false, 0  // miss >= 0: foldList is to read the list
 	if v.foldBuf != nil { // !v.memoRewritten: entryFrames checked
-		var miss int
 		p, n, fs, miss = foldScan(d[:limit], q+3, v.frameMemo, v.foldBuf, t.seed64)
 		if ok = miss == scanEnd; ok && foldedHash {
 			fs.h = xxEnd(fs.h, n)
 		}
 	}
-	if !ok {
+	if !ok && miss >= 0 {
 		p, fs, n, ok = v.foldList(d, q+2, limit)
 	}
 	if !ok || n == 0 || p+1 >= limit || d[p+1] != opSetItems {
