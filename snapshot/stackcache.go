@@ -153,6 +153,65 @@ func (c *stackCache) findLed(rest []byte) (int, StackID, bool) {
 	return p, id, ok
 }
 
+// ledHit is findLed's first two steps (predicted, then lead) for keys of
+// 8 bytes or more, whole and without a call (calls cost in WebAssembly,
+// and once a training loop's stacks are cached, nearly every list is
+// found so): the key's length (the APPENDS) and stack, noted as findLed
+// notes a key found, or -1, having changed nothing (findLed then looks
+// again, through findHashed).
+func (c *stackCache) ledHit(rest []byte) (int, StackID) {
+	if len(rest) <= 8 {
+		return -1, NoStack
+	}
+	pa := unsafe.Pointer(unsafe.SliceData(rest))
+	i, n := int32(-1), 0
+	if c.next != nil && c.last[0] >= 0 && c.last[1] >= 0 {
+		if e := &c.next[nextSlot(c.last)]; e.after == c.last {
+			k := c.keys[e.key]
+			if n = len(k); n >= 8 && n < len(rest) && rest[n] == opAppends && sameFrom(pa, unsafe.Pointer(unsafe.StringData(k)), 0, n) {
+				i = e.key
+			}
+		}
+	}
+	if i < 0 && c.led > 0 {
+		w := binary.LittleEndian.Uint64(rest)
+		mask := uint32(len(c.slots) - 1)
+		for s := slotOf(w) & mask; c.slots[s] != 0; s = (s + 1) & mask {
+			j := c.slots[s] - 1
+			if c.words[j] != w {
+				continue
+			}
+			k := c.keys[j]
+			if n = len(k); n < len(rest) && rest[n] == opAppends && sameFrom(pa, unsafe.Pointer(unsafe.StringData(k)), 8, n) {
+				i = j
+				break
+			}
+		}
+	}
+	if i < 0 {
+		return -1, NoStack
+	}
+	if c.last[0] >= 0 && c.last[1] >= 0 {
+		if c.next == nil {
+			c.next = make([]nextKey, nextKeys)
+		}
+		c.next[nextSlot(c.last)] = nextKey{after: c.last, key: i}
+	}
+	c.last = [2]int32{c.last[1], i}
+	return n, c.ids[i]
+}
+
+// sameFrom reports whether the n bytes at a and b are the same from byte
+// from on, 8 at a time (n >= 8): sameBytes, small enough to inline.
+func sameFrom(a, b unsafe.Pointer, from, n int) bool {
+	for ; from+8 <= n; from += 8 {
+		if *(*uint64)(unsafe.Add(a, from)) != *(*uint64)(unsafe.Add(b, from)) {
+			return false
+		}
+	}
+	return *(*uint64)(unsafe.Add(a, n-8)) == *(*uint64)(unsafe.Add(b, n-8))
+}
+
 // nextKey is an entry of stackCache.next: key followed the keys after.
 type nextKey struct {
 	after [2]int32

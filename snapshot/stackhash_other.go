@@ -9,6 +9,10 @@ func (t *Stacks) hash(st Stack) uint64 { return stackHashMaphash(t.seed, st) }
 // with this platform's stack hash.
 const foldedHash = false
 
+// ledCache: the stack cache looks for a key by findLed's first steps
+// first (stackCache.ledHit).
+const ledCache = false
+
 // get returns the stack whose encoding is k.
 func (c *stackCache) get(k []byte) (StackID, bool) { return c.getMap(k) }
 

@@ -187,13 +187,14 @@ func TestStackCacheFind(t *testing.T) {
 }
 
 // TestStackCacheLookup checks lookup's way of finding a frame list, with
-// each find (findMap, findHashed, and findLed as in WebAssembly), against what it must find: the list ends at the first
+// each find (findMap, findHashed, and findLed as in WebAssembly, after ledHit as cacheLook
+// does there), against what it must find: the list ends at the first
 // APPENDS among its opcodes, and it is found if and only if its items
 // are a cached key, with that key's stack. The lists are those of
 // TestStackCacheFind (memo ids often holding 'e' bytes, up to 40 items),
 // in rests that end the list and go on, cut it short, or start with
 // APPENDS, and then in a repeated sequence; lead must have found most of
-// the hits, and findLed's prediction many.
+// the hits, findLed's prediction many, and ledHit every one lead found.
 func TestStackCacheLookup(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 7))
 	idByte := func(pe int) byte {
@@ -220,6 +221,15 @@ func TestStackCacheLookup(t *testing.T) {
 		}
 	}
 	hashed, mapped := halfCached(lists)
+	ledded, _ := halfCached(lists) // its own prediction's context
+	ledHits := 0
+	ledFind := func(rest []byte) (int, StackID, bool) {
+		if p, id := ledded.ledHit(rest); p >= 0 {
+			ledHits++
+			return p, id, true
+		}
+		return ledded.findLed(rest)
+	}
 	// want parses rest as memo references up to an APPENDS.
 	want := func(c *stackCache, rest []byte) (int, StackID, bool) {
 		q := 0
@@ -256,6 +266,7 @@ func TestStackCacheLookup(t *testing.T) {
 		{"findMap", mapped, mapped.findMap, mapped.getMap},
 		{"findHashed", hashed, hashed.findHashed, hashed.getHashed},
 		{"findLed", hashed, hashed.findLed, hashed.getHashed},
+		{"ledHit", ledded, ledFind, ledded.getHashed},
 	}
 	hits, led, predicted := 0, 0, 0
 	check := func(rest []byte) {
@@ -289,6 +300,12 @@ func TestStackCacheLookup(t *testing.T) {
 			append([]byte{opAppends}, l...), append(append([]byte(nil), l...), opAppends, opAppends)}
 		if len(l) > 0 {
 			rests = append(rests, l[:r.IntN(len(l))], append(append([]byte(nil), l[:r.IntN(len(l))]...), opAppends, 'h'))
+			// l with one byte changed, the last or another
+			for _, i := range []int{len(l) - 1, r.IntN(len(l))} {
+				c := append(append([]byte(nil), l...), opAppends)
+				c[i] ^= 1 << r.IntN(8)
+				rests = append(rests, c)
+			}
 		}
 		for _, rest := range rests {
 			check(rest)
@@ -315,9 +332,9 @@ func TestStackCacheLookup(t *testing.T) {
 			check(rest)
 		}
 	}
-	t.Logf("%d hits, %d by lead, %d predicted", hits, led, predicted)
-	if hits < 1500 || led < hits*3/4 || predicted < 250 {
-		t.Errorf("%d hits, %d by lead, %d predicted: the lists miss the cases", hits, led, predicted)
+	t.Logf("%d hits, %d by lead, %d predicted, %d by ledHit", hits, led, predicted, ledHits)
+	if hits < 1500 || led < hits*3/4 || predicted < 250 || ledHits < led {
+		t.Errorf("%d hits, %d by lead, %d predicted, %d by ledHit: the lists miss the cases", hits, led, predicted, ledHits)
 	}
 }
 

@@ -9,6 +9,10 @@ func (t *Stacks) hash(st Stack) uint64 { return stackHashXX(t.seed64, st) }
 // with this platform's stack hash.
 const foldedHash = true
 
+// ledCache: the stack cache looks for a key by findLed's first steps
+// first (stackCache.ledHit).
+const ledCache = true
+
 // get returns the stack whose encoding is k.
 func (c *stackCache) get(k []byte) (StackID, bool) { return c.getHashed(k) }
 

@@ -1154,6 +1154,31 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 			return end, stack, ok, err
 		}
 	}
+	if hit && cp+1 < limit && d[cp+1] == opSetItems && len(stack) == v.marks[len(v.marks)-1] {
+		// A known list, then the SETITEMS that ends the dict: what the
+		// code below comes to (the list object made, pushed, memoized,
+		// popped by SETITEMS and released as the stack, its memo slot
+		// then that stack) without the round trip.
+		o := obj{kind: oStack, idx: int32(cid), memo: shared}
+		if oi < len(v.objs) {
+			v.objs[oi] = o // and it stays free
+		} else {
+			v.objs = append(v.objs, o)
+			v.freeObjs = append(v.freeObjs, int32(oi))
+		}
+		u := v.packWide(int64(memo.len()), val{k: kStackRef, n: int64(cid)})
+		if memo.c.room() { // push, without its call
+			memo.c.put(u)
+			memo.n++
+		} else {
+			memo.push(u)
+		}
+		v.marks = v.marks[:len(v.marks)-1]
+		v.op, v.opOff = opSetItems, v.in.base+int64(cp+1)
+		v.in.pos, v.stack = cp+2, stack
+		v.rows.stack.set(row, cid)
+		return cp + 2, stack, true, nil
+	}
 	o := obj{kind: oListFresh, idx: int32((v.in.base + int64(q)) & math.MaxInt32), memo: int32(memo.len())}
 	if oi < len(v.objs) {
 		v.freeObjs = v.freeObjs[:len(v.freeObjs)-1]
@@ -1169,21 +1194,9 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 		memo.push(u)
 	}
 	var end int
-	if p, id := cp, cid; hit {
-		nm := len(v.marks)
-		if p+1 < limit && d[p+1] == opSetItems && len(stack)-v.marks[nm-1] == 2 {
-			v.marks = v.marks[:nm-1]
-			stack = stack[:len(stack)-2]
-			v.op, v.opOff = opSetItems, v.in.base+int64(p+1)
-			v.in.pos, v.stack = p+2, stack
-			o := &v.objs[oi]
-			o.kind, o.idx = oStack, int32(id)
-			v.release(l, val{k: kStackRef, n: int64(id)})
-			v.rows.stack.set(row, id)
-			return p + 2, stack, true, nil
-		}
-		v.knownList(l, q+2, p, id)
-		end = p + 1
+	if hit {
+		v.knownList(l, q+2, cp, cid)
+		end = cp + 1
 	} else if end, ok = v.frameItems(d, q+2, limit, l); !ok {
 		return q + 2, stack, true, nil
 	}
@@ -1600,6 +1613,12 @@ func (v *vm) cacheLook(d []byte, pos, limit int) (int, StackID, bool) {
 		return 0, NoStack, false
 	}
 	v.cacheLooks++
+	if ledCache {
+		if p, id := v.stackCache.ledHit(d[pos+1 : limit]); p >= 0 {
+			v.cacheHits++
+			return p + pos + 1, id, true
+		}
+	}
 	p, id, ok := v.stackCache.lookup(d[pos+1 : limit])
 	if !ok {
 		return 0, NoStack, false
