@@ -801,8 +801,16 @@ const (
 	stateStage = 7
 	// anomaliesStage shows the anomalies.
 	anomaliesStage = 8
-	// revealStages is the last stage: setup, warnings and explanations.
-	revealStages = 9
+	// moreFixesStage puts the fixes past the first shownFixes in their
+	// folded list (its "N more fixes" line is shown from fixesStage on):
+	// each fix is a dozen elements and a component for go-app to mount,
+	// and up to 6 more of them made the fixes' stage a long task.
+	moreFixesStage = 9
+	// setupStage shows the setup for the estimator.
+	setupStage = 10
+	// revealStages is the last stage: warnings and explanations (with
+	// the setup, one task of 13-34 ms of CPU).
+	revealStages = 11
 )
 
 // revealMore shows the next result section after a pause that lets the

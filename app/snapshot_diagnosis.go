@@ -34,8 +34,9 @@ const (
 )
 
 // renderDiagnosis is the answer: cause, leak, fixes (once withFixes: they
-// come a stage after the rest), card at the OOM.
-func (p *SnapshotPage) renderDiagnosis(d *analysis.DeviceReport, withFixes bool) app.UI {
+// come a stage after the rest; the folded ones once withMore), card at
+// the OOM.
+func (p *SnapshotPage) renderDiagnosis(d *analysis.DeviceReport, withFixes, withMore bool) app.UI {
 	dg := d.Diagnosis
 	if dg.Cause == "" {
 		return app.Text("")
@@ -61,7 +62,7 @@ func (p *SnapshotPage) renderDiagnosis(d *analysis.DeviceReport, withFixes bool)
 			app.Ul().Body(ev...),
 		),
 		p.renderLeak(d),
-		app.If(withFixes, func() app.UI { return p.renderDiagFixes(d) }),
+		app.If(withFixes, func() app.UI { return p.renderDiagFixes(d, withMore) }),
 		app.If(d.OOMCard != nil, func() app.UI {
 			c := d.OOMCard
 			return app.Div().ID("snap-oom-bar").Body(cardBar(c.Bar, p.unit, "snap-oom", fmt.Sprintf("At the last out-of-memory event (entry %s): %s.",
@@ -127,13 +128,17 @@ func stackText(st []string) string {
 }
 
 // renderDiagFixes lists the fixes with the bytes they save, their code and
-// guide link.
-func (p *SnapshotPage) renderDiagFixes(d *analysis.DeviceReport) app.UI {
+// guide link; the folded ones only withMore (their fold is there either
+// way, so that nothing below it moves when they come).
+func (p *SnapshotPage) renderDiagFixes(d *analysis.DeviceReport, withMore bool) app.UI {
 	if len(d.Fixes) == 0 {
 		return app.P().Class("muted").Text("No fix in the catalog lowers this measured peak by 0.5 % or more.")
 	}
 	var items, more []app.UI
 	for i, f := range d.Fixes {
+		if i >= shownFixes && !withMore {
+			break
+		}
 		of := map[string]string{"peak_allocated": "off the peak", "reserved": "of reserved memory made reusable", "device": "held on the card by others"}[f.Of]
 		li := app.Li().Class("card diag-fix").DataSet("fix", f.ID).DataSet("saves", strconv.FormatInt(f.SavesBytes, 10)).Body(
 			app.Div().Class("diag-fix-head").Body(
@@ -152,9 +157,9 @@ func (p *SnapshotPage) renderDiagFixes(d *analysis.DeviceReport) app.UI {
 	return app.Div().Body(
 		app.H3().Text("Fixes, cheapest first, with what each saves here"),
 		app.Ol().ID("snap-fixes").Class("diag-fixes").Body(items...),
-		app.If(len(more) > 0, func() app.UI {
+		app.If(len(d.Fixes) > shownFixes, func() app.UI {
 			return app.Details().ID("snap-more-fixes").Body(
-				app.Summary().Text(fmt.Sprintf("%d more fixes", len(more))),
+				app.Summary().Text(fmt.Sprintf("%d more fixes", len(d.Fixes)-shownFixes)),
 				app.Ol().Class("diag-fixes").Attr("start", shownFixes+1).Body(more...),
 			)
 		}),

@@ -40,8 +40,10 @@ type resultSection struct {
 	Unit bytesize.Unit
 	// Model is the page's setupModel, which the setup section shows.
 	Model string
-	// Fixes says whether the diagnosis shows its fixes yet (fixesStage).
-	Fixes bool
+	// Fixes says whether the diagnosis shows its fixes yet (fixesStage);
+	// MoreFixes whether its folded fixes are in their list yet
+	// (moreFixesStage).
+	Fixes, MoreFixes bool
 	// Diagnosing says that the diagnosis is not known yet (the page's
 	// diagnosing): the answer says so.
 	Diagnosing bool
@@ -55,7 +57,7 @@ func (s *resultSection) Render() app.UI {
 		if s.Diagnosing {
 			return renderDiagnosing()
 		}
-		return p.renderDiagnosis(d, s.Fixes)
+		return p.renderDiagnosis(d, s.Fixes, s.MoreFixes)
 	case secBuckets:
 		return p.renderBuckets(d)
 	case secSites:
@@ -83,7 +85,7 @@ func (p *SnapshotPage) section(k sectionKind, d *analysis.DeviceReport) app.UI {
 	case secSetup:
 		s.Model = p.setupModel
 	case secDiagnosis:
-		s.Fixes, s.Diagnosing = p.reveal >= fixesStage, p.diagnosing
+		s.Fixes, s.MoreFixes, s.Diagnosing = p.reveal >= fixesStage, p.reveal >= moreFixesStage, p.diagnosing
 	}
 	return s
 }

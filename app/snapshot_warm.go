@@ -91,7 +91,7 @@ func warmRender(r *load.Result, st *analysis.State, u bytesize.Unit) {
 		func() { wp.renderResults(); wp.renderCards(d); wp.renderTimeline(d) },
 		func() {
 			renderDiagnosing()
-			wp.renderDiagnosis(d, true)
+			wp.renderDiagnosis(d, true, true)
 			for _, f := range d.Fixes {
 				(&FixCode{Fix: f.Fix, ID: "sample"}).Render()
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -157,6 +158,50 @@ func TestSnapshotDiagnosis(t *testing.T) {
 	}
 	tb.requireWatched("worker")
 	assertLocalOnly(t, tb, s)
+	tb.assertClean()
+}
+
+// TestSnapshotTimelineDrawnOnce drops a generated leak (steps, phases,
+// fixes) and checks that the timeline drawn with the result stays the same
+// element through the rest of the result's reveal and the report's copy,
+// which put new elements above it (the comparison's drop zone, the copy's
+// note and text): drawn anew, its chart was parsed again in a later task.
+// Every fix of the analysis is listed, the folded ones too.
+func TestSnapshotTimelineDrawnOnce(t *testing.T) {
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	path, _ := writeScenario(t, "leak_loss_graph")
+	_, want := expectedReport(t, path)
+	// The first timeline element is kept as soon as it is in the page.
+	evalJS[bool](tb, `(window.__chart = null, new MutationObserver(() => {
+		const c = document.getElementById("snap-chart");
+		if (c && !window.__chart) window.__chart = c;
+	}).observe(document.body, {childList: true, subtree: true}), true)`)
+	tb.uploadFile("#snap-file", path)
+	requireSnapshot(tb, "the page shows an error")
+	tb.assertNoErrorBanner("after the result")
+	same := `(() => !!window.__chart && document.getElementById("snap-chart") === window.__chart)()`
+	if !evalJS[bool](tb, same) {
+		t.Error("the timeline was drawn again during the result's reveal")
+	}
+	if !evalJS[bool](tb, `!!document.querySelector("#snap-compare") && document.querySelectorAll("#snap-chart rect.snap-shade").length > 0`) {
+		t.Error("no comparison drop zone or no phase shades once the result is shown")
+	}
+	fixes := evalJS[[]string](tb, `[...document.querySelectorAll("#snap-diagnosis li.diag-fix")].map(e => e.dataset.fix)`)
+	var wantFixes []string
+	for _, f := range want.Fixes {
+		wantFixes = append(wantFixes, f.ID)
+	}
+	if len(wantFixes) <= 3 || !slices.Equal(fixes, wantFixes) {
+		t.Errorf("fixes listed %v, want the analysis's %v (more than the 3 shown open)", fixes, wantFixes)
+	}
+	tb.click("#snap-copy")
+	poll[bool](tb, `!!document.getElementById("snap-markdown")`, 10*time.Second)
+	if !evalJS[bool](tb, same) {
+		t.Error("the timeline was drawn again when the report was copied")
+	}
+	tb.assertNoErrorBanner("after the copy")
 	tb.assertClean()
 }
 
