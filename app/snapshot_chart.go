@@ -189,7 +189,9 @@ func (p *SnapshotPage) renderTimeline(d *analysis.DeviceReport) app.UI {
 		app.P().Class("muted").Text("Allocated memory (requested bytes of live allocations) stacked by allocation site; "+
 			"the line is reserved memory. Drag across the chart to zoom, click to see the allocator state at that moment. "+
 			"The x axis counts trace entries."),
-		app.If(c.HiddenShades > 0, func() app.UI {
+		// In its place before the shades come (slot): the chart and all
+		// after it are not drawn anew when it appears.
+		slot(c.HiddenShades > 0, func() app.UI {
 			return app.P().Class("muted").ID("snap-shades-hidden").Text(fmt.Sprintf(
 				"%d step and phase bands are narrower than the chart can show at this zoom: zoom in to see them.", c.HiddenShades))
 		}),

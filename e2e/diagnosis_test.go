@@ -161,6 +161,17 @@ func TestSnapshotDiagnosis(t *testing.T) {
 	tb.assertClean()
 }
 
+// keepFirstChartJS keeps the first timeline chart element of the page in
+// window.__chart as soon as it is in the page; sameChartJS says whether
+// the chart shown is still that element.
+const (
+	keepFirstChartJS = `(window.__chart = null, new MutationObserver(() => {
+		const c = document.getElementById("snap-chart");
+		if (c && !window.__chart) window.__chart = c;
+	}).observe(document.body, {childList: true, subtree: true}), true)`
+	sameChartJS = `(() => !!window.__chart && document.getElementById("snap-chart") === window.__chart)()`
+)
+
 // TestSnapshotTimelineDrawnOnce drops a generated leak (steps, phases,
 // fixes) and checks that the timeline drawn with the result stays the same
 // element through the rest of the result's reveal and the report's copy,
@@ -173,15 +184,11 @@ func TestSnapshotTimelineDrawnOnce(t *testing.T) {
 	tb.open("/snapshot")
 	path, _ := writeScenario(t, "leak_loss_graph")
 	_, want := expectedReport(t, path)
-	// The first timeline element is kept as soon as it is in the page.
-	evalJS[bool](tb, `(window.__chart = null, new MutationObserver(() => {
-		const c = document.getElementById("snap-chart");
-		if (c && !window.__chart) window.__chart = c;
-	}).observe(document.body, {childList: true, subtree: true}), true)`)
+	evalJS[bool](tb, keepFirstChartJS)
 	tb.uploadFile("#snap-file", path)
 	requireSnapshot(tb, "the page shows an error")
 	tb.assertNoErrorBanner("after the result")
-	same := `(() => !!window.__chart && document.getElementById("snap-chart") === window.__chart)()`
+	same := sameChartJS
 	if !evalJS[bool](tb, same) {
 		t.Error("the timeline was drawn again during the result's reveal")
 	}
@@ -259,11 +266,16 @@ func TestSnapshotManySteps(t *testing.T) {
 	s := serveSite(t, distDir(t), "", "no-store")
 	tb := newTab(t, s)
 	tb.open("/snapshot")
+	evalJS[bool](tb, keepFirstChartJS)
 	tb.uploadFile("#snap-file", path)
 	requireSnapshot(tb, "the page shows an error")
 	msg := tb.waitText("#snap-shades-hidden", "bands")
 	if !strings.HasPrefix(msg, strconv.Itoa(len(d.PhaseSpans))+" step and phase bands") {
 		t.Errorf("hidden bands: %q, want the report's %d spans", msg, len(d.PhaseSpans))
+	}
+	// The count of hidden bands came above the chart, which stays.
+	if !evalJS[bool](tb, sameChartJS) {
+		t.Error("the timeline was drawn again when its hidden bands were counted")
 	}
 	if n := evalJS[float64](tb, `document.querySelectorAll("#snap-chart .snap-shade").length`); n != 0 {
 		t.Errorf("%v bands drawn, want none", n)
