@@ -218,9 +218,9 @@ var shadeClasses = func() (c [len(analysis.Phases)][2]string) {
 	return c
 }()
 
-// renderSteps shows the steps: the growth chart and the table with each
-// phase's peak.
-func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
+// renderSteps shows the steps: the growth chart and, withTable, the table
+// with each phase's peak (its place is there before it comes).
+func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport, withTable bool) app.UI {
 	if len(d.Steps) == 0 {
 		return app.Section().ID("snap-steps").Body(app.H2().Text("Steps"), app.P().Class("muted").Text(upperFirst(d.StepInfo.Rule)+"."))
 	}
@@ -246,6 +246,9 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
 		has   [len(phases)]bool
 	}
 	shown := min(len(d.Steps), max(p.stepRows, maxStepRows))
+	if !withTable {
+		shown = 0
+	}
 	peaks := make([]rowPeaks, shown)
 	for _, pp := range d.PhasePeaks {
 		if pp.Step < 0 || pp.Step >= shown {
@@ -313,8 +316,9 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport) app.UI {
 		app.Div().ID("snap-step-chart").Class("diag-step-chart").Body(app.Raw(diagchart.Layout(in).SVG())),
 		app.P().Class("muted").Text("Bars: each step's peak allocated memory; the dark mark: what was left at its end. "+
 			"Step-end memory that climbs step after step is a leak; the dashed line is the leak found."),
-		app.Div().Class("table-wrap").TabIndex(0).Role("region").Aria("label", "Steps").Body(app.Raw(b.String())),
-		app.If(shown < len(d.Steps), func() app.UI {
+		app.Div().Class("table-wrap").TabIndex(0).Role("region").Aria("label", "Steps").Body(
+			app.If(withTable, func() app.UI { return app.Raw(b.String()) })),
+		app.If(withTable && shown < len(d.Steps), func() app.UI {
 			return app.P().ID("snap-steps-shown").Body(
 				app.Text(fmt.Sprintf("Steps 0 to %s of %s are listed (the chart shows all). ", bytesize.Commas(int64(shown-1)), bytesize.Commas(int64(len(d.Steps))))),
 				app.Button().ID("snap-steps-more").Class("secondary").Text(fmt.Sprintf("List %s more", bytesize.Commas(int64(more)))).

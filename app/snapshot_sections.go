@@ -44,6 +44,9 @@ type resultSection struct {
 	// MoreFixes whether its folded fixes are in their list yet
 	// (moreFixesStage).
 	Fixes, MoreFixes bool
+	// StepTable says whether the steps section lists its steps yet
+	// (stepTableStage).
+	StepTable bool
 	// Diagnosing says that the diagnosis is not known yet (the page's
 	// diagnosing): the answer says so.
 	Diagnosing bool
@@ -63,7 +66,7 @@ func (s *resultSection) Render() app.UI {
 	case secSites:
 		return p.renderSites(d)
 	case secSteps:
-		return p.renderSteps(d)
+		return p.renderSteps(d, s.StepTable)
 	case secOOMs:
 		return p.renderOOMs(d)
 	case secAnomalies:
@@ -84,6 +87,8 @@ func (p *SnapshotPage) section(k sectionKind, d *analysis.DeviceReport) app.UI {
 	switch k {
 	case secSetup:
 		s.Model = p.setupModel
+	case secSteps:
+		s.StepTable = p.reveal >= stepTableStage
 	case secDiagnosis:
 		s.Fixes, s.MoreFixes, s.Diagnosing = p.reveal >= fixesStage, p.reveal >= moreFixesStage, p.diagnosing
 	}

@@ -99,7 +99,7 @@ func warmRender(r *load.Result, st *analysis.State, u bytesize.Unit) {
 		func() { wp.renderBuckets(d) },
 		func() { wp.stacks = siteStacks{dev: d, text: groupStacks(d.TopSites)} },
 		func() { wp.renderSites(d) },
-		func() { wp.renderSteps(d) },
+		func() { wp.renderSteps(d, true) },
 		func() { wp.renderState(d); wp.renderOOMs(d) },
 		func() { wp.renderAnomalies(d) },
 		func() { wp.renderSetup(d); wp.renderWarnings(d); wp.renderExplain() },
