@@ -87,10 +87,10 @@ func TestTimeAppendFrom(t *testing.T) {
 						continue
 					}
 					t.Run(fmt.Sprintf("c%d/src%d/%d-%d", lc, ls, i, j), func(t *testing.T) {
-						var c, src timeColumn
-						push := func(c *timeColumn, v int64) {
+						var c, src narrowColumn[int64]
+						push := func(c *narrowColumn[int64], v int64) {
 							n := c.len()
-							c.push0()
+							c.push0(timeKind)
 							c.set(n, v)
 						}
 						for k := range lc {
@@ -99,7 +99,7 @@ func TestTimeAppendFrom(t *testing.T) {
 						for k := range ls {
 							push(&src, tv(2, k))
 						}
-						c.appendFrom(&src, i, j)
+						c.appendFrom(timeKind, &src, i, j)
 						n := lc + j - i
 						if c.len() != n {
 							t.Fatalf("%d times, want %d", c.len(), n)

@@ -742,17 +742,10 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	sP, sN, nN := StackID(p.stacksN), uint16(p.streamsN), uint8(p.names)
 	r0, n := e.n, p.nRows()
 	if pw := p.wire; pw != nil {
-		for i := range n {
-			if !e.time.room() {
-				e.time.push0()
-			} else {
-				e.time.put0()
-			}
-			e.time.set(r0+i, int64(binary.LittleEndian.Uint64(pw.tm[8*i:])))
-		}
+		e.time.pushWide(timeKind, pw.tm)
 		e.action.appendRaw(pw.act)
-		e.addr.appendRaw(pw.addr)
-		e.size.appendRaw(pw.size)
+		e.addr.pushWide(addrKind, pw.addr)
+		e.size.pushWide(sizeKind, pw.size)
 		e.stream.appendRaw(pw.stream)
 		e.stack.appendRaw(pw.stack)
 		for i, r := range pw.devRows {
@@ -765,10 +758,10 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 			e.user.put(r0+int(r), pw.user[i])
 		}
 	} else {
-		e.time.appendFrom(&pe.time, p.r0, pe.n)
+		e.time.appendFrom(timeKind, &pe.time, p.r0, pe.n)
 		e.action.appendFrom(&pe.action, p.r0, pe.n)
-		e.addr.appendFrom(&pe.addr, p.r0, pe.n)
-		e.size.appendFrom(&pe.size, p.r0, pe.n)
+		e.addr.appendFrom(addrKind, &pe.addr, p.r0, pe.n)
+		e.size.appendFrom(sizeKind, &pe.size, p.r0, pe.n)
 		e.stream.appendFrom(&pe.stream, p.r0, pe.n)
 		e.stack.appendFrom(&pe.stack, p.r0, pe.n)
 		mergeSparse(&e.deviceFree, &pe.deviceFree, p.r0, r0)

@@ -53,8 +53,12 @@ func (p *Part) MarshalBinary() ([]byte, error) {
 	// Rows.
 	b = binary.AppendUvarint(b, uint64(n))
 	b = appendRaw(b, &e.action, p.r0, e.n)
-	b = appendRaw(b, &e.addr, p.r0, e.n)
-	b = appendRaw(b, &e.size, p.r0, e.n)
+	for i := p.r0; i < e.n; i++ {
+		b = binary.LittleEndian.AppendUint64(b, e.addr.at(i))
+	}
+	for i := p.r0; i < e.n; i++ {
+		b = binary.LittleEndian.AppendUint64(b, uint64(e.size.at(i)))
+	}
 	b = appendRaw(b, &e.stream, p.r0, e.n)
 	for i := p.r0; i < e.n; i++ {
 		b = binary.LittleEndian.AppendUint64(b, uint64(e.time.at(i)))

@@ -156,7 +156,8 @@ func TraceOf(entries ...TraceEntry) Trace {
 }
 
 // Bytes per entry of the columns (action, addr, size, stream index,
-// time, stack), for the memory budget (time as in a wide page).
+// time, stack), for the memory budget (addr, size and time as in a wide
+// page).
 const entryBytes = 1 + 8 + 8 + 2 + 8 + 4
 
 // entryStore holds trace entries by column, one row per entry. The
@@ -168,11 +169,11 @@ type entryStore struct {
 	// room: every row goes to every column and no column shrinks, so the
 	// rows below n + free(), taken at one n, all have room.
 	roomTo int
-	action column[uint8] // KindAlloc… or KindOther+i for names[i]
-	addr   column[uint64]
-	size   column[int64]
-	stream column[uint16] // index into streams
-	time   timeColumn
+	action column[uint8]        // KindAlloc… or KindOther+i for names[i]
+	addr   narrowColumn[uint64] // addrKind
+	size   narrowColumn[int64]  // sizeKind
+	stream column[uint16]       // index into streams
+	time   narrowColumn[int64]  // timeKind
 	stack  column[StackID]
 	// names are the unknown actions, in order of appearance.
 	names []Action
@@ -217,8 +218,12 @@ func (e *entryStore) addRow(action uint8, addr uint64, size, time int64, stream 
 		e.roomTo = e.n + free
 	}
 	e.action.put(action)
-	e.addr.put(addr)
-	e.size.put(size)
+	if !e.addr.putNarrow(addr) {
+		e.addr.putSlow(e.n, addr)
+	}
+	if !e.size.putNarrow(size) {
+		e.size.putSlow(e.n, size)
+	}
 	e.stream.put(stream)
 	if !e.time.putNarrow(time) {
 		e.time.putSlow(e.n, time)
@@ -239,17 +244,17 @@ func (e *entryStore) add() int {
 	if e.action.room() && e.addr.room() && e.size.room() && e.stream.room() && e.time.room() && e.stack.room() {
 		// The common case, without a call per column.
 		e.action.put(0)
-		e.addr.put(0)
-		e.size.put(0)
+		e.addr.put0()
+		e.size.put0()
 		e.stream.put(0)
 		e.time.put0()
 		e.stack.put(NoStack)
 	} else {
 		e.action.push(0)
-		e.addr.push(0)
-		e.size.push(0)
+		e.addr.push0(addrKind)
+		e.size.push0(sizeKind)
 		e.stream.push(0)
-		e.time.push0()
+		e.time.push0(timeKind)
 		e.stack.push(NoStack)
 	}
 	e.n++

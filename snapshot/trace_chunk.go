@@ -9,9 +9,41 @@ type Chunk struct {
 	// when this was written (Trace.Action names it).
 	Actions []uint8
 	// Sizes, Stacks and Addrs are the entries' Size, Frames and Addr.
-	Sizes  []int64
+	Sizes  Values[int64]
 	Stacks []StackID
-	Addrs  []uint64
+	Addrs  Values[uint64]
+}
+
+// Values is a run of a trace column's values as its page holds them,
+// 32 bits a value (narrow) or 64 (wide): At reads value j.
+type Values[T int64 | uint64] struct{ p narrowPage[T] }
+
+// At returns value j.
+func (v Values[T]) At(j int) T {
+	if v.p.w != nil {
+		return v.p.w[j]
+	}
+	return v.p.decode(v.p.d[j])
+}
+
+// Len returns the number of values.
+func (v Values[T]) Len() int { return max(len(v.p.d), len(v.p.w)) }
+
+// Slice returns values [i, j).
+func (v Values[T]) Slice(i, j int) Values[T] {
+	p := v.p
+	if p.w != nil {
+		p.w = p.w[i:j:j]
+	} else {
+		p.d = p.d[i:j:j]
+	}
+	return Values[T]{p}
+}
+
+// values returns c's values [i, j) of one page.
+func (c *narrowColumn[T]) values(i, j int) Values[T] {
+	p := c.pages[i>>pageBits]
+	return Values[T]{p}.Slice(i&pageMask, (j-1)&pageMask+1)
 }
 
 // Chunk returns entries i, i+1, … up to the end of the column page that
@@ -26,6 +58,6 @@ func (t Trace) Chunk(i int) Chunk {
 	row := t.start + i
 	p, off := row>>pageBits, row&pageMask
 	end := off + min(len(t.e.action.pages[p])-off, t.n-i)
-	return Chunk{Actions: t.e.action.pages[p][off:end:end], Sizes: t.e.size.pages[p][off:end:end],
-		Stacks: t.e.stack.pages[p][off:end:end], Addrs: t.e.addr.pages[p][off:end:end]}
+	return Chunk{Actions: t.e.action.pages[p][off:end:end], Sizes: t.e.size.values(row, row+end-off),
+		Stacks: t.e.stack.pages[p][off:end:end], Addrs: t.e.addr.values(row, row+end-off)}
 }

@@ -33,24 +33,28 @@ func TestTraceChunk(t *testing.T) {
 	}
 	var built snapshot.Trace
 	for i := range 40000 {
+		addr, size := uint64(i)*512, int64(i)
+		if i == 20000 { // a page of wide addrs and sizes
+			addr, size = 0x7f0000000001, 1<<40
+		}
 		built.Append(snapshot.TraceEntry{Action: []snapshot.Action{snapshot.ActionAlloc, snapshot.ActionFreeCompleted, "mystery"}[i%3],
-			Addr: uint64(i) * 512, Size: int64(i), Frames: snapshot.StackID(i % 7)})
+			Addr: addr, Size: size, Frames: snapshot.StackID(i % 7)})
 	}
 	traces := append(append([]snapshot.Trace{built}, s.DeviceTraces...), s2.DeviceTraces...)
 	chunks := 0
 	for d, tr := range traces {
 		for i := 0; i < tr.Len(); {
 			c := tr.Chunk(i)
-			if len(c.Actions) == 0 || len(c.Sizes) != len(c.Actions) || len(c.Stacks) != len(c.Actions) ||
-				len(c.Addrs) != len(c.Actions) || i+len(c.Actions) > tr.Len() {
-				t.Fatalf("trace %d: chunk at %d has %d/%d/%d/%d entries of %d left", d, i, len(c.Actions), len(c.Sizes), len(c.Stacks),
-					len(c.Addrs), tr.Len()-i)
+			if len(c.Actions) == 0 || c.Sizes.Len() != len(c.Actions) || len(c.Stacks) != len(c.Actions) ||
+				c.Addrs.Len() != len(c.Actions) || i+len(c.Actions) > tr.Len() {
+				t.Fatalf("trace %d: chunk at %d has %d/%d/%d/%d entries of %d left", d, i, len(c.Actions), c.Sizes.Len(), len(c.Stacks),
+					c.Addrs.Len(), tr.Len()-i)
 			}
 			for j, a := range c.Actions {
 				k := min(snapshot.ActionKind(a), snapshot.KindOther)
-				if k != tr.Kind(i+j) || c.Sizes[j] != tr.Size(i+j) || c.Stacks[j] != tr.Frames(i+j) || c.Addrs[j] != tr.Addr(i+j) {
-					t.Fatalf("trace %d entry %d: chunk says %d/%d/%d/%#x, accessors %d/%d/%d/%#x", d, i+j, k, c.Sizes[j], c.Stacks[j],
-						c.Addrs[j], tr.Kind(i+j), tr.Size(i+j), tr.Frames(i+j), tr.Addr(i+j))
+				if k != tr.Kind(i+j) || c.Sizes.At(j) != tr.Size(i+j) || c.Stacks[j] != tr.Frames(i+j) || c.Addrs.At(j) != tr.Addr(i+j) {
+					t.Fatalf("trace %d entry %d: chunk says %d/%d/%d/%#x, accessors %d/%d/%d/%#x", d, i+j, k, c.Sizes.At(j), c.Stacks[j],
+						c.Addrs.At(j), tr.Kind(i+j), tr.Size(i+j), tr.Frames(i+j), tr.Addr(i+j))
 				}
 			}
 			i += len(c.Actions)

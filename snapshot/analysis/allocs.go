@@ -209,7 +209,7 @@ func (t *allocTable) bigSize(k int32) int64 { return t.size(int(k)) }
 // (snapshot.Trace.Chunk) at a time; the rest through size.
 func (t *allocTable) sizes() []int64 {
 	out := make([]int64, t.len())
-	var ch []int64 // the sizes of entries base, base+1, …
+	var ch snapshot.Values[int64] // the sizes of entries base, base+1, …
 	base := 0
 	maxSize, starts := t.a.maxSize, t.start[:len(out)]
 	inBlocks(len(out), func(lo, hi int) {
@@ -219,10 +219,10 @@ func (t *allocTable) sizes() []int64 {
 				out[k] = t.size(k)
 				continue
 			}
-			if i-base >= len(ch) || i < base {
+			if i-base >= ch.Len() || i < base {
 				ch, base = t.tr.Chunk(i).Sizes, i
 			}
-			if v := ch[i-base]; v >= 0 && v <= maxSize {
+			if v := ch.At(i - base); v >= 0 && v <= maxSize {
 				out[k] = v
 			}
 		}

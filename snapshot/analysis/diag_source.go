@@ -184,7 +184,7 @@ func (s *source) otherKind(i int) entryKind {
 // maps them to kinds.
 type entryChunk struct {
 	codes  []uint8
-	sizes  []int64
+	sizes  snapshot.Values[int64]
 	stacks []snapshot.StackID
 }
 

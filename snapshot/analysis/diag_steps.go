@@ -624,7 +624,7 @@ func (l *scanLoop) chunk(base int, ch entryChunk) {
 		} else if streak < 0 {
 			streak = i
 		}
-		cur += delta[k] * ch.sizes[j]
+		cur += delta[k] * ch.sizes.At(j)
 		if cur > ivMax {
 			ivMax, ivArg = cur, i
 		}
@@ -646,7 +646,7 @@ func (l *scanLoop) chunk(base int, ch entryChunk) {
 // locals.
 func (l *scanLoop) fastRun(ch entryChunk, base, j int, cur, ivMax int64, ivArg, streak int, lastPh phase, zgWatch bool) (int, int, int64, int64, int, int) {
 	codes := ch.codes
-	stacks, sizes := ch.stacks[:len(codes)], ch.sizes[:len(codes)]
+	stacks, sizes := ch.stacks[:len(codes)], ch.sizes
 	info, phaseOf, deltaOf := l.info, &l.phaseOf, &l.deltaOf
 	legacyFree := l.legacyFree
 	lastAlloc := -1
@@ -688,7 +688,7 @@ func (l *scanLoop) fastRun(ch entryChunk, base, j int, cur, ivMax int64, ivArg, 
 			}
 			streak = -1
 		}
-		cur += deltaOf[c] * sizes[j]
+		cur += deltaOf[c] * sizes.At(j)
 		if cur > ivMax {
 			ivMax, ivArg = cur, base+j
 		}

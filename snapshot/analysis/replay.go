@@ -255,7 +255,7 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 	for j, code := range ch.Actions {
 		i := base + j
 		if j%touchRun == 0 {
-			open.touch(ch.Addrs[j:min(j+touchRun, len(ch.Addrs))])
+			open.touch(ch.Addrs.Slice(j, min(j+touchRun, ch.Addrs.Len())))
 		}
 		k := min(snapshot.ActionKind(code), snapshot.KindOther)
 		if k == snapshot.KindOther {
@@ -274,19 +274,19 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 		}
 		switch {
 		case k == snapshot.KindAlloc:
-			size := ch.Sizes[j]
+			size := ch.Sizes.At(j)
 			if size < 0 || size > maxSize {
 				size = 0
 				d.badSizes++
 			}
-			if o, had := open.swap(ch.Addrs[j], opened(d.allocs.add(int32(i), int32(n), ch.Stacks[j]), size)); had {
+			if o, had := open.swap(ch.Addrs.At(j), opened(d.allocs.add(int32(i), int32(n), ch.Stacks[j]), size)); had {
 				d.allocs.end[o.k] = int32(i)
 				cur -= o.bytes(&d.allocs)
 				r.doubleAlloc++
 			}
 			cur += size
 		case isFree:
-			if o, ok := open.take(ch.Addrs[j]); ok {
+			if o, ok := open.take(ch.Addrs.At(j)); ok {
 				// Freed right after its free_requested: end ^i, for
 				// splitEnds to set both, one random write fewer here.
 				e := int32(i)
@@ -296,7 +296,7 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 				d.allocs.end[o.k] = e
 				cur -= o.bytes(&d.allocs)
 			} else {
-				size := d.count(ch.Sizes[j])
+				size := d.count(ch.Sizes.At(j))
 				d.allocs.add(-1, int32(i), ch.Stacks[j])
 				d.initialAllocated += size
 				d.preTrace++
@@ -308,18 +308,18 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 			// take (above) then finds what a look-up here would, and the
 			// address is looked up once (a cache miss each, the replay's
 			// biggest cost on big files).
-			addr := ch.Addrs[j]
+			addr := ch.Addrs.At(j)
 			if i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr {
 				reqBefore = i
 			} else if o, ok := open.get(addr); ok {
 				d.allocs.freeReq[o.k] = int32(i)
 			}
 		case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
-			res += d.count(ch.Sizes[j])
+			res += d.count(ch.Sizes.At(j))
 			d.segEvents = append(d.segEvents, int32(i))
 			d.mapped = d.mapped || k == snapshot.KindSegmentMap
 		case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
-			res -= d.count(ch.Sizes[j])
+			res -= d.count(ch.Sizes.At(j))
 			d.segEvents = append(d.segEvents, int32(i))
 			d.mapped = d.mapped || k == snapshot.KindSegmentUnmap
 		case k == snapshot.KindOOM:

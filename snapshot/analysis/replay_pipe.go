@@ -110,7 +110,7 @@ func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int
 	for j, code := range ch.Actions {
 		i := base + j
 		if j%touchRun == 0 {
-			open.touch(ch.Addrs[j:min(j+touchRun, len(ch.Addrs))])
+			open.touch(ch.Addrs.Slice(j, min(j+touchRun, ch.Addrs.Len())))
 		}
 		k := min(snapshot.ActionKind(code), snapshot.KindOther)
 		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && r.isFreeName(i))
@@ -120,22 +120,22 @@ func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int
 		o := openAlloc{k: matchNone}
 		switch {
 		case k == snapshot.KindAlloc:
-			size := ch.Sizes[j]
+			size := ch.Sizes.At(j)
 			if size < 0 || size > maxSize {
 				size = 0
 			}
-			if prev, had := open.swap(ch.Addrs[j], opened(nextK, size)); had {
+			if prev, had := open.swap(ch.Addrs.At(j), opened(nextK, size)); had {
 				o = prev
 			}
 			nextK++
 		case isFree:
-			if prev, ok := open.take(ch.Addrs[j]); ok {
+			if prev, ok := open.take(ch.Addrs.At(j)); ok {
 				o = prev
 			} else {
 				nextK++
 			}
 		case k == snapshot.KindFreeRequested:
-			addr := ch.Addrs[j]
+			addr := ch.Addrs.At(j)
 			if i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr {
 				o.k = matchNext
 			} else if prev, ok := open.get(addr); ok {
@@ -180,7 +180,7 @@ func (r *replayer) replayRest(base int, ch snapshot.Chunk, out []openAlloc) {
 		o := out[j]
 		switch {
 		case k == snapshot.KindAlloc:
-			size := ch.Sizes[j]
+			size := ch.Sizes.At(j)
 			if size < 0 || size > maxSize {
 				size = 0
 				d.badSizes++
@@ -201,7 +201,7 @@ func (r *replayer) replayRest(base int, ch snapshot.Chunk, out []openAlloc) {
 				d.allocs.end[o.k] = e
 				cur -= o.bytes(&d.allocs)
 			} else {
-				size := d.count(ch.Sizes[j])
+				size := d.count(ch.Sizes.At(j))
 				d.allocs.add(-1, int32(i), ch.Stacks[j])
 				d.initialAllocated += size
 				d.preTrace++
@@ -214,11 +214,11 @@ func (r *replayer) replayRest(base int, ch snapshot.Chunk, out []openAlloc) {
 				d.allocs.freeReq[o.k] = int32(i)
 			}
 		case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
-			res += d.count(ch.Sizes[j])
+			res += d.count(ch.Sizes.At(j))
 			d.segEvents = append(d.segEvents, int32(i))
 			d.mapped = d.mapped || k == snapshot.KindSegmentMap
 		case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
-			res -= d.count(ch.Sizes[j])
+			res -= d.count(ch.Sizes.At(j))
 			d.segEvents = append(d.segEvents, int32(i))
 			d.mapped = d.mapped || k == snapshot.KindSegmentUnmap
 		case k == snapshot.KindOOM:

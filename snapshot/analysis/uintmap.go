@@ -1,6 +1,10 @@
 package analysis
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"oomscope/snapshot"
+)
 
 // uintMap is a map from uint64 keys (block addresses, stack summaries):
 // open addressing with linear probing in a power-of-two number of slots
@@ -111,10 +115,10 @@ func (t *uintMap[V]) take(key uint64) (v V, ok bool) {
 // theirs one after the other. The sum it returns only keeps the loads.
 //
 //go:noinline
-func (t *uintMap[V]) touch(keys []uint64) uint64 {
+func (t *uintMap[V]) touch(keys snapshot.Values[uint64]) uint64 {
 	var sum uint64
-	for _, k := range keys {
-		sum += t.slots[t.home(k)].key
+	for j := range keys.Len() {
+		sum += t.slots[t.home(keys.At(j))].key
 	}
 	return sum
 }
