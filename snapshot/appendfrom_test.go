@@ -67,10 +67,21 @@ func testAppendFrom[T uint8 | uint64](t *testing.T) {
 // TestTimeAppendFrom is TestAppendFrom for the time column, with times
 // that fit narrow pages, zeros, and jumps that make pages wide (a taken
 // page then holds the next page's first times as differences from its
-// own base, or is widened).
+// own base, or is widened); and for the addr column, with the same
+// values times 512.
 func TestTimeAppendFrom(t *testing.T) {
+	for _, kc := range []struct {
+		name  string
+		kind  narrowKind
+		scale int64
+	}{{"time", timeKind, 1}, {"addr", addrKind, 512}} {
+		t.Run(kc.name, func(t *testing.T) { testNarrowAppendFrom(t, kc.kind, kc.scale) })
+	}
+}
+
+func testNarrowAppendFrom(t *testing.T, kind narrowKind, scale int64) {
 	const P = pageSize
-	tv := func(seed, k int) int64 {
+	tv1 := func(seed, k int) int64 {
 		switch {
 		case k%97 == 5:
 			return 0 // no time_us
@@ -79,6 +90,7 @@ func TestTimeAppendFrom(t *testing.T) {
 		}
 		return int64(seed)*1e12 + int64(k)*1000 + int64(k%13)
 	}
+	tv := func(seed, k int) int64 { return scale * tv1(seed, k) }
 	for _, lc := range []int{0, 1, 100, P - 1, P, P + 7, 3 * P} {
 		for _, ls := range []int{10, P, 2*P + 5, 5 * P} {
 			for _, i := range []int{0, 1, 9, P - 3, P, P + 5, 2 * P, 3*P - 1, 4*P + 2} {
@@ -90,7 +102,7 @@ func TestTimeAppendFrom(t *testing.T) {
 						var c, src narrowColumn[int64]
 						push := func(c *narrowColumn[int64], v int64) {
 							n := c.len()
-							c.push0(timeKind)
+							c.push0(kind)
 							c.set(n, v)
 						}
 						for k := range lc {
@@ -99,7 +111,7 @@ func TestTimeAppendFrom(t *testing.T) {
 						for k := range ls {
 							push(&src, tv(2, k))
 						}
-						c.appendFrom(timeKind, &src, i, j)
+						c.appendFrom(kind, &src, i, j)
 						n := lc + j - i
 						if c.len() != n {
 							t.Fatalf("%d times, want %d", c.len(), n)

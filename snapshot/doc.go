@@ -16,8 +16,9 @@
 // as "".
 //
 // A Trace stores its entries by column (action, address, size, stream,
-// time, stack: 31 bytes an entry, the rare keys aside) in pages that never
-// need reallocating whole; read it with its accessors (Kind, Addr, Size,
+// time, stack: 19 bytes an entry, address, size and time as 32-bit values
+// in a page where they fit, 31 where not, the rare keys aside) in pages
+// that never need reallocating whole; read it with its accessors (Kind, Addr, Size,
 // TimeUS, Frames, …) or assemble one entry with Entry. The decoder writes
 // the entries of a whole file into one column store in file order, and
 // each device's Trace is a run of it.
