@@ -26,6 +26,24 @@ func (v Values[T]) At(j int) T {
 	return v.p.decode(v.p.d[j])
 }
 
+// Plain returns the values as a slice: the page's own when it is wide,
+// else decoded into the array of *buf, which it replaces when short. For
+// loops that read each value where At's test and decoding would cost
+// them (see analysis's scan).
+func (v Values[T]) Plain(buf *[]T) []T {
+	if v.p.w != nil {
+		return v.p.w
+	}
+	if cap(*buf) < len(v.p.d) {
+		*buf = make([]T, len(v.p.d))
+	}
+	out := (*buf)[:len(v.p.d)]
+	for j, u := range v.p.d {
+		out[j] = v.p.decode(u)
+	}
+	return out
+}
+
 // Len returns the number of values.
 func (v Values[T]) Len() int { return max(len(v.p.d), len(v.p.w)) }
 

@@ -42,6 +42,7 @@ func TestTraceChunk(t *testing.T) {
 	}
 	traces := append(append([]snapshot.Trace{built}, s.DeviceTraces...), s2.DeviceTraces...)
 	chunks := 0
+	var sizeBuf []int64 // Plain's
 	for d, tr := range traces {
 		for i := 0; i < tr.Len(); {
 			c := tr.Chunk(i)
@@ -49,6 +50,12 @@ func TestTraceChunk(t *testing.T) {
 				c.Addrs.Len() != len(c.Actions) || i+len(c.Actions) > tr.Len() {
 				t.Fatalf("trace %d: chunk at %d has %d/%d/%d/%d entries of %d left", d, i, len(c.Actions), c.Sizes.Len(), len(c.Stacks),
 					c.Addrs.Len(), tr.Len()-i)
+			}
+			plain := c.Sizes.Plain(&sizeBuf)
+			for j, v := range plain {
+				if v != tr.Size(i+j) {
+					t.Fatalf("trace %d entry %d: Plain says size %d, Size %d", d, i+j, v, tr.Size(i+j))
+				}
 			}
 			for j, a := range c.Actions {
 				k := min(snapshot.ActionKind(a), snapshot.KindOther)

@@ -184,14 +184,17 @@ func (s *source) otherKind(i int) entryKind {
 // maps them to kinds.
 type entryChunk struct {
 	codes  []uint8
-	sizes  snapshot.Values[int64]
+	sizes  []int64
 	stacks []snapshot.StackID
 }
 
-// chunk returns entries i, i+1, … (at least one, while i < entries()).
-func (s *source) chunk(i int) entryChunk {
+// chunk returns entries i, i+1, … (at least one, while i < entries()),
+// their sizes decoded into *buf's array where the page is narrow
+// (snapshot.Values.Plain: the scan's loop reads a plain slice), valid
+// until the next call with buf.
+func (s *source) chunk(i int, buf *[]int64) entryChunk {
 	c := s.tr.Chunk(i)
-	return entryChunk{codes: c.Actions, sizes: c.Sizes, stacks: c.Stacks}
+	return entryChunk{codes: c.Actions, sizes: c.Sizes.Plain(buf), stacks: c.Stacks}
 }
 
 // kindOfCode maps every action code to its kind (kindOther from

@@ -445,8 +445,9 @@ func (st *stepper) scan() (int64, int) {
 		l.phaseOf[v] = p
 	}
 	// By chunk (see inBlocks).
+	var sizes []int64
 	for base := 0; base < st.n; {
-		ch := st.src.chunk(base)
+		ch := st.src.chunk(base, &sizes)
 		l.chunk(base, ch)
 		base += len(ch.codes)
 	}
@@ -624,7 +625,7 @@ func (l *scanLoop) chunk(base int, ch entryChunk) {
 		} else if streak < 0 {
 			streak = i
 		}
-		cur += delta[k] * ch.sizes.At(j)
+		cur += delta[k] * ch.sizes[j]
 		if cur > ivMax {
 			ivMax, ivArg = cur, i
 		}
@@ -646,7 +647,7 @@ func (l *scanLoop) chunk(base int, ch entryChunk) {
 // locals.
 func (l *scanLoop) fastRun(ch entryChunk, base, j int, cur, ivMax int64, ivArg, streak int, lastPh phase, zgWatch bool) (int, int, int64, int64, int, int) {
 	codes := ch.codes
-	stacks, sizes := ch.stacks[:len(codes)], ch.sizes
+	stacks, sizes := ch.stacks[:len(codes)], ch.sizes[:len(codes)]
 	info, phaseOf, deltaOf := l.info, &l.phaseOf, &l.deltaOf
 	legacyFree := l.legacyFree
 	lastAlloc := -1
@@ -688,7 +689,7 @@ func (l *scanLoop) fastRun(ch entryChunk, base, j int, cur, ivMax int64, ivArg, 
 			}
 			streak = -1
 		}
-		cur += deltaOf[c] * sizes.At(j)
+		cur += deltaOf[c] * sizes[j]
 		if cur > ivMax {
 			ivMax, ivArg = cur, base+j
 		}
