@@ -707,8 +707,7 @@ func (p *SnapshotPage) addDiagnosis(ctx app.Context, dg *load.Diagnosis) {
 		var c *chart.Timeline
 		if shade {
 			nextTask(0)
-			dd := res.Devices[dev]
-			c = deviceChart(&dd, dd.Timeline, dd.SiteSeries, unit)
+			c = withPhaseShades(old, &res.Devices[dev])
 		}
 		shown := make(chan struct{})
 		ctx.Dispatch(func(ctx app.Context) {

@@ -37,6 +37,16 @@ func deviceChart(d *analysis.DeviceReport, pts []analysis.Point, bands *analysis
 	return c
 }
 
+// withPhaseShades returns timeline c of device d with d's step and phase
+// shades added, its drawing kept (chart.Timeline.WithShades): the page
+// then adds the shades' SVG alone, behind the timeline it shows.
+func withPhaseShades(c *chart.Timeline, d *analysis.DeviceReport) *chart.Timeline {
+	shades, class, label, hidden := phaseShades(d, c.From, c.To)
+	s := c.WithShades(shades, class, label)
+	s.HiddenShades += hidden
+	return s
+}
+
 // firstChart is the whole timeline of the device a result shows first, in
 // unit u: laid out while the result is read, in a task of its own, so that
 // the result's first frame draws it with the answer.
@@ -174,7 +184,13 @@ func (p *SnapshotPage) renderTimeline(d *analysis.DeviceReport) app.UI {
 	if c == nil {
 		return app.P().Class("muted").Text("This trace has no entries to draw: the snapshot holds only the final state.")
 	}
-	overlay := []app.UI{app.Raw(c.SVG)}
+	// The shades are an SVG of their own behind the timeline's, in their
+	// place before they come (slot): added with the diagnosis, they are
+	// parsed alone, and the timeline stays as drawn.
+	overlay := []app.UI{
+		slot(c.ShadesSVG != "", func() app.UI { return app.Raw(c.ShadesSVG) }),
+		app.Raw(c.SVG),
+	}
 	for _, tk := range c.Ticks {
 		overlay = append(overlay, app.Span().Class("snap-ytick").Style("top", chart.Percent(tk.Y)).Text(tk.Label))
 	}

@@ -42,7 +42,8 @@ func TestPhaseShades(t *testing.T) {
 
 // TestDeviceChartShadesAsChart checks that the timeline of a device, whose
 // spans too narrow to draw are left out before the chart sees them
-// (phaseShades), is the one the chart draws from all the spans, with the
+// (phaseShades), drawn at once or with its shades added later
+// (withPhaseShades), is the one the chart draws from all the spans, with the
 // same count of hidden bands: over the whole trace and zoomed ranges,
 // spans of every width around the chart's narrowest drawn band, some out
 // of range.
@@ -84,8 +85,15 @@ func TestDeviceChartShadesAsChart(t *testing.T) {
 					sp := d.PhaseSpans[k]
 					return fmt.Sprintf("step %d: %s (entries %d–%d)", sp.Step, names[k%3], sp.FirstEntry, sp.LastEntry)
 				}})
-			if got.SVG != want.SVG || got.HiddenShades != want.HiddenShades {
-				t.Errorf("%d entries, range %v: hidden %d, want %d; SVG equal %v", n, r, got.HiddenShades, want.HiddenShades, got.SVG == want.SVG)
+			if got.SVG != want.SVG || got.ShadesSVG != want.ShadesSVG || got.HiddenShades != want.HiddenShades {
+				t.Errorf("%d entries, range %v: hidden %d, want %d; SVG equal %v, shades equal %v", n, r, got.HiddenShades, want.HiddenShades, got.SVG == want.SVG, got.ShadesSVG == want.ShadesSVG)
+			}
+			// The shades added to the timeline drawn without them, as the
+			// page adds them with the diagnosis (withPhaseShades).
+			added := withPhaseShades(chart.NewTimeline(pts, bands, chart.Options{Unit: bytesize.Binary, Peak: d.PeakIndex}), d)
+			if added.SVG != want.SVG || added.ShadesSVG != want.ShadesSVG || added.HiddenShades != want.HiddenShades {
+				t.Errorf("%d entries, range %v: shades added later: hidden %d, want %d; SVG equal %v, shades equal %v", n, r,
+					added.HiddenShades, want.HiddenShades, added.SVG == want.SVG, added.ShadesSVG == want.ShadesSVG)
 			}
 			if n == 123457 && r[0] == 0 && (want.HiddenShades == 0 || want.HiddenShades == len(all)) {
 				t.Errorf("the whole trace hides %d of %d bands: the test misses the boundary", want.HiddenShades, len(all))

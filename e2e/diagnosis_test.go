@@ -162,21 +162,30 @@ func TestSnapshotDiagnosis(t *testing.T) {
 }
 
 // keepFirstChartJS keeps the first timeline chart element of the page in
-// window.__chart as soon as it is in the page; sameChartJS says whether
-// the chart shown is still that element.
+// window.__chart, and the first drawing of the timeline in it (its SVG,
+// not the shades' behind it) in window.__drawing, as soon as each is in
+// the page; sameChartJS says whether the chart and the drawing shown are
+// still those elements.
 const (
-	keepFirstChartJS = `(window.__chart = null, new MutationObserver(() => {
+	keepFirstChartJS = `(window.__chart = null, window.__drawing = null, new MutationObserver(() => {
 		const c = document.getElementById("snap-chart");
 		if (c && !window.__chart) window.__chart = c;
+		const d = document.querySelector(` + "`" + drawingSel + "`" + `);
+		if (d && !window.__drawing) window.__drawing = d;
 	}).observe(document.body, {childList: true, subtree: true}), true)`
-	sameChartJS = `(() => !!window.__chart && document.getElementById("snap-chart") === window.__chart)()`
+	sameChartJS = `(() => !!window.__chart && document.getElementById("snap-chart") === window.__chart &&
+		!!window.__drawing && document.querySelector(` + "`" + drawingSel + "`" + `) === window.__drawing)()`
+	// drawingSel is the timeline's drawing: bands, reserved line, peak.
+	drawingSel = `#snap-chart > svg.snap-chart-svg:not(.snap-shades-svg)`
 )
 
 // TestSnapshotTimelineDrawnOnce drops a generated leak (steps, phases,
 // fixes) and checks that the timeline drawn with the result stays the same
-// element through the rest of the result's reveal and the report's copy,
-// which put new elements above it (the comparison's drop zone, the copy's
-// note and text): drawn anew, its chart was parsed again in a later task.
+// element, its drawing the same SVG, through the rest of the result's
+// reveal (the phase shades come in an SVG of their own, behind it) and the
+// report's copy, which put new elements above it (the comparison's drop
+// zone, the copy's note and text): drawn anew, its chart was parsed again
+// in a later task.
 // Every fix of the analysis is listed, the folded ones too.
 func TestSnapshotTimelineDrawnOnce(t *testing.T) {
 	s := serveSite(t, distDir(t), "", "no-store")
@@ -194,6 +203,20 @@ func TestSnapshotTimelineDrawnOnce(t *testing.T) {
 	}
 	if !evalJS[bool](tb, `!!document.querySelector("#snap-compare") && document.querySelectorAll("#snap-chart rect.snap-shade").length > 0`) {
 		t.Error("no comparison drop zone or no phase shades once the result is shown")
+	}
+	// The shades came after the drawing, in an SVG of their own behind it
+	// (before it among the chart's children), one rectangle per phase span.
+	order := evalJS[map[string]int](tb, `(() => {
+		const c = [...document.getElementById("snap-chart").children];
+		return {shades: c.findIndex(e => e.matches("svg.snap-shades-svg")), drawing: c.indexOf(document.querySelector(`+"`"+drawingSel+"`"+`)),
+			rects: document.querySelectorAll("#snap-chart svg.snap-shades-svg > rect.snap-shade").length,
+			stray: document.querySelectorAll(`+"`"+drawingSel+" rect"+"`"+`).length};
+	})()`)
+	if order["shades"] < 0 || order["drawing"] < 0 || order["shades"] > order["drawing"] {
+		t.Errorf("chart children: shades at %d, drawing at %d; want the shades' SVG before (behind) the drawing", order["shades"], order["drawing"])
+	}
+	if order["rects"] != len(want.PhaseSpans) || order["stray"] != 0 {
+		t.Errorf("%d shades in their SVG and %d rectangles in the drawing, want the %d phase spans and none", order["rects"], order["stray"], len(want.PhaseSpans))
 	}
 	fixes := evalJS[[]string](tb, `[...document.querySelectorAll("#snap-diagnosis li.diag-fix")].map(e => e.dataset.fix)`)
 	var wantFixes []string

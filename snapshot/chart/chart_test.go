@@ -106,6 +106,7 @@ func TestTimelineGeometry(t *testing.T) {
 		t.Errorf("a timeline without points is drawn")
 	}
 	golden(t, "small.svg", c.SVG)
+	golden(t, "small_shades.svg", c.ShadesSVG)
 }
 
 // hostileDevice analyses hostile.Snapshot for the page: every site, stack
@@ -191,10 +192,12 @@ func TestHostileTimeline(t *testing.T) {
 		shades = append(shades, band{d.Entries / 2, d.Entries - 1, "snap-phase", n.Text})
 	}
 	c := NewTimeline(d.Timeline, d.SiteSeries, withBands(Options{Unit: bytesize.Binary, Peak: d.PeakIndex}, shades))
-	if checkMarkup(t, "timeline SVG", c.SVG, "svg", "line", "rect", "path", "title") == 0 {
+	checkMarkup(t, "timeline SVG", c.SVG, "svg", "line", "path")
+	if checkMarkup(t, "shades SVG", c.ShadesSVG, "svg", "rect", "title") == 0 {
 		t.Errorf("the shades show no hostile label: the test does not test")
 	}
 	golden(t, "hostile_timeline.svg", c.SVG)
+	golden(t, "hostile_shades.svg", c.ShadesSVG)
 
 	var tips strings.Builder
 	shown := 0
@@ -255,7 +258,7 @@ func TestShadesTooNarrow(t *testing.T) {
 	if c.HiddenShades != 20_000 {
 		t.Errorf("%d hidden shades, want 20000", c.HiddenShades)
 	}
-	if n := strings.Count(c.SVG, `class="snap-shade`); n != 1 {
+	if n := strings.Count(c.ShadesSVG, `class="snap-shade`); n != 1 {
 		t.Errorf("%d shades drawn, want the wide one alone", n)
 	}
 	// Over 100 entries a two-entry shade is 100 units wide: drawn, but for
@@ -268,7 +271,7 @@ func TestShadesTooNarrow(t *testing.T) {
 	if c.HiddenShades != 1 {
 		t.Errorf("zoomed in: %d hidden shades, want 1", c.HiddenShades)
 	}
-	if n := strings.Count(c.SVG, `class="snap-shade`); n != 100 {
+	if n := strings.Count(c.ShadesSVG, `class="snap-shade`); n != 100 {
 		t.Errorf("zoomed in: %d shades drawn, want 100", n)
 	}
 }
@@ -297,8 +300,8 @@ func TestShadeLabelOnlyDrawn(t *testing.T) {
 	}
 	for _, want := range []string{"<title>shade &lt;1000&gt;</title>", "<title>shade &lt;1001&gt;</title>",
 		`<rect class="snap-shade shade-1000"`, `<rect class="snap-shade shade-1001"`} {
-		if !strings.Contains(c.SVG, want) {
-			t.Errorf("SVG lacks %q", want)
+		if !strings.Contains(c.ShadesSVG, want) {
+			t.Errorf("shades SVG lacks %q", want)
 		}
 	}
 }
@@ -377,5 +380,36 @@ func TestTimelinePaths(t *testing.T) {
 	}
 	if !strings.Contains(c.SVG, `class="snap-reserved" vector-effect="non-scaling-stroke" d="`+want.String()+`"`) {
 		t.Errorf("the reserved line's path is not in the SVG")
+	}
+}
+
+// TestWithShades: shades added to a timeline drawn without them give the
+// timeline drawn with them (the same drawing, shades and count of hidden
+// ones), and leave the first as it was.
+func TestWithShades(t *testing.T) {
+	pts := []analysis.Point{{Index: 0, Allocated: 10, Reserved: 20}, {Index: 40, Allocated: 30, Reserved: 40}, {Index: 100_000, Allocated: 10, Reserved: 20}}
+	bands := &analysis.SiteSeries{Sites: []string{"a", "other sites"}, SiteIndex: []int32{0, -1}, Values: [][]int64{{5, 20, 5}, {5, 10, 5}}}
+	bs := []band{{0, 3, "narrow", "hidden"}, {10, 40_000, "wide", "first"}, {200_000, 300_000, "out", "out of range"}, {50_000, 99_999, "wide odd", "second"}}
+	o := Options{Unit: bytesize.Binary, Peak: 40}
+	plain := NewTimeline(pts, bands, o)
+	if plain.ShadesSVG != "" || plain.HiddenShades != 0 {
+		t.Fatalf("a timeline without shades has shades %q (%d hidden)", plain.ShadesSVG, plain.HiddenShades)
+	}
+	before := *plain
+	want := NewTimeline(pts, bands, withBands(o, bs))
+	wo := withBands(o, bs)
+	got := plain.WithShades(wo.Shades, wo.ShadeClass, wo.ShadeLabel)
+	if got.SVG != want.SVG || got.ShadesSVG != want.ShadesSVG || got.HiddenShades != want.HiddenShades {
+		t.Errorf("with shades added: hidden %d, shades %q; drawn with them: hidden %d, shades %q (drawing equal: %v)",
+			got.HiddenShades, got.ShadesSVG, want.HiddenShades, want.ShadesSVG, got.SVG == want.SVG)
+	}
+	if want.HiddenShades != 1 || strings.Count(want.ShadesSVG, "<rect") != 2 {
+		t.Errorf("%d hidden and %d drawn, want 1 and 2: the test does not test", want.HiddenShades, strings.Count(want.ShadesSVG, "<rect"))
+	}
+	if plain.SVG != before.SVG || plain.ShadesSVG != "" || plain.HiddenShades != 0 {
+		t.Error("adding shades changed the timeline they were added to")
+	}
+	if got.WithShades(nil, nil, nil).ShadesSVG != "" {
+		t.Error("no shades still draw some")
 	}
 }

@@ -75,8 +75,15 @@ type Timeline struct {
 	// HiddenShades counts the shades in range that are too narrow to draw
 	// at this zoom (see minShade).
 	HiddenShades int
-	// SVG is the drawing: grid, shades, bands, reserved line and peak.
+	// SVG is the drawing: grid, bands, reserved line and peak.
 	SVG string
+	// ShadesSVG is the shades, an SVG of their own on the same
+	// coordinates, to be placed behind SVG; "" when none is drawn. Apart,
+	// a page adds them to a timeline it shows without them (WithShades)
+	// and the timeline's drawing stays as it is: with them in one SVG, the
+	// browser parsed the whole timeline again (150-220 KB on 55-200 MB
+	// snapshots) to show a few dozen rectangles.
+	ShadesSVG string
 
 	opt Options
 }
@@ -94,7 +101,19 @@ func NewTimeline(pts []analysis.Point, bands *analysis.SiteSeries, opt Options) 
 	}
 	t.Top, t.Ticks = YTicks(maxV, opt.Unit)
 	t.SVG = t.draw()
+	t.ShadesSVG = t.drawShades()
 	return t
+}
+
+// WithShades returns a copy of t with shades, their classes and labels (as
+// Options.Shades, ShadeClass and ShadeLabel) in place of its own; its SVG
+// is t's, not drawn again.
+func (t *Timeline) WithShades(shades []Shade, class, label func(k int) string) *Timeline {
+	c := *t
+	c.opt.Shades, c.opt.ShadeClass, c.opt.ShadeLabel = shades, class, label
+	c.HiddenShades = 0
+	c.ShadesSVG = c.drawShades()
+	return &c
 }
 
 // X maps a trace index to a fraction of the chart's width.
@@ -177,22 +196,14 @@ func Percent(f float64) string {
 	return strconv.FormatFloat(100*math.Max(0, math.Min(1, f)), 'f', 2, 64) + "%"
 }
 
-// draw renders the grid, the shades, the stacked site bands, the reserved
-// line and the peak. It appends integer coordinates with strconv: it runs
-// on the page's main thread, where fmt would cost a frame.
-func (t *Timeline) draw() string {
-	b := make([]byte, 0, 64*len(t.Points)*(len(t.Bands.Values)+1))
-	b = append(b, `<svg class="snap-chart-svg" viewBox="0 0 10000 3000" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg" aria-hidden="true">`...)
+// svgOpen starts each of the timeline's SVGs.
+const svgOpen = `viewBox="0 0 10000 3000" preserveAspectRatio="none" xmlns="http://www.w3.org/2000/svg" aria-hidden="true">`
+
+// drawShades renders the shades in range that are wide enough to see
+// (counting the others in HiddenShades), "" when there is none.
+func (t *Timeline) drawShades() string {
+	var b []byte
 	xi := func(idx int) int64 { return int64(math.Round(t.X(idx) * svgW)) }
-	yi := func(v int64) int64 { return int64(math.Round(t.Y(v) * svgH)) }
-	num := strconv.AppendInt
-	pt := func(b []byte, cmd byte, x, y int64) []byte {
-		b = append(b, cmd)
-		b = num(b, x, 10)
-		b = append(b, ' ')
-		return num(b, y, 10)
-	}
-	b = appendGrid(b, t.Ticks, t.Top, yi)
 	for k, s := range t.opt.Shades {
 		lo, hi := max(s.From, t.From), min(s.To, t.To)
 		if lo > hi {
@@ -203,6 +214,9 @@ func (t *Timeline) draw() string {
 			t.HiddenShades++
 			continue
 		}
+		if b == nil {
+			b = append(b, `<svg class="snap-chart-svg snap-shades-svg" `+svgOpen...)
+		}
 		b = append(b, `<rect class="snap-shade`...)
 		if t.opt.ShadeClass != nil {
 			if c := className(t.opt.ShadeClass(k)); c != "" {
@@ -211,15 +225,37 @@ func (t *Timeline) draw() string {
 			}
 		}
 		b = append(b, `" x="`...)
-		b = num(b, x0, 10)
+		b = strconv.AppendInt(b, x0, 10)
 		b = append(b, `" y="0" width="`...)
-		b = num(b, x1-x0, 10)
+		b = strconv.AppendInt(b, x1-x0, 10)
 		b = append(b, `" height="3000"><title>`...)
 		if t.opt.ShadeLabel != nil {
 			b = append(b, untrusted.HTML(t.opt.ShadeLabel(k))...)
 		}
 		b = append(b, `</title></rect>`...)
 	}
+	if b == nil {
+		return ""
+	}
+	return string(append(b, `</svg>`...))
+}
+
+// draw renders the grid, the stacked site bands, the reserved line and
+// the peak. It appends integer coordinates with strconv: it runs
+// on the page's main thread, where fmt would cost a frame.
+func (t *Timeline) draw() string {
+	b := make([]byte, 0, 64*len(t.Points)*(len(t.Bands.Values)+1))
+	b = append(b, `<svg class="snap-chart-svg" `+svgOpen...)
+	xi := func(idx int) int64 { return int64(math.Round(t.X(idx) * svgW)) }
+	yi := func(v int64) int64 { return int64(math.Round(t.Y(v) * svgH)) }
+	num := strconv.AppendInt
+	pt := func(b []byte, cmd byte, x, y int64) []byte {
+		b = append(b, cmd)
+		b = num(b, x, 10)
+		b = append(b, ' ')
+		return num(b, y, 10)
+	}
+	b = appendGrid(b, t.Ticks, t.Top, yi)
 	// The paths are most of the work (points × bands): their coordinates
 	// are worked out in loops without calls and written by appendPoint,
 	// one call a point (the page's WebAssembly is built without inlining,
