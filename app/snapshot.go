@@ -954,8 +954,10 @@ func (p *SnapshotPage) renderFile() app.UI {
 	return app.Div().ID("snap-file-view").Body(
 		app.If(p.ranks != nil, func() app.UI { return p.renderRankBack() }),
 		p.renderStatus(),
-		app.If(p.res == nil && len(p.summary) > 0, func() app.UI { return p.renderSummary() }),
-		app.If(p.res != nil, func() app.UI { return p.renderResults() }),
+		// From the summary on, the result's frame (renderResults); after
+		// a failure, the summary alone beside the error.
+		app.If(p.res == nil && len(p.summary) > 0 && p.phase == snapFailed, func() app.UI { return p.renderSummary() }),
+		app.If(p.res != nil || len(p.summary) > 0 && p.phase != snapFailed, func() app.UI { return p.renderResults() }),
 	)
 }
 

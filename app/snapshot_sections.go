@@ -90,7 +90,8 @@ func (p *SnapshotPage) section(k sectionKind, d *analysis.DeviceReport) app.UI {
 	case secSteps:
 		s.StepTable = p.reveal >= stepTableStage
 	case secDiagnosis:
-		s.Fixes, s.MoreFixes, s.Diagnosing = p.reveal >= fixesStage, p.reveal >= moreFixesStage, p.diagnosing
+		// Before the result (d nil: its skeleton), "Diagnosing…" too.
+		s.Fixes, s.MoreFixes, s.Diagnosing = p.reveal >= fixesStage, p.reveal >= moreFixesStage, p.diagnosing || d == nil
 	}
 	return s
 }

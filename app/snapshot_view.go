@@ -27,11 +27,17 @@ func whenText(entries int, first int64, idx int, t int64) string {
 	return s
 }
 
-// renderSummary shows the busiest device's peaks as soon as the worker
-// knows them, before the rest of the result.
+// renderSummary shows the busiest device's peaks, which the worker sent
+// before it failed.
 func (p *SnapshotPage) renderSummary() app.UI {
+	return app.Div().Class("cards snap-cards").ID("snap-summary").Body(p.headlineCards()...)
+}
+
+// headlineCards are the peak and reserved cards of the summary's busiest
+// device, as the result's cards show them (renderCards).
+func (p *SnapshotPage) headlineCards() []app.UI {
 	h := p.summary[max(0, analysis.BusiestHeadline(p.summary))]
-	return app.Div().Class("cards snap-cards").ID("snap-summary").Body(
+	return []app.UI{
 		app.Div().DataSet("bytes", strconv.FormatInt(h.PeakAllocatedBytes, 10)).DataSet("index", h.PeakIndex).
 			DataSet("device", h.Device).ID("snap-peak-wrap").Body(
 			card("snap-peak", "Peak allocated", bytesize.Format(h.PeakAllocatedBytes, p.unit),
@@ -39,38 +45,68 @@ func (p *SnapshotPage) renderSummary() app.UI {
 		card("snap-reserved", "Peak reserved", bytesize.Format(h.PeakReservedBytes, p.unit),
 			fmt.Sprintf("%s B, %s", bytesize.Commas(h.PeakReservedBytes), whenText(h.Entries, h.FirstTimeUS, h.PeakReservedIndex, 0)),
 			fmt.Sprintf("at the end: %s reserved, %s allocated", bytesize.Format(h.FinalReservedBytes, p.unit), bytesize.Format(h.FinalAllocatedBytes, p.unit))),
-		app.P().Class("muted").Text("Finding the allocation sites, categories and timeline…"),
-	)
+	}
 }
 
-// renderResults shows everything known about the file.
+// renderResults shows everything known about the file. Before the
+// result, from its summary on (p.res nil, p.summary set), it is the
+// result's frame (its head, the "Diagnosing…" answer and the cards with
+// the peaks, the other numbers to come), with the same elements in the
+// same places: go-app matches children by position, and the result's
+// frame then updates their text rather than mounting them all (the
+// summary's cards, a tree of their own, were mounted again in the
+// result's frame, with the head, the answer and the unit toggle).
 func (p *SnapshotPage) renderResults() app.UI {
 	d := p.device()
-	if d == nil {
+	skeleton := p.res == nil
+	if skeleton && len(p.summary) == 0 || !skeleton && d == nil {
 		return app.Text("")
 	}
-	var devOpts []app.UI
-	for i, dd := range p.res.Devices {
-		devOpts = append(devOpts, app.Option().Value(strconv.Itoa(i)).Selected(i == p.dev).
-			Text(fmt.Sprintf("cuda:%d (%s entries)", dd.Device, bytesize.Commas(int64(dd.Entries)))))
+	// The sections after the timeline come with the result (a
+	// skeleton's reveal is 0; p.reveal may be a previous file's).
+	reveal := p.reveal
+	if skeleton {
+		reveal = 0
 	}
-	return app.Section().ID("snap-results").Class("snap-results").
-		DataSet("decode-ms", p.res.DecodeMS).DataSet("analyse-ms", p.res.AnalyseMS).DataSet("split-bytes", p.res.SplitBytes).Body(
+	var devOpts []app.UI
+	var about, id string
+	devices := len(p.summary)
+	if skeleton {
+		busiest := max(0, analysis.BusiestHeadline(p.summary))
+		for i, h := range p.summary {
+			devOpts = append(devOpts, deviceOption(i, i == busiest, h.Device, h.Entries))
+		}
+		about = fmt.Sprintf("%s · %s · analysing, in this browser", bytesize.Format(p.fileSize, p.unit), traceEntries(p.summary[busiest].Entries))
+		id = "snap-summary"
+	} else {
+		for i, dd := range p.res.Devices {
+			devOpts = append(devOpts, deviceOption(i, i == p.dev, dd.Device, dd.Entries))
+		}
+		devices = len(p.res.Devices)
+		about = fmt.Sprintf("%s · pickle protocol %d · %s · decoded in %d ms, analysed in %d ms, in this browser",
+			bytesize.Format(p.fileSize, p.unit), p.res.PickleProtocol, traceEntries(d.Entries), p.res.DecodeMS, p.res.AnalyseMS)
+		id = "snap-results"
+	}
+	sec := app.Section().ID(id).Class("snap-results")
+	cards := func() app.UI { return p.summaryCards() }
+	if !skeleton {
+		sec = sec.DataSet("decode-ms", p.res.DecodeMS).DataSet("analyse-ms", p.res.AnalyseMS).DataSet("split-bytes", p.res.SplitBytes)
+		cards = func() app.UI { return p.renderCards(d) }
+	}
+	return sec.Body(
 		app.Div().Class("snap-head").Body(
 			app.Div().Body(
 				app.H2().ID("snap-filename").Text(p.fileName),
-				app.P().Class("muted").Text(fmt.Sprintf("%s · pickle protocol %d · %s trace %s · decoded in %d ms, analysed in %d ms, in this browser",
-					bytesize.Format(p.fileSize, p.unit), p.res.PickleProtocol, bytesize.Commas(int64(d.Entries)),
-					map[bool]string{true: "entry", false: "entries"}[d.Entries == 1], p.res.DecodeMS, p.res.AnalyseMS)),
+				app.P().Class("muted").Text(about),
 			),
 			app.Div().Class("snap-actions").Body(
-				app.If(len(p.res.Devices) > 1, func() app.UI {
+				app.If(devices > 1, func() app.UI {
 					return app.Label().Class("snap-device").Body(
 						app.Text("Device "),
-						app.Select().ID("snap-device").OnChange(p.onDevice).Body(devOpts...),
+						app.Select().ID("snap-device").Disabled(skeleton).OnChange(p.onDevice).Body(devOpts...),
 					)
 				}),
-				app.Button().ID("snap-copy").Text("Copy as Markdown").OnClick(p.onCopyMarkdown),
+				app.Button().ID("snap-copy").Disabled(skeleton).Text("Copy as Markdown").OnClick(p.onCopyMarkdown),
 			),
 		),
 		unitToggle(p.unit, p.setUnit),
@@ -84,24 +120,42 @@ func (p *SnapshotPage) renderResults() app.UI {
 			return app.Textarea().ID("snap-markdown").Class("snap-markdown").ReadOnly(true).Rows(10).Text(p.markdown)
 		}),
 		p.section(secDiagnosis, d),
-		p.renderCards(d),
+		cards(),
 		// The comparison's drop zone after the timeline's frame, which
 		// then draws less (unless a comparison is under way or shown).
-		slot(p.reveal > timelineStage || p.cmp.phase != snapIdle, func() app.UI { return p.renderCompare() }),
-		app.If(p.reveal < timelineStage, func() app.UI { return app.P().Class("muted").Text("Drawing the timeline…") }),
-		app.If(p.reveal >= timelineStage, func() app.UI { return p.timelineView(d) }),
+		slot(!skeleton && (reveal > timelineStage || p.cmp.phase != snapIdle), func() app.UI { return p.renderCompare() }),
+		app.If(skeleton, func() app.UI {
+			return app.P().Class("muted").Text("Finding the allocation sites, categories and timeline…")
+		}).ElseIf(reveal < timelineStage, func() app.UI {
+			return app.P().Class("muted").Text("Drawing the timeline…")
+		}).Else(func() app.UI { return p.timelineView(d) }),
 		// One section more per stage (revealMore); each is a component
 		// of its own, drawn once.
-		app.If(p.reveal >= bucketsStage, func() app.UI { return p.section(secBuckets, d) }),
-		app.If(p.reveal >= sitesStage, func() app.UI { return p.section(secSites, d) }),
-		app.If(p.reveal >= stepsStage, func() app.UI { return p.section(secSteps, d) }),
-		app.If(p.reveal >= stateStage, func() app.UI { return p.stateView(d) }),
-		app.If(p.reveal >= stateStage, func() app.UI { return p.section(secOOMs, d) }),
-		app.If(p.reveal >= anomaliesStage, func() app.UI { return p.section(secAnomalies, d) }),
-		app.If(p.reveal >= setupStage, func() app.UI { return p.section(secSetup, d) }),
-		app.If(p.reveal >= revealStages, func() app.UI { return p.section(secWarnings, d) }),
-		app.If(p.reveal >= revealStages, func() app.UI { return p.section(secExplain, d) }),
+		app.If(reveal >= bucketsStage, func() app.UI { return p.section(secBuckets, d) }),
+		app.If(reveal >= sitesStage, func() app.UI { return p.section(secSites, d) }),
+		app.If(reveal >= stepsStage, func() app.UI { return p.section(secSteps, d) }),
+		app.If(reveal >= stateStage, func() app.UI { return p.stateView(d) }),
+		app.If(reveal >= stateStage, func() app.UI { return p.section(secOOMs, d) }),
+		app.If(reveal >= anomaliesStage, func() app.UI { return p.section(secAnomalies, d) }),
+		app.If(reveal >= setupStage, func() app.UI { return p.section(secSetup, d) }),
+		app.If(reveal >= revealStages, func() app.UI { return p.section(secWarnings, d) }),
+		app.If(reveal >= revealStages, func() app.UI { return p.section(secExplain, d) }),
 	)
+}
+
+// traceEntries says how many trace entries a device has.
+func traceEntries(n int) string {
+	if n == 1 {
+		return "1 trace entry"
+	}
+	return bytesize.Commas(int64(n)) + " trace entries"
+}
+
+// deviceOption is the device choice of device i (cuda:dev, with its
+// entries).
+func deviceOption(i int, selected bool, dev, entries int) app.UI {
+	return app.Option().Value(strconv.Itoa(i)).Selected(selected).
+		Text(fmt.Sprintf("cuda:%d (%s entries)", dev, bytesize.Commas(int64(entries))))
 }
 
 // slot is elem when shown, else an empty text node in its place, so that
@@ -130,6 +184,16 @@ func card(id, title, big, sub, formula string) app.UI {
 		app.P().Class("snap-sub").Text(sub),
 		app.If(formula != "", func() app.UI { return app.P().Class("formula").Text(formula) }),
 	)
+}
+
+// summaryCards are the result's cards (renderCards) as the summary knows
+// them: the busiest device's peaks, the rest to come.
+func (p *SnapshotPage) summaryCards() app.UI {
+	return app.Div().Class("cards snap-cards").Body(append(p.headlineCards(),
+		card("snap-culprit", "Biggest culprit at the peak", "…", "finding the allocation sites", ""),
+		card("snap-free", "Free inside reserved at the peak", "…", "finding the free blocks", "reserved − allocated"),
+		card("snap-oom-card", "Out-of-memory events", "…", "reading the trace", ""),
+	)...)
 }
 
 func (p *SnapshotPage) renderCards(d *analysis.DeviceReport) app.UI {
