@@ -31,6 +31,14 @@ var sampleParts struct {
 	done  bool
 }
 
+// sampleRead reports whether the worker's sample has been read whole
+// (warmSample), its drawing on its way.
+func sampleRead() bool {
+	sampleParts.Lock()
+	defer sampleParts.Unlock()
+	return sampleParts.done
+}
+
 // warmSample reads one message of the worker's sample and, once all have
 // come, draws them off screen (warmRender), unless a file is being shown.
 func (p *SnapshotPage) warmSample(js string, bufs [][]byte) {
