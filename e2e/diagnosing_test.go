@@ -124,10 +124,10 @@ func TestSnapshotDiagnosisAfterTimeline(t *testing.T) {
 	}).observe(document.body, {childList: true, subtree: true}), true)`)
 	tb.uploadFile("#snap-file", path)
 	poll[bool](tb, `window.__sawDiagnosing`, 20*time.Second)
-	if waitSnapshot(tb, 20*time.Second) {
+	ready, msg := snapshotOutcome(tb, 20*time.Second)
+	if ready {
 		t.Fatal("the page says ready although the diagnosis failed")
 	}
-	msg := tb.text("#snap-error")
 	if !strings.Contains(msg, "internal error") || !strings.Contains(msg, "diagnosis test: on purpose") {
 		t.Errorf("error banner %q: want the worker's internal error", msg)
 	}

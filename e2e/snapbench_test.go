@@ -172,10 +172,10 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 					evalJS[bool](tb, `(window.__oomscopeMarks = {}, document.addEventListener("change", () => { window.__oomscopeMarks.change = performance.timeOrigin + performance.now(); }, true), true)`)
 				}
 				tb.uploadFile("#snap-file", in.path)
-				if !waitSnapshot(tb, 10*time.Minute) {
+				if ready, msg := snapshotOutcome(tb, 10*time.Minute); !ready {
 					// Reported in the table (the page failed), not fatal:
 					// the other files still run.
-					rows = append(rows, row{in: in, err: tb.text("#snap-error")})
+					rows = append(rows, row{in: in, err: msg})
 					b.Errorf("%s: %s", in.name, rows[len(rows)-1].err)
 					continue
 				}

@@ -41,19 +41,25 @@ func expectedReport(t testing.TB, path string) (*analysis.Analysis, analysis.Dev
 	return f.Analysis, f.Report.Devices[f.Report.Busiest()]
 }
 
-// waitSnapshot waits until the page shows a result (ready) or an error.
-func waitSnapshot(tb *tab, timeout time.Duration) (ready bool) {
+// snapshotOutcome waits until the page shows a result (ready) or an error,
+// and returns the error's text as the page showed it when it marked the
+// error, read in the same evaluation: read after it, by a query of its own,
+// the banner could be gone or drawn anew (DevTools' "No node with given id
+// found" under load, where the error then went unsaid).
+func snapshotOutcome(tb *tab, timeout time.Duration) (ready bool, errText string) {
 	tb.t.Helper()
-	v := poll[string](tb, `document.body.getAttribute("data-snapshot-ready") ? "ready" : (document.body.getAttribute("data-snapshot-error") ? "error" : "")`, timeout)
-	return v == "ready"
+	v := poll[string](tb, `document.body.getAttribute("data-snapshot-ready") ? "ready" :
+		(document.body.getAttribute("data-snapshot-error") ? "error: " + ((document.getElementById("snap-error") || {}).textContent || "(no #snap-error shown)") : "")`, timeout)
+	return v == "ready", strings.TrimPrefix(v, "error: ")
 }
 
 // requireSnapshot waits until the page shows a result and fails the test,
 // saying what was analysed, when it shows an error instead.
 func requireSnapshot(tb *tab, what string) {
 	tb.t.Helper()
-	if !waitSnapshot(tb, 90*time.Second) {
-		tb.t.Fatalf("%s: %s", what, tb.text("#snap-error"))
+	if ready, msg := snapshotOutcome(tb, 90*time.Second); !ready {
+		problems, _ := tb.rec.snapshot()
+		tb.t.Fatalf("%s: %s (page problems: %q)", what, msg, problems)
 	}
 }
 
@@ -238,11 +244,11 @@ func TestSnapshotBadFiles(t *testing.T) {
 		}
 		evalJS[bool](tb, `(() => { for (const a of ["data-snapshot-ready", "data-snapshot-error"]) document.body.removeAttribute(a); return true; })()`)
 		tb.uploadFile("#snap-file", p)
-		if waitSnapshot(tb, 60*time.Second) {
+		ready, msg := snapshotOutcome(tb, 60*time.Second)
+		if ready {
 			t.Errorf("%s: the page shows a result", b.name)
 			continue
 		}
-		msg := tb.text("#snap-error")
 		if !strings.Contains(msg, b.want) {
 			t.Errorf("%s: message %q lacks %q", b.name, msg, b.want)
 		}
