@@ -160,7 +160,7 @@ func findLeak(src source, steps []Step, surv []int32) leakResult {
 		// steps with bytes, and clear what was touched afterwards.
 		for _, c := range a.cells {
 			bytesOf[c.e] += c.bytes
-			blocksOf[c.e] += c.blocks
+			blocksOf[c.e] += int(c.blocks)
 		}
 		seen := 0
 		for _, c := range a.cells {
@@ -232,9 +232,8 @@ func findLeak(src source, steps []Step, surv []int32) leakResult {
 // leakCell is what one site's survivors born in one eligible step (e)
 // hold; leakAcc is one site's survivors (findLeak).
 type leakCell struct {
-	e      int32
-	bytes  int64
-	blocks int
+	e, blocks int32
+	bytes     int64
 }
 type leakAcc struct {
 	site         int32

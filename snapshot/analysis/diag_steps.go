@@ -147,16 +147,14 @@ type run struct {
 	// first is the entry where the run starts (its first labelled entry,
 	// or the segment growth right before it); last its last labelled entry.
 	// Entry indices are int32 (the decoder keeps fewer than 2^31 - 1
-	// entries): a run is 32 bytes, not 64, and a trace cut into many
-	// short phases has hundreds of thousands of runs.
+	// entries): a run is 24 bytes, not 64, and a trace cut into many
+	// short phases has hundreds of thousands of runs. Entries of another
+	// annotation window start a new run (the scan's lastWin).
 	first, last int32
 	// next is the first allocation after its last entry, nextCut where
 	// the scan cut before it, and zeroGrad a zero_grad between the two (-1:
 	// none): where a step it ends stops.
 	next, nextCut, zeroGrad int32
-	// window is the annotation window that labelled its entries (-1: their
-	// stacks did); entries of another window start a new run.
-	window int
 }
 
 // kind of an annotation window.
@@ -233,13 +231,16 @@ func (w *phaseSweep) at(t int64) (phase, int) {
 // interval is a stretch of entries in one step and one phase: the pass
 // keeps, per interval, the highest allocated memory and the memory at its
 // end, so steps and phases are measured without storing a value per entry.
+//
+// Entry indices are int32, as run's: an interval is 24 bytes, not 32.
 type interval struct {
-	start int
-	// max is the highest allocated memory after any of its entries, first
-	// reached after entry arg; end the memory after its last entry.
-	max int64
-	arg int
-	end int64
+	// start is its first entry.
+	start int32
+	// arg is the entry after which max, the highest allocated memory after
+	// any of its entries, is first reached; end the memory after its last
+	// entry.
+	arg      int32
+	max, end int64
 }
 
 // stepper finds the steps and phases of one device in one pass over the
@@ -345,7 +346,7 @@ func (sc *scanState) cut(i int) {
 	if i == sc.ivStart {
 		return
 	}
-	sc.st.ivs = append(doubled(sc.st.ivs), interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
+	sc.st.ivs = append(doubled(sc.st.ivs), interval{start: int32(sc.ivStart), max: sc.ivMax, arg: int32(sc.ivArg), end: sc.cur})
 	sc.ivStart, sc.ivMax, sc.ivArg = i, math.MinInt64, -1
 }
 
@@ -374,7 +375,7 @@ func (sc *scanState) cutBefore(i int) int {
 	case sc.streak <= sc.ivStart:
 		return sc.ivStart // the interval starts inside the streak
 	}
-	sc.st.ivs = append(doubled(sc.st.ivs), interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
+	sc.st.ivs = append(doubled(sc.st.ivs), interval{start: int32(sc.ivStart), max: sc.ivMax, arg: int32(sc.ivArg), end: sc.cur})
 	sc.ivStart, sc.ivMax, sc.ivArg = sc.streak, sc.cur, sc.streak
 	return sc.streak
 }
@@ -454,12 +455,12 @@ func (st *stepper) scan() (int64, int) {
 	cur, ivMax, ivArg, streak, cuts = l.cur, l.ivMax, l.ivArg, l.streak, l.cuts
 	sc.cur, sc.ivMax, sc.ivArg, sc.streak = cur, ivMax, ivArg, streak
 	if st.n > 0 {
-		st.ivs = append(st.ivs, interval{start: sc.ivStart, max: sc.ivMax, arg: sc.ivArg, end: sc.cur})
+		st.ivs = append(st.ivs, interval{start: int32(sc.ivStart), max: sc.ivMax, arg: int32(sc.ivArg), end: sc.cur})
 	}
 	// The intervals cover every entry: the peak is the first highest.
 	for _, iv := range st.ivs {
 		if iv.max > peak {
-			peak, peakIdx = iv.max, iv.arg
+			peak, peakIdx = iv.max, int(iv.arg)
 		}
 	}
 	for r := range st.runs {
@@ -597,7 +598,7 @@ func (l *scanLoop) chunk(base int, ch entryChunk) {
 				r := &st.runs[last]
 				r.last = int32(i)
 				if win >= 0 {
-					r.window, lastWin = win, win
+					lastWin = win
 				}
 				if gap != last {
 					cuts[last], gap = gapCut{-1, -1, -1}, last
@@ -610,7 +611,7 @@ func (l *scanLoop) chunk(base int, ch entryChunk) {
 				if gap >= 0 && cuts[gap].alloc < 0 {
 					cuts[gap].alloc, cuts[gap].cut = int32(i), int32(first)
 				}
-				st.runs = append(doubled(st.runs), run{ph: p, first: int32(first), last: int32(i), window: win})
+				st.runs = append(doubled(st.runs), run{ph: p, first: int32(first), last: int32(i)})
 				lastPh, lastWin = p, win
 				cuts = append(doubled(cuts), gapCut{-1, -1, -1})
 				gap = len(cuts) - 1
@@ -797,15 +798,15 @@ func (st *stepper) remeasure(exact []int64) {
 		iv := &st.ivs[j]
 		hi := len(exact)
 		if j+1 < len(st.ivs) {
-			hi = st.ivs[j+1].start
+			hi = int(st.ivs[j+1].start)
 		}
 		iv.max, iv.arg = math.MinInt64, -1
-		for i := iv.start; i < hi; i++ {
+		for i := int(iv.start); i < hi; i++ {
 			if exact[i] > iv.max {
-				iv.max, iv.arg = exact[i], i
+				iv.max, iv.arg = exact[i], int32(i)
 			}
 		}
-		if hi > iv.start {
+		if hi > int(iv.start) {
 			iv.end = exact[hi-1]
 		}
 	}
@@ -1138,7 +1139,8 @@ func (st *stepper) measure(res *stepResult, spans []span, peakIndex, oom int) {
 	inSmallBlocks(len(st.ivs), func(blo, bhi int) {
 		for j := blo; j < bhi; j++ {
 			iv := st.ivs[j]
-			for k+1 < len(spans) && iv.start >= spans[k+1].first {
+			ivStart, ivArg := int(iv.start), int(iv.arg)
+			for k+1 < len(spans) && ivStart >= spans[k+1].first {
 				flush()
 				k++
 				sp := spans[k]
@@ -1150,10 +1152,10 @@ func (st *stepper) measure(res *stepResult, spans []span, peakIndex, oom int) {
 				}
 			}
 			step := k
-			if k >= 0 && iv.start > spans[k].last {
+			if k >= 0 && ivStart > spans[k].last {
 				step = -1 // after the last step (cannot happen: the last step ends the trace)
 			}
-			for rc+1 < len(st.runs) && int(st.runs[rc+1].first) <= iv.start {
+			for rc+1 < len(st.runs) && int(st.runs[rc+1].first) <= ivStart {
 				rc++
 			}
 			sl := 3 // PhaseOther
@@ -1165,11 +1167,11 @@ func (st *stepper) measure(res *stepResult, spans []span, peakIndex, oom int) {
 			// after the last).
 			next := st.n
 			if j+1 < len(st.ivs) {
-				next = st.ivs[j+1].start
+				next = int(st.ivs[j+1].start)
 			}
 			if step >= 0 {
 				last := min(next-1, spans[step].last)
-				first := max(iv.start, spans[step].first)
+				first := max(ivStart, spans[step].first)
 				if n := len(res.spansOut); n > 0 && res.spansOut[n-1].Step == step && res.spansOut[n-1].Phase == ph {
 					res.spansOut[n-1].LastEntry = last
 				} else {
@@ -1178,10 +1180,10 @@ func (st *stepper) measure(res *stepResult, spans []span, peakIndex, oom int) {
 			}
 			// The last interval holds every entry from its start on.
 			lastIv := j+1 == len(st.ivs)
-			if peakIndex >= iv.start && (lastIv || peakIndex < next) && peakIndex >= 0 {
+			if peakIndex >= ivStart && (lastIv || peakIndex < next) && peakIndex >= 0 {
 				res.peak = PeakPhase{Step: step, Phase: ph}
 			}
-			if oom >= iv.start && (lastIv || oom < next) {
+			if oom >= ivStart && (lastIv || oom < next) {
 				res.oomPhase = ph
 			}
 			if step < 0 {
@@ -1189,15 +1191,15 @@ func (st *stepper) measure(res *stepResult, spans []span, peakIndex, oom int) {
 			}
 			s := &res.steps[step]
 			if s.PeakIndex < 0 || iv.max > s.PeakAllocatedBytes {
-				s.PeakAllocatedBytes, s.PeakIndex = iv.max, iv.arg
+				s.PeakAllocatedBytes, s.PeakIndex = iv.max, ivArg
 			}
 			s.EndAllocatedBytes = iv.end
 			switch p := slotAt[sl]; {
 			case p < 0:
 				slotAt[sl] = len(stepPeaks)
-				stepPeaks = append(stepPeaks, PhasePeak{Step: step, Phase: ph, PeakAllocatedBytes: iv.max, PeakIndex: iv.arg})
+				stepPeaks = append(stepPeaks, PhasePeak{Step: step, Phase: ph, PeakAllocatedBytes: iv.max, PeakIndex: ivArg})
 			case iv.max > stepPeaks[p].PeakAllocatedBytes:
-				stepPeaks[p].PeakAllocatedBytes, stepPeaks[p].PeakIndex = iv.max, iv.arg
+				stepPeaks[p].PeakAllocatedBytes, stepPeaks[p].PeakIndex = iv.max, ivArg
 			}
 		}
 	})

@@ -130,7 +130,11 @@ func measureStepsRef(st *stepper, res *stepResult, spans []span, peakIndex, oom 
 		res.info.EvalPasses += s.EvalPasses
 		runLo = hi
 	}
-	for j, iv := range st.ivs {
+	for j, w := range st.ivs {
+		iv := struct {
+			start, arg int
+			max, end   int64
+		}{int(w.start), int(w.arg), w.max, w.end}
 		for k+1 < len(spans) && iv.start >= spans[k+1].first {
 			flush()
 			k++
@@ -152,7 +156,7 @@ func measureStepsRef(st *stepper, res *stepResult, spans []span, peakIndex, oom 
 		if step >= 0 {
 			last := st.n - 1
 			if j+1 < len(st.ivs) {
-				last = st.ivs[j+1].start - 1
+				last = int(st.ivs[j+1].start) - 1
 			}
 			last = min(last, spans[step].last)
 			first := max(iv.start, spans[step].first)
@@ -162,7 +166,7 @@ func measureStepsRef(st *stepper, res *stepResult, spans []span, peakIndex, oom 
 				res.spansOut = append(res.spansOut, PhaseSpan{Step: step, Phase: ph, FirstEntry: first, LastEntry: last})
 			}
 		}
-		holds := func(i int) bool { return i >= iv.start && (j+1 == len(st.ivs) || i < st.ivs[j+1].start) }
+		holds := func(i int) bool { return i >= iv.start && (j+1 == len(st.ivs) || i < int(st.ivs[j+1].start)) }
 		if holds(peakIndex) && peakIndex >= 0 {
 			res.peak = PeakPhase{Step: step, Phase: ph}
 		}
