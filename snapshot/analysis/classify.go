@@ -192,6 +192,7 @@ func (d *Device) classify() {
 			c.runs[len(c.runs)-1].last = start
 		}
 	})
+	d.phaseRuns = len(c.runs)
 	inBlocks(na, func(blo, bhi int) {
 		for k := blo; k < bhi; k++ {
 			start := t.start[k]

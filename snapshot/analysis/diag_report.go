@@ -147,7 +147,7 @@ func (d *Device) startEarly() *earlyDiag {
 			e.ok = true
 		}()
 		joinByteTime := goOrRun(func() { e.bt = byteTime(e.src) })
-		e.st = scanSteps(e.src, &e.head)
+		e.st = scanSteps(e.src, &e.head, 0) // classify runs meanwhile
 		joinByteTime()
 	}))
 	return e

@@ -261,6 +261,8 @@ type stepper struct {
 	initial             int64
 	runs                []run
 	ivs                 []interval
+	// runsHint is the capacity scan gives runs and ivs (scanSteps).
+	runsHint int
 	// firstWork is the first allocation that is not module construction;
 	// lastInit the last one that is (-1: none); zgBeforeWork a zero_grad
 	// between them; zgBeforeRuns the first zero_grad before any run.
@@ -390,6 +392,14 @@ func (sc *scanState) cutBefore(i int) int {
 // (the runs and interval bounds do not depend on it).
 func (st *stepper) scan() (int64, int) {
 	st.runs, st.ivs = st.runs[:0], st.ivs[:0]
+	var cuts []gapCut
+	if h := st.runsHint; h > 0 && cap(st.runs) == 0 {
+		// The scan's runs, their cuts and its intervals are about as many
+		// as classify's phase runs: made at that size once, not grown by
+		// doubling, each growth a copy into memory touched fresh.
+		h += h/8 + 64
+		st.runs, st.ivs, cuts = make([]run, 0, h), make([]interval, 0, h), make([]gapCut, 0, h)
+	}
 	st.firstWork, st.lastInit, st.zgBeforeWork, st.zgBeforeRuns = -1, -1, -1, -1
 	w := &phaseSweep{}
 	for _, m := range st.marks {
@@ -404,7 +414,6 @@ func (st *stepper) scan() (int64, int) {
 	cur, ivMax, ivArg, streak := sc.cur, sc.ivMax, sc.ivArg, sc.streak
 	peak, peakIdx := cur, -1
 	gap := -1 // the last run, until its first allocation after it
-	var cuts []gapCut
 	zg, pt := 0, 0
 	seenAlloc := false
 	// Time is read per entry only when markers or phase windows use it.
@@ -1033,14 +1042,17 @@ type stepResult struct {
 // pass over the entries and (with stacks) one over the allocations. r is
 // the device's report: its peak checks the pass's sums.
 func findSteps(src source, r *DeviceReport) stepResult {
-	return scanSteps(src, r).result(r)
+	return scanSteps(src, r, src.d.phaseRuns).result(r)
 }
 
 // scanSteps is findSteps's pass over the entries (and the live ranges
 // where the sizes do not follow the replay): it reads the replay's
 // results, not the classification, so it can run beside classify.
-func scanSteps(src source, r *DeviceReport) *stepper {
+// runsHint is classify's number of phase runs where classify has run (0:
+// unknown), a capacity hint.
+func scanSteps(src source, r *DeviceReport, runsHint int) *stepper {
 	st := newStepper(src, r)
+	st.runsHint = runsHint
 	if peak, at := st.scan(); peak != r.PeakAllocatedBytes || at != r.PeakIndex || st.end() != src.replayEnd() || src.replayBadSizes() > 0 {
 		// An address allocated twice, a free whose size differs from its
 		// alloc's, an impossible size: the entries' sizes do not follow

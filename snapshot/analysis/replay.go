@@ -51,6 +51,9 @@ type Device struct {
 	early *earlyDiag
 	// pre is what the replay pipeline found ahead of classify.
 	pre preSites
+	// phaseRuns is the number of classify's phase runs (0: not classified
+	// yet), a capacity hint for the steps' scan (stepper.scan).
+	phaseRuns int
 }
 
 // buckets fold the states after entries from … from+count-1 into
