@@ -333,13 +333,20 @@ func (v *vm) source(opt *Options) *stackSource {
 			src.seed[id] = val{k: kObj, n: int64(len(src.objs) - 1)}
 		}
 	}
-	for id := 0; id < v.memo.len(); id++ {
-		if int64(id) == v.holeLo && v.holeHi > v.holeLo {
-			id = int(v.holeHi) - 1 // a part's memo ids: unset here
-			continue
-		}
-		add(int64(id), v.memoAt(id))
+	// (A part's memo ids are unset here; the slots in runs hold no frame.)
+	lo, hi := v.memo.len(), v.memo.len()
+	if v.holeHi > v.holeLo {
+		lo, hi = int(v.holeLo), int(v.holeHi)
 	}
+	each := func(id int, u uint32) {
+		x := unpack(u)
+		if x.k == kWide {
+			x = v.memoWide[int64(id)]
+		}
+		add(int64(id), x)
+	}
+	v.memo.each(0, lo, each)
+	v.memo.each(hi, v.memo.len(), each)
 	for id, x := range v.memoFar {
 		add(id, x)
 	}

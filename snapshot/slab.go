@@ -27,11 +27,17 @@ func (s *slab[T]) grow(c *column[T]) {
 	if n == 0 || len(c.pages[n-1]) != pageSize {
 		return
 	}
+	c.pages = append(c.pages, s.page())
+}
+
+// page returns an empty page of room pageSize.
+func (s *slab[T]) page() []T {
 	if len(s.rest) < pageSize {
 		var zero T
 		s.next = min(max(2*s.next, 2*pageSize), slabBlockMax/int(unsafe.Sizeof(zero)))
 		s.rest = make([]T, s.next)
 	}
-	c.pages = append(c.pages, s.rest[:0:pageSize])
+	p := s.rest[:0:pageSize]
 	s.rest = s.rest[pageSize:]
+	return p
 }

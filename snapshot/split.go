@@ -160,7 +160,7 @@ func splitSeed64(size, at int64) uint64 {
 func (v *vm) memoPrint(n int64) uint64 {
 	h := uint64(n) + xxP5
 	for id := range int(n) {
-		u := v.memo.at(id)
+		u := v.memo.peek(id)
 		if vkind(u&15) == kWide {
 			x := v.memoWide[int64(id)]
 			h = xxStep(h, FrameID(x.k)) ^ uint64(x.n)
@@ -337,6 +337,7 @@ func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(star
 	refs := v.stackRefs
 	v.marks = append(v.marks, len(v.stack))
 	v.memoMax = int(p.memoN)
+	v.memo.limit = v.memoMax
 	v.lazyAfter, v.lazySoon = 0, 0
 	v.partList = list.n + 1
 	ps.running, ps.stackN, ps.memoN = true, len(p.stack), int(p.memoN)
@@ -407,7 +408,7 @@ func sparseFrom[T any](s *sparse[T], r0 int) ([]int32, []T) {
 func (v *vm) findEntry(src io.ReaderAt, size, from int64) (int64, error) {
 	keys := map[int]bool{}
 	for id := range v.memo.len() {
-		if x := unpack(v.memo.at(id)); x.k == kStr && v.strs[x.n] == "action" {
+		if x := unpack(v.memo.peek(id)); x.k == kStr && v.strs[x.n] == "action" {
 			keys[id] = true
 		}
 	}
@@ -804,6 +805,7 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	v.holeHi = v.holeLo + p.memoAdd
 	v.memo.c.pushZeros(int(p.memoAdd))
 	v.memo.n += int(p.memoAdd)
+	v.memo.skip()
 	v.stackRefs += int(p.refs)
 	v.frameEnd, v.frameOff = p.frameEnd, p.frameOff
 	v.in.jump(src, p.end, v.in.size)

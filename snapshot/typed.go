@@ -580,6 +580,7 @@ func (v *vm) setEntry(row int, k, x val) error {
 			}
 		case keyFrames:
 			if x.k == kObj && v.objs[x.n].kind == oStack {
+				v.memo.stackChanged(row)
 				e.stack.set(row, StackID(v.objs[x.n].idx))
 				return nil
 			}
@@ -636,6 +637,7 @@ func (v *vm) setEntrySlow(row int, k, x val) error {
 		if err != nil {
 			return err
 		}
+		v.memo.stackChanged(row)
 		e.stack.set(row, id)
 	case "compile_context", "user_metadata":
 		if x.k != kStr {

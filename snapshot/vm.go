@@ -43,6 +43,7 @@ const (
 	// as what it became; a GET makes it an object again.
 	kRow      // n: a trace entry's row
 	kStackRef // n: a StackID
+	kPacked   // memo only: the slot's page is packed (memoTable); never read
 )
 
 // val is one VM value: 16 bytes, no pointers.
@@ -109,24 +110,6 @@ type obj struct {
 
 // shared marks memo: any copy of a reference to the object may exist.
 const shared = -2
-
-// memoTable is the memo: values packed in 4 bytes (pack), in pages so
-// that it never needs twice its size while growing.
-type memoTable struct {
-	c column[uint32]
-	n int
-	// pages holds the memo's pages once it has a full one (see slab).
-	pages slab[uint32]
-}
-
-func (m *memoTable) len() int             { return m.n }
-func (m *memoTable) at(id int) uint32     { return m.c.at(id) }
-func (m *memoTable) set(id int, u uint32) { m.c.set(id, u) }
-func (m *memoTable) push(u uint32) {
-	m.pages.grow(&m.c)
-	m.c.push(u)
-	m.n++
-}
 
 // gen is a generic container: list or tuple items, or dict keys and values
 // interleaved.
@@ -295,6 +278,7 @@ func newVM(in input, typed bool) *vm {
 	v.in.stopAt = math.MaxInt64
 	v.snap = &Snapshot{}
 	v.rows = &entryStore{shared: true}
+	v.memo.stacks, v.memo.limit = &v.rows.stack, math.MaxInt
 	v.stack = make([]val, 0, 64)
 	return v
 }
@@ -717,9 +701,9 @@ loop:
 			if id >= memo.len() || id >= v.memoMax {
 				break loop
 			}
-			x := unpack(memo.at(id))
+			x := unpack(memo.raw(id))
 			switch x.k {
-			case kUnset, kWide, kRow, kStackRef:
+			case kUnset, kWide, kRow, kStackRef, kPacked:
 				break loop
 			case kObj:
 				v.objs[x.n].memo = shared
@@ -1055,7 +1039,7 @@ func (v *vm) readKey(d []byte, p, limit, i int) (uint8, int64, int) {
 	if p < 0 || id >= memo.len() || id >= v.memoMax {
 		return keyOther, 0, 0
 	}
-	k := unpack(memo.at(id))
+	k := unpack(memo.raw(id)) // (a packed page's slot: the full path reads it)
 	if k.k != kStr || p >= limit {
 		return keyOther, 0, 0
 	}
@@ -1076,7 +1060,7 @@ func (v *vm) readAction(d []byte, p int) (code uint8, next int) {
 	if p < 0 || id >= memo.len() || id >= v.memoMax {
 		return 0, -1
 	}
-	a := unpack(memo.at(id))
+	a := unpack(memo.raw(id)) // (a packed page's slot: the full path reads it)
 	if a.k != kStr || v.acts[a.n] == 0 {
 		return 0, -1
 	}
