@@ -20,7 +20,16 @@ type narrowPage[T int64 | uint64] struct {
 	shift uint64
 	d     []uint32
 	w     []T
+	// early is set when one of the page's first narrowEarly values did
+	// not fit it narrow (the page widened then, or was started wide): the
+	// next page is started wide (push0), its narrow buffer would be
+	// written a few rows and dropped.
+	early bool
 }
+
+// narrowEarly is how many of a page's first values decide whether it
+// widened early (narrowPage.early).
+const narrowEarly = pageSize / 8
 
 // narrowKind is how a column's pages are based: a page's base is the
 // value of the row before it, aligned down to 2^shift, less half (rel),
@@ -76,7 +85,11 @@ func (c *narrowColumn[T]) set(i int, v T) {
 			p.d[i&pageMask] = u
 			return
 		}
+		p.early = i&pageMask < narrowEarly
 		p.widen(cap(p.d))
+	} else if i&pageMask < narrowEarly && !p.early {
+		_, fits := p.encode(uint64(v))
+		p.early = !fits
 	}
 	p.w[i&pageMask] = v
 }
@@ -165,7 +178,7 @@ func (c *narrowColumn[T]) put0() {
 func (c *narrowColumn[T]) push0(k narrowKind) {
 	n := len(c.pages)
 	if n == 0 {
-		c.pages = append(c.pages, c.start(k, 0, 16))
+		c.pages = append(c.pages, c.start(k, 0, 16, false))
 	} else if !c.room() {
 		p := &c.pages[n-1]
 		size := max(len(p.d), len(p.w))
@@ -175,16 +188,23 @@ func (c *narrowColumn[T]) push0(k narrowKind) {
 		case size < pageSize:
 			p.d = append(make([]uint32, 0, min(2*size, pageSize)), p.d...)
 		default:
-			c.pages = append(c.pages, c.start(k, uint64(c.at(n*pageSize-1)), pageSize))
+			// Wide at once after a page that widened early (not the
+			// first, whose base is 0): this one most likely does too.
+			c.pages = append(c.pages, c.start(k, uint64(c.at(n*pageSize-1)), pageSize, n > 1 && p.early))
 		}
 	}
 	c.put0()
 }
 
 // start returns an empty page of kind k, capacity n, after a row of
-// value prev.
-func (c *narrowColumn[T]) start(k narrowKind, prev uint64, n int) narrowPage[T] {
-	p := narrowPage[T]{shift: k.shift, d: make([]uint32, 0, n)}
+// value prev, narrow or wide.
+func (c *narrowColumn[T]) start(k narrowKind, prev uint64, n int, wide bool) narrowPage[T] {
+	p := narrowPage[T]{shift: k.shift}
+	if wide {
+		p.w = make([]T, 0, n)
+	} else {
+		p.d = make([]uint32, 0, n)
+	}
 	if k.rel {
 		p.base = prev&^(1<<k.shift-1) - k.half
 	}

@@ -172,3 +172,57 @@ func TestNarrowPages(t *testing.T) {
 		}
 	}
 }
+
+// TestNarrowStartsWide writes pages of addresses of which some do not fit
+// a narrow page, early (in the page's first narrowEarly rows) or late, and
+// checks which pages start wide: the page after one that widened early,
+// or after one started wide whose first rows did not fit either, but never
+// the second page (the first one's base is 0, it always widens); every
+// value reads back as written, by put and by push0 and set.
+func TestNarrowStartsWide(t *testing.T) {
+	const a = 0x7f3a_0000_0000
+	const far = a + 1<<45 // beyond 2 TiB of a: never narrow with a near
+	// farAt[k] is the row of page k that gets the far address (-1: none).
+	farAt := []int{-1, 0, 5, -1, 10000, 100, narrowEarly + 1000, -1}
+	wantWide := []bool{false, false, true, true, false, false, true, false}
+	for _, how := range []string{"put", "set"} {
+		var c narrowColumn[uint64]
+		var want []uint64
+		var started []bool
+		for k, fa := range farAt {
+			for r := range pageSize {
+				if k == len(farAt)-1 && r == 10 {
+					break
+				}
+				v := uint64(a + 512*(k*pageSize+r))
+				if r == fa {
+					v = far
+				}
+				n := c.len()
+				want = append(want, v)
+				if how == "put" && c.room() {
+					c.put(n, v)
+					continue
+				}
+				c.push0(addrKind)
+				if n%pageSize == 0 {
+					started = append(started, c.pages[len(c.pages)-1].w != nil)
+				}
+				c.set(n, v)
+			}
+		}
+		for i, w := range want {
+			if got := c.at(i); got != w {
+				t.Fatalf("%s: row %d reads %#x, was %#x", how, i, got, w)
+			}
+		}
+		for k, w := range wantWide {
+			if started[k] != w {
+				t.Errorf("%s: page %d started wide %v, want %v", how, k, started[k], w)
+			}
+		}
+		if c.pages[3].w == nil || c.pages[7].w != nil {
+			t.Errorf("%s: page 3 wide %v (want true), page 7 wide %v (want false)", how, c.pages[3].w != nil, c.pages[7].w != nil)
+		}
+	}
+}
