@@ -41,7 +41,8 @@
 // general case (ops.go), dicts are typed by their keys as they are filled
 // (a trace entry goes straight into the columns), frame lists become
 // interned stacks as they are read, and containers used up are recycled so
-// that the memo keeps only small values for what may be referenced again.
+// that the memo keeps only small values for what may be referenced again
+// (its pages of recycled trace entries packed as runs of rows).
 // It refuses every opcode that imports or calls code (GLOBAL, REDUCE,
 // BUILD, NEWOBJ, INST, OBJ, PERSID, EXT*) and out-of-band buffers, accepts
 // gzip input, and fails with a *DecodeError wrapping one of ErrEmpty,
