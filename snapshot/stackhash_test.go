@@ -61,11 +61,10 @@ func TestStackHashes(t *testing.T) {
 }
 
 // TestStackCacheKeys hashes byte strings with the stack cache's hash in
-// WebAssembly (all of up to 2 bytes, so also ones that differ only by
-// trailing zeros, and 3 to 40 bytes long ones that differ in one byte at
-// each place: the 8-byte steps and the zero-filled last one): no two
-// alike. Both ways of the cache find what was put, by
-// content, and nothing else.
+// (all of up to 2 bytes, so also ones that differ only by trailing zeros,
+// and 3 to 40 bytes long ones that differ in one byte at each place: the
+// 8-byte steps and the zero-filled last one): no two alike. The cache
+// finds what was put, by content, and nothing else.
 func TestStackCacheKeys(t *testing.T) {
 	var keys [][]byte
 	keys = append(keys, []byte{})
@@ -96,32 +95,23 @@ func TestStackCacheKeys(t *testing.T) {
 		}
 		seen[h] = i
 	}
-	for name, way := range map[string]struct {
-		get func(*stackCache, []byte) (StackID, bool)
-		put func(*stackCache, string, StackID)
-	}{
-		"map":    {(*stackCache).getMap, (*stackCache).putMap},
-		"hashed": {(*stackCache).getHashed, (*stackCache).putHashed},
-	} {
-		c := newStackCache()
-		for i, k := range keys[:1000] {
-			way.put(c, string(k), StackID(i))
+	c := newStackCache()
+	for i, k := range keys[:1000] {
+		c.put(string(k), StackID(i))
+	}
+	for i, k := range keys {
+		id, ok := c.get(append([]byte(nil), k...))
+		if ok != (i < 1000) || ok && id != StackID(i) {
+			t.Fatalf("key %q: get gives %d, %v; put %v", k, id, ok, i < 1000)
 		}
-		for i, k := range keys {
-			id, ok := way.get(c, append([]byte(nil), k...))
-			if ok != (i < 1000) || ok && id != StackID(i) {
-				t.Fatalf("%s: key %q: get gives %d, %v; put %v", name, k, id, ok, i < 1000)
-			}
-		}
-		if c.len() != 1000 {
-			t.Errorf("%s: len %d, want 1000", name, c.len())
-		}
+	}
+	if c.len() != 1000 {
+		t.Errorf("len %d, want 1000", c.len())
 	}
 }
 
-// TestStackCacheFind compares findHashed, the one-pass search of
-// WebAssembly, with findMap, an APPENDS search then a map lookup per
-// candidate, on frame lists of BINGET and LONG_BINGET memo references
+// TestStackCacheFind compares findHashed, a one-pass search, with
+// findRef, an APPENDS search then a map lookup per candidate, on frame lists of BINGET and LONG_BINGET memo references
 // whose id bytes are often 'e' (a false end), with and without a cached
 // key, each followed by APPENDS and more bytes or cut short: the same end,
 // stack and verdict for each.
@@ -149,13 +139,31 @@ func TestStackCacheFind(t *testing.T) {
 				l = append(l, opBinGet, idByte())
 			}
 		}
-		if !seen[string(l)] { // putHashed and putMap differ on a second put
+		if !seen[string(l)] { // put leaves out a second key of the same hash
 			seen[string(l)] = true
 			lists = append(lists, l)
 		}
 	}
 	hashed, mapped := halfCached(lists)
 	hits, falseEnds := 0, 0
+	// findRef: each of the first maxCandidates 'e' bytes ends a
+	// candidate, the first one cached is the list; an empty candidate,
+	// one starting right after the last, ends the search.
+	findRef := func(rest []byte) (int, StackID, bool) {
+		p, from := -1, 0
+		for range maxCandidates {
+			j := bytes.IndexByte(rest[from:], opAppends)
+			if j <= 0 {
+				break
+			}
+			p = from + j
+			if id, ok := mapped[string(rest[:p])]; ok {
+				return p, id, true
+			}
+			from = p + 1
+		}
+		return p, NoStack, false
+	}
 	for i, l := range lists {
 		var rests [][]byte
 		rests = append(rests, l, append(append(append([]byte(nil), l...), opAppends), "h\x07e"[:r.IntN(4)]...))
@@ -165,9 +173,9 @@ func TestStackCacheFind(t *testing.T) {
 		rests = append(rests, append([]byte{opAppends}, l...), append(append([]byte(nil), l...), opAppends, opAppends))
 		for _, rest := range rests {
 			p1, id1, ok1 := hashed.findHashed(rest)
-			p2, id2, ok2 := mapped.findMap(rest)
+			p2, id2, ok2 := findRef(rest)
 			if p1 != p2 || id1 != id2 || ok1 != ok2 {
-				t.Fatalf("list %d, rest %q: findHashed %d, %d, %v; findMap %d, %d, %v", i, rest, p1, id1, ok1, p2, id2, ok2)
+				t.Fatalf("list %d, rest %q: findHashed %d, %d, %v; findRef %d, %d, %v", i, rest, p1, id1, ok1, p2, id2, ok2)
 			}
 			if ok1 {
 				hits++
@@ -187,14 +195,14 @@ func TestStackCacheFind(t *testing.T) {
 }
 
 // TestStackCacheLookup checks lookup's way of finding a frame list, with
-// each find (findMap, findHashed, and findLed as in WebAssembly, after ledHit as cacheLook
-// does there), against what it must find: the list ends at the first
+// each find (findHashed, find, and find after ledHit as cacheLook
+// does), against what it must find: the list ends at the first
 // APPENDS among its opcodes, and it is found if and only if its items
 // are a cached key, with that key's stack. The lists are those of
 // TestStackCacheFind (memo ids often holding 'e' bytes, up to 40 items),
 // in rests that end the list and go on, cut it short, or start with
 // APPENDS, and then in a repeated sequence; lead must have found most of
-// the hits, findLed's prediction many, and ledHit every one lead found.
+// the hits, find's prediction many, and ledHit every one lead found.
 func TestStackCacheLookup(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 7))
 	idByte := func(pe int) byte {
@@ -228,10 +236,10 @@ func TestStackCacheLookup(t *testing.T) {
 			ledHits++
 			return p, id, true
 		}
-		return ledded.findLed(rest)
+		return ledded.find(rest)
 	}
 	// want parses rest as memo references up to an APPENDS.
-	want := func(c *stackCache, rest []byte) (int, StackID, bool) {
+	want := func(rest []byte) (int, StackID, bool) {
 		q := 0
 		for q < len(rest) && rest[q] != opAppends {
 			switch rest[q] {
@@ -246,16 +254,8 @@ func TestStackCacheLookup(t *testing.T) {
 		if q >= len(rest) {
 			return -1, NoStack, false
 		}
-		if len(c.m) > 0 {
-			id, ok := c.m[string(rest[:q])]
-			return q, id, ok
-		}
-		for i, k := range c.keys {
-			if k == string(rest[:q]) {
-				return q, c.ids[i], true
-			}
-		}
-		return q, NoStack, false
+		id, ok := mapped[string(rest[:q])]
+		return q, id, ok
 	}
 	ways := []struct {
 		name string
@@ -263,10 +263,9 @@ func TestStackCacheLookup(t *testing.T) {
 		find func([]byte) (int, StackID, bool)
 		get  func([]byte) (StackID, bool)
 	}{
-		{"findMap", mapped, mapped.findMap, mapped.getMap},
-		{"findHashed", hashed, hashed.findHashed, hashed.getHashed},
-		{"findLed", hashed, hashed.findLed, hashed.getHashed},
-		{"ledHit", ledded, ledFind, ledded.getHashed},
+		{"findHashed", hashed, hashed.findHashed, hashed.get},
+		{"find", hashed, hashed.find, hashed.get},
+		{"ledHit", ledded, ledFind, ledded.get},
 	}
 	hits, led, predicted := 0, 0, 0
 	check := func(rest []byte) {
@@ -285,11 +284,11 @@ func TestStackCacheLookup(t *testing.T) {
 					p = q
 				}
 			}
-			wp, wid, wok := want(w.c, rest)
+			wp, wid, wok := want(rest)
 			if ok != wok || ok && (p != wp || id != wid) {
 				t.Fatalf("%s, rest %q: found %d, %d, %v; want %d, %d, %v", w.name, rest, p, id, ok, wp, wid, wok)
 			}
-			if ok && w.name == "findMap" {
+			if ok && w.name == "findHashed" {
 				hits++
 			}
 		}
@@ -311,7 +310,7 @@ func TestStackCacheLookup(t *testing.T) {
 			check(rest)
 		}
 	}
-	// A sequence of lists repeated, as a training loop's: findLed predicts
+	// A sequence of lists repeated, as a training loop's: find predicts
 	// the next one, which is sometimes cut short, longer, or another first
 	// frame.
 	var seq [][]byte
@@ -369,15 +368,15 @@ func b2i(b bool) int {
 	return 0
 }
 
-// halfCached returns two stack caches that know every other list of lists
-// (list i as StackID(i)): one filled by putHashed, one by putMap.
-func halfCached(lists [][]byte) (hashed, mapped *stackCache) {
-	hashed, mapped = newStackCache(), newStackCache()
+// halfCached returns a stack cache that knows every other list of lists
+// (list i as StackID(i)), and a map of the same.
+func halfCached(lists [][]byte) (*stackCache, map[string]StackID) {
+	c, m := newStackCache(), map[string]StackID{}
 	for i, l := range lists {
 		if i%2 == 0 {
-			hashed.putHashed(string(l), StackID(i))
-			mapped.putMap(string(l), StackID(i))
+			c.put(string(l), StackID(i))
+			m[string(l)] = StackID(i)
 		}
 	}
-	return hashed, mapped
+	return c, m
 }

@@ -1597,11 +1597,9 @@ func (v *vm) cacheLook(d []byte, pos, limit int) (int, StackID, bool) {
 		return 0, NoStack, false
 	}
 	v.cacheLooks++
-	if ledCache {
-		if p, id := v.stackCache.ledHit(d[pos+1 : limit]); p >= 0 {
-			v.cacheHits++
-			return p + pos + 1, id, true
-		}
+	if p, id := v.stackCache.ledHit(d[pos+1 : limit]); p >= 0 {
+		v.cacheHits++
+		return p + pos + 1, id, true
 	}
 	p, id, ok := v.stackCache.lookup(d[pos+1 : limit])
 	if !ok {
