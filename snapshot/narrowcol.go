@@ -132,7 +132,7 @@ func (c *narrowColumn[T]) free() int {
 // put appends v, the value of row i, to the last page, which has room
 // (see room): put0 then set.
 func (c *narrowColumn[T]) put(i int, v T) {
-	if !c.putNarrow(v) {
+	if !c.putNarrow(v) && !c.putWide(v) {
 		c.putSlow(i, v)
 	}
 }
@@ -156,8 +156,25 @@ func (c *narrowColumn[T]) putNarrow(v T) bool {
 	return true
 }
 
-// putSlow is put past putNarrow: a wide page, 0 or a value that widens
-// the page.
+// putWide is put's common case in a wide page (addresses that span more
+// than a narrow page does widen most pages): past the page's first
+// narrowEarly rows, which set narrowPage.early (a page's rows are
+// appended, so its length is the row's place in it), it appends v and
+// reports true, else does nothing and reports false. Inlined, as
+// putNarrow.
+func (c *narrowColumn[T]) putWide(v T) bool {
+	p := &c.pages[len(c.pages)-1]
+	n := len(p.w)
+	if n < narrowEarly {
+		return false // or narrow
+	}
+	p.w = p.w[:n+1] // room: no append
+	p.w[n] = v
+	return true
+}
+
+// putSlow is put past putNarrow and putWide: the first rows of a wide
+// page, 0 or a value that widens the page.
 func (c *narrowColumn[T]) putSlow(i int, v T) {
 	c.put0()
 	c.set(i, v)

@@ -218,14 +218,14 @@ func (e *entryStore) addRow(action uint8, addr uint64, size, time int64, stream 
 		e.roomTo = e.n + free
 	}
 	e.action.put(action)
-	if !e.addr.putNarrow(addr) {
+	if !e.addr.putNarrow(addr) && !e.addr.putWide(addr) {
 		e.addr.putSlow(e.n, addr)
 	}
-	if !e.size.putNarrow(size) {
+	if !e.size.putNarrow(size) && !e.size.putWide(size) {
 		e.size.putSlow(e.n, size)
 	}
 	e.stream.put(stream)
-	if !e.time.putNarrow(time) {
+	if !e.time.putNarrow(time) && !e.time.putWide(time) {
 		e.time.putSlow(e.n, time)
 	}
 	e.stack.put(NoStack)
