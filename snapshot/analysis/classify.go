@@ -207,28 +207,36 @@ func (d *Device) classify() {
 			}
 		}
 	})
+	// The last pass gives every allocation its rule and category. The
+	// rules of the blocks alive before the trace with no phase depend on
+	// what all the others showed (stateInTrace, optimizerInTrace); those
+	// blocks (PreTraceLive) come last, as matchSegments adds them after
+	// the replay, so the flags are complete when the pass reaches them at
+	// live: one pass, not one for the flags and one for the labels.
+	live := na
+	for live > 0 && t.origin(live-1) == PreTraceLive {
+		live--
+	}
 	stateInTrace, optimizerInTrace := false, false
 	inBlocks(na, func(blo, bhi int) {
 		for k := blo; k < bhi; k++ {
-			if o := t.origin(k); o != FromTrace {
-				// Optimizer state recognised by its stack among the blocks alive
-				// before the trace also tells the stackless ones apart.
-				stateInTrace = stateInTrace || (o == PreTraceLive && phases[k] == phaseOptimizer)
-				continue
+			if k == live {
+				// Optimizer state recognised by its stack among the blocks
+				// alive before the trace also tells the stackless ones apart.
+				for _, p := range phases[live:] {
+					stateInTrace = stateInTrace || p == phaseOptimizer
+				}
 			}
-			t.rule[k] = c.traceRule(t.start[k], t.end[k], t.stack(k), phases[k])
-			switch t.rule[k] {
-			case RuleOptimizerSurvives:
-				stateInTrace, optimizerInTrace = true, true
-			case RuleOptimizerDies:
-				optimizerInTrace = true
-			}
-		}
-	})
-	inBlocks(na, func(blo, bhi int) {
-		for k := blo; k < bhi; k++ {
-			rule, origin := t.rule[k], t.origin(k)
-			switch origin {
+			var rule Rule
+			switch origin := t.origin(k); origin {
+			case FromTrace:
+				rule = c.traceRule(t.start[k], t.end[k], t.stack(k), phases[k])
+				switch rule {
+				case RuleOptimizerSurvives:
+					stateInTrace, optimizerInTrace = true, true
+				case RuleOptimizerDies:
+					optimizerInTrace = true
+				}
 			case PreTraceFreed:
 				rule = RulePreTraceFreed
 				if phases[k] == phaseBackward {
@@ -260,8 +268,8 @@ func (d *Device) classify() {
 				workspaces = workspaces[1:]
 			}
 			cat := rules[rule].category
-			if origin == FromTrace {
-				if c, r, ok := d.labelled(int(t.start[k])); ok && !(c == OptimizerState && rule == RuleOptimizerDies) {
+			if s := t.start[k]; s >= 0 {
+				if c, r, ok := d.labelled(int(s)); ok && !(c == OptimizerState && rule == RuleOptimizerDies) {
 					cat, rule = c, r
 				}
 			}
