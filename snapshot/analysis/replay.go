@@ -221,6 +221,11 @@ type replayer struct {
 	reqBefore int
 	// pre is the pipeline's head start on classify (replayer.presite).
 	pre preSites
+	// addrs holds the addresses of the chunk that chunk (or the
+	// pipeline's match) replays, decoded once (snapshot.Values.Plain):
+	// touch and the look-ups read each. In the pipeline only its matcher
+	// (match) uses it.
+	addrs []uint64
 }
 
 // countKinds adds the entries of each kind among actions to kinds
@@ -255,10 +260,11 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 	maxSize, mode, reqBefore := r.maxSize, r.mode, r.reqBefore
 	bs, bk, bEnd := &d.buckets, r.bk, r.bEnd
 	streams := &d.traceStreams
+	addrs := ch.Addrs.Plain(&r.addrs)
 	for j, code := range ch.Actions {
 		i := base + j
 		if j%touchRun == 0 {
-			open.touch(ch.Addrs.Slice(j, min(j+touchRun, ch.Addrs.Len())))
+			open.touch(addrs[j:min(j+touchRun, len(addrs))])
 		}
 		k := min(snapshot.ActionKind(code), snapshot.KindOther)
 		if k == snapshot.KindOther {
@@ -282,14 +288,14 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 				size = 0
 				d.badSizes++
 			}
-			if o, had := open.swap(ch.Addrs.At(j), opened(d.allocs.add(int32(i), int32(n), ch.Stacks[j]), size)); had {
+			if o, had := open.swap(addrs[j], opened(d.allocs.add(int32(i), int32(n), ch.Stacks[j]), size)); had {
 				d.allocs.end[o.k] = int32(i)
 				cur -= o.bytes(&d.allocs)
 				r.doubleAlloc++
 			}
 			cur += size
 		case isFree:
-			if o, ok := open.take(ch.Addrs.At(j)); ok {
+			if o, ok := open.take(addrs[j]); ok {
 				// Freed right after its free_requested: end ^i, for
 				// splitEnds to set both, one random write fewer here.
 				e := int32(i)
@@ -311,7 +317,7 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 			// take (above) then finds what a look-up here would, and the
 			// address is looked up once (a cache miss each, the replay's
 			// biggest cost on big files).
-			addr := ch.Addrs.At(j)
+			addr := addrs[j]
 			if i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr {
 				reqBefore = i
 			} else if o, ok := open.get(addr); ok {

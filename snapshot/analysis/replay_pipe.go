@@ -107,10 +107,11 @@ func (r *replayer) presite() {
 // number the next allocation gets; match returns it after ch.
 func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int32) int32 {
 	tr, n, open, maxSize, mode := r.tr, r.n, r.open, r.maxSize, r.mode
+	addrs := ch.Addrs.Plain(&r.addrs)
 	for j, code := range ch.Actions {
 		i := base + j
 		if j%touchRun == 0 {
-			open.touch(ch.Addrs.Slice(j, min(j+touchRun, ch.Addrs.Len())))
+			open.touch(addrs[j:min(j+touchRun, len(addrs))])
 		}
 		k := min(snapshot.ActionKind(code), snapshot.KindOther)
 		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && r.isFreeName(i))
@@ -124,18 +125,18 @@ func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int
 			if size < 0 || size > maxSize {
 				size = 0
 			}
-			if prev, had := open.swap(ch.Addrs.At(j), opened(nextK, size)); had {
+			if prev, had := open.swap(addrs[j], opened(nextK, size)); had {
 				o = prev
 			}
 			nextK++
 		case isFree:
-			if prev, ok := open.take(ch.Addrs.At(j)); ok {
+			if prev, ok := open.take(addrs[j]); ok {
 				o = prev
 			} else {
 				nextK++
 			}
 		case k == snapshot.KindFreeRequested:
-			addr := ch.Addrs.At(j)
+			addr := addrs[j]
 			if i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr {
 				o.k = matchNext
 			} else if prev, ok := open.get(addr); ok {

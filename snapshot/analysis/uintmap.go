@@ -1,10 +1,6 @@
 package analysis
 
-import (
-	"unsafe"
-
-	"oomscope/snapshot"
-)
+import "unsafe"
 
 // uintMap is a map from uint64 keys (block addresses, stack summaries):
 // open addressing with linear probing in a power-of-two number of slots
@@ -115,10 +111,10 @@ func (t *uintMap[V]) take(key uint64) (v V, ok bool) {
 // theirs one after the other. The sum it returns only keeps the loads.
 //
 //go:noinline
-func (t *uintMap[V]) touch(keys snapshot.Values[uint64]) uint64 {
+func (t *uintMap[V]) touch(keys []uint64) uint64 {
 	var sum uint64
-	for j := range keys.Len() {
-		sum += t.slots[t.home(keys.At(j))].key
+	for _, key := range keys {
+		sum += t.slots[t.home(key)].key
 	}
 	return sum
 }
