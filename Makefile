@@ -99,8 +99,11 @@ bench:
 # OOMSCOPE_BENCH_SETTLE=3000 hands each file over 3 s after the page is
 # ready (default: at once), OOMSCOPE_BENCH_TASKS=1 lists the long tasks,
 # OOMSCOPE_BENCH_TRACE=1 their CPU time and when each step of the page and
-# the worker happened (one clock), OOMSCOPE_BENCH_PROFILES=DIR writes
-# CPU profiles of the page and the analysis worker.
+# the worker happened (one clock), the worker's warm-up state at the
+# hand-over and the WebAssembly compiles after it (first calls per thread,
+# functions optimised), OOMSCOPE_BENCH_PROFILES=DIR writes CPU profiles of
+# the page and the analysis worker, OOMSCOPE_BENCH_JSFLAGS passes V8 flags
+# (diagnosis only, e.g. --no-liftoff).
 bench-browser: chromium axe dist
 	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 60m -run '^$$' -bench 'Browser(Snapshot|Estimate)' -benchtime 1x ./e2e/
 

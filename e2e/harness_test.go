@@ -51,6 +51,12 @@ func TestMain(m *testing.M) {
 		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1200, 900),
 	)
+	// OOMSCOPE_BENCH_JSFLAGS passes V8 flags to Chromium, for diagnosing
+	// a benchmark (e.g. --no-liftoff: optimised WebAssembly from the
+	// start); the site never depends on them.
+	if f := os.Getenv("OOMSCOPE_BENCH_JSFLAGS"); f != "" {
+		opts = append(opts, chromedp.Flag("js-flags", f))
+	}
 	allocCtx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(allocCtx)
 	if err := chromedp.Do(ctx); err != nil {

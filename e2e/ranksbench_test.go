@@ -280,7 +280,10 @@ func startTrace(b *testing.B, tb *tab) *traceSums {
 		b.Fatal(err)
 	}
 	if _, err := chromedp.Call(tb.ctx, tracing.Start, tracing.StartParams{TransferMode: tracing.StartTransferModeReportEvents,
-		TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{"toplevel", "devtools.timeline", "blink", "v8.execute"}}}); err != nil {
+		// v8.wasm and v8.wasm.turbofan: the WebAssembly compiles
+		// (printWasmCompiles).
+		TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{"toplevel", "devtools.timeline", "blink", "v8.execute",
+			"v8.wasm", "disabled-by-default-v8.wasm.turbofan"}}}); err != nil {
 		b.Fatal(err)
 	}
 	return ts
@@ -360,4 +363,45 @@ func (ts *traceSums) print(b *testing.B, tb *tab) {
 	for _, k := range keys[:min(20, len(keys))] {
 		fmt.Printf("%8.1f ms  %s\n", ts.dur[k]/1e3, k)
 	}
+	ts.printWasmCompiles()
+}
+
+// printWasmCompiles prints, for the time traced, the CPU time of each
+// thread that ran WebAssembly (the page's main thread, the workers) and
+// what the browser spent compiling it: functions compiled on their first
+// call (baseline code, on the calling thread) and functions optimised
+// (on background threads, which share the cores with the page and the
+// workers). A first file whose hot functions the warm-ups left to be
+// optimised shows many optimising compiles here.
+func (ts *traceSums) printWasmCompiles() {
+	names := map[int64]string{}
+	for _, e := range ts.evs {
+		if e.Ph == "M" && e.Name == "thread_name" {
+			names[e.Tid], _ = e.Args["name"].(string)
+		}
+	}
+	cpu := map[int64]float64{}
+	lazy := map[int64][2]float64{} // count, CPU µs
+	var opt, optCPU float64
+	for _, e := range ts.evs {
+		if e.Ph != "X" {
+			continue
+		}
+		switch e.Name {
+		case "ThreadControllerImpl::RunTask", "RunTask":
+			cpu[e.Tid] += e.TDur
+		case "wasm.CompileLazy":
+			l := lazy[e.Tid]
+			lazy[e.Tid] = [2]float64{l[0] + 1, l[1] + e.TDur}
+		case "V8.WasmOptimization":
+			opt++
+			optCPU += e.TDur
+		}
+	}
+	var parts []string
+	for tid, l := range lazy {
+		parts = append(parts, fmt.Sprintf("%s %d: %.0f ms of CPU, %.0f first-call compiles (%.1f ms)", names[tid], tid, cpu[tid]/1e3, l[0], l[1]/1e3))
+	}
+	sort.Strings(parts)
+	fmt.Printf("wasm: %.0f functions optimised (%.0f ms of CPU on background threads); %s\n", opt, optCPU/1e3, strings.Join(parts, "; "))
 }

@@ -171,6 +171,9 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 					trace = startTrace(b, tb)
 					evalJS[bool](tb, `(window.__oomscopeMarks = {}, document.addEventListener("change", () => { window.__oomscopeMarks.change = performance.timeOrigin + performance.now(); }, true), true)`)
 				}
+				if trace != nil {
+					b.Logf("%s: worker warm-up at the hand-over: %s", in.name, workerWarm(b, tb))
+				}
 				tb.uploadFile("#snap-file", in.path)
 				if ready, msg := snapshotOutcome(tb, 10*time.Minute); !ready {
 					// Reported in the table (the page failed), not fatal:
@@ -269,6 +272,19 @@ func printMarks(b *testing.B, tb *tab, name string) {
 		fmt.Fprintf(&sb, " %s %.0f;", a.name, a.ms)
 	}
 	b.Logf("%s marks (ms after hand-over):%s", name, sb.String())
+}
+
+// workerWarm says how far the analysis worker's warm-up got
+// (self.__oomscopeWarm: running, done, stopped, failed: ...; undefined
+// before the page asks for it).
+func workerWarm(b *testing.B, tb *tab) string {
+	wctx, cancel := analysisWorker(b, tb)
+	defer cancel()
+	v, err := chromedp.Run(wctx, chromedp.Evaluate[string](`String(self.__oomscopeWarm)`))
+	if err != nil {
+		b.Fatalf("reading the worker's warm-up state: %v", err)
+	}
+	return v
 }
 
 // analysisWorker attaches to the tab's analysis worker (the worker that
