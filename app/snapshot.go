@@ -524,7 +524,12 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			if err == nil && r.Type == load.ResponseResult && r.Result != nil {
 				// The timeline too, in a task of its own: the result's
 				// first frame then shows it with the answer.
+				// Its drawing parsed too (preparseSVG): the frame
+				// then only puts it in the page.
 				m.first = newFirstChart(r.Result, p.unit)
+				if m.first != nil && m.first.chart != nil {
+					preparseSVG(m.first.chart.SVG)
+				}
 				timeMark("chart")
 				nextTask(0)
 			}
@@ -713,6 +718,7 @@ func (p *SnapshotPage) addDiagnosis(ctx app.Context, dg *load.Diagnosis) {
 		if shade {
 			nextTask(0)
 			c = withPhaseShades(old, &res.Devices[dev])
+			preparseSVG(c.ShadesSVG)
 		}
 		shown := make(chan struct{})
 		ctx.Dispatch(func(ctx app.Context) {

@@ -186,10 +186,11 @@ func (p *SnapshotPage) renderTimeline(d *analysis.DeviceReport) app.UI {
 	}
 	// The shades are an SVG of their own behind the timeline's, in their
 	// place before they come (slot): added with the diagnosis, they are
-	// parsed alone, and the timeline stays as drawn.
+	// parsed alone, and the timeline stays as drawn. Both are parsed ahead
+	// when they can be (svgDrawing).
 	overlay := []app.UI{
-		slot(c.ShadesSVG != "", func() app.UI { return app.Raw(c.ShadesSVG) }),
-		app.Raw(c.SVG),
+		slot(c.ShadesSVG != "", func() app.UI { return &svgDrawing{SVG: c.ShadesSVG} }),
+		&svgDrawing{SVG: c.SVG},
 	}
 	for _, tk := range c.Ticks {
 		overlay = append(overlay, app.Span().Class("snap-ytick").Style("top", chart.Percent(tk.Y)).Text(tk.Label))

@@ -95,7 +95,12 @@ func warmRender(r *load.Result, st *analysis.State, u bytesize.Unit) {
 	}
 	wp.stateIndex = st.Index
 	for _, draw := range []func(){
-		func() { wp.chart = deviceChart(d, d.Timeline, d.SiteSeries, u) },
+		func() {
+			wp.chart = deviceChart(d, d.Timeline, d.SiteSeries, u)
+			if wp.chart != nil {
+				parseSVG(wp.chart.SVG) // preparseSVG's code
+			}
+		},
 		func() { wp.renderResults(); wp.renderCards(d); wp.renderTimeline(d) },
 		func() {
 			renderDiagnosing()

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"oomscope/bytesize"
 	"oomscope/diagchart"
 	"oomscope/estimator"
 	"oomscope/fixes"
+	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/chart"
 	"oomscope/snapshot/gen"
 )
 
@@ -226,13 +230,41 @@ func TestSnapshotTimelineDrawnOnce(t *testing.T) {
 	if len(wantFixes) <= 3 || !slices.Equal(fixes, wantFixes) {
 		t.Errorf("fixes listed %v, want the analysis's %v (more than the 3 shown open)", fixes, wantFixes)
 	}
+	requireDrawingIs(t, tb, want, bytesize.Binary, "the result")
 	tb.click("#snap-copy")
 	poll[bool](tb, `!!document.getElementById("snap-markdown")`, 10*time.Second)
 	if !evalJS[bool](tb, same) {
 		t.Error("the timeline was drawn again when the report was copied")
 	}
 	tb.assertNoErrorBanner("after the copy")
+	// In GB the axis's round ticks, so the drawing's grid, change: the
+	// drawing shown is the new one.
+	switchToGB(t, tb)
+	requireDrawingIs(t, tb, want, bytesize.Decimal, "a switch to GB")
+	tb.assertNoErrorBanner("after the switch to GB")
 	tb.assertClean()
+}
+
+// requireDrawingIs checks that the timeline's drawing shown is, element
+// for element and attribute for attribute, the SVG that package chart
+// draws of device d's whole timeline in unit u, as the browser's HTML
+// parser reads it (the page parses it ahead, outside go-app's frame, and
+// moves it into an <svg> of go-app's).
+func requireDrawingIs(t *testing.T, tb *tab, d analysis.DeviceReport, u bytesize.Unit, after string) {
+	t.Helper()
+	c := chart.NewTimeline(d.Timeline, d.SiteSeries, chart.Options{Unit: u, Peak: d.PeakIndex})
+	if c == nil {
+		t.Fatal("no timeline to draw")
+	}
+	js, _ := json.Marshal(c.SVG)
+	if !evalJS[bool](tb, `(() => {
+		const shown = document.querySelector(`+"`"+drawingSel+"`"+`);
+		const box = document.createElement("div");
+		box.innerHTML = `+string(js)+`;
+		return !!shown && shown.namespaceURI === "http://www.w3.org/2000/svg" && box.firstElementChild.isEqualNode(shown);
+	})()`) {
+		t.Errorf("after %s, the timeline's drawing is not package chart's SVG of the device's timeline in %s", after, map[bytesize.Unit]string{bytesize.Binary: "GiB", bytesize.Decimal: "GB"}[u])
+	}
 }
 
 // TestEstimateFixCode checks that the estimator's fix ladder shows each
