@@ -286,6 +286,7 @@ func (p *SnapshotPage) onDrop(ctx app.Context, e app.Event) {
 		break
 	}
 	p.openFiles(ctx, files, folder)
+	p.drawLater(ctx)
 }
 
 func (p *SnapshotPage) onPick(ctx app.Context, e app.Event) {
@@ -298,6 +299,24 @@ func (p *SnapshotPage) onPick(ctx app.Context, e app.Event) {
 	files, folder := filesOf(list)
 	p.openFiles(ctx, files, folder)
 	ctx.JSSrc().Set("value", "") // choosing the same file again fires change again
+	p.drawLater(ctx)
+}
+
+// drawLater draws the page in a browser task after the event's, once a
+// file is handed to the worker: the hand-over's task then does not also
+// draw the progress line. go-app draws an update at its next frame, due
+// 8 ms after the event, and a frame due while Go still runs is drawn in
+// the same browser task: the hand-over's own work (the files, the
+// request, postMessage) takes about that long.
+func (p *SnapshotPage) drawLater(ctx app.Context) {
+	if p.phase != snapReading || !app.IsClient {
+		return
+	}
+	ctx.PreventUpdate()
+	ctx.Async(func() {
+		nextTask(0)
+		ctx.Dispatch(nil)
+	})
 }
 
 // read hands the file to the worker, which reads, decodes and analyses it.
