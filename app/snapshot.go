@@ -516,6 +516,14 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		// with its reading and drawing took 64 ms of the main thread.
 		small := diagnosis && len(js)+bufsLen(bufs) < 64<<10
 		go func() {
+			if diagnosis && !small && before != nil {
+				// A big diagnosis is read once its result is drawn:
+				// read meanwhile, its slices shared the tasks of the
+				// result's reading and frame (a sixth of the 55 MB
+				// distinct-stacks file's result frame was its steps).
+				<-before
+				before = nil
+			}
 			// Parsing runs outside the UI goroutine's frame: parsing and
 			// rendering then take two tasks, and the browser can draw
 			// between them. A large answer is parsed in a task of its own
@@ -567,13 +575,16 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 				// a collection started earlier ran in that frame's task
 				// (20-30 ms of its 50 on a 55 MB file).
 				<-drawn
-				// The diagnosis, if it came meanwhile, is handed over now,
-				// once the result is drawn: go-app then draws it at its
-				// next frame, a task of its own. Handed over as soon as the
-				// result was, both were drawn in one frame (52 ms of CPU on
-				// the 3.2 MB real file).
-				close(sent)
+				// The diagnosis, if it came meanwhile, is handed over
+				// once the result is drawn and painted: go-app then draws
+				// it at its next frame, a task of its own. Handed over as
+				// soon as the result was, both were drawn in one frame
+				// (52 ms of CPU on the 3.2 MB real file); handed over in
+				// the result's frame, its update and, on a loaded machine,
+				// its drawing too (go-app's next frame is due 8 ms later)
+				// joined that task (39 ms of CPU).
 				afterFrame()
+				close(sent)
 				if hold != nil {
 					select {
 					case <-hold:
@@ -737,7 +748,13 @@ func (p *SnapshotPage) addDiagnosis(ctx app.Context, dg *load.Diagnosis) {
 		if shade {
 			nextTask(0)
 			c = withPhaseShades(old, &res.Devices[dev])
-			preparseSVG(c.ShadesSVG)
+			if c.ShadesSVG != "" {
+				// Parsed in a task of their own: the ~1,000 shades of
+				// the 55 MB distinct-stacks file (70 KB, a <title>
+				// each) take 14 ms to lay out and as long to parse.
+				nextTask(0)
+				preparseSVG(c.ShadesSVG)
+			}
 		}
 		shown := make(chan struct{})
 		ctx.Dispatch(func(ctx app.Context) {
