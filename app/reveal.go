@@ -12,23 +12,27 @@ const narrowScreen = "(max-width: 720px)"
 // or an example, the answer is then what the user sees. On wide screens the
 // answer sits beside or just under the inputs and nothing moves.
 func revealOnNarrow(ctx app.Context, id string) {
-	ctx.Defer(func(app.Context) {
-		w := app.Window()
-		if !w.Call("matchMedia", narrowScreen).Get("matches").Bool() {
-			return
-		}
-		el := w.GetElementByID(id)
-		if !el.Truthy() {
-			return
-		}
-		top := el.Call("getBoundingClientRect").Get("top").Float()
-		if top >= 0 && top < 0.5*w.Get("innerHeight").Float() {
-			return
-		}
-		opts := map[string]any{"block": "start"}
-		if !w.Call("matchMedia", "(prefers-reduced-motion: reduce)").Get("matches").Bool() {
-			opts["behavior"] = "smooth"
-		}
-		el.Call("scrollIntoView", opts)
-	})
+	ctx.Defer(func(app.Context) { revealNow(id) })
+}
+
+// revealNow scrolls the element with the given id as revealOnNarrow says,
+// now.
+func revealNow(id string) {
+	w := app.Window()
+	if !w.Call("matchMedia", narrowScreen).Get("matches").Bool() {
+		return
+	}
+	el := w.GetElementByID(id)
+	if !el.Truthy() {
+		return
+	}
+	top := el.Call("getBoundingClientRect").Get("top").Float()
+	if top >= 0 && top < 0.5*w.Get("innerHeight").Float() {
+		return
+	}
+	opts := map[string]any{"block": "start"}
+	if !w.Call("matchMedia", "(prefers-reduced-motion: reduce)").Get("matches").Bool() {
+		opts["behavior"] = "smooth"
+	}
+	el.Call("scrollIntoView", opts)
 }
