@@ -256,15 +256,23 @@ func requireDrawingIs(t *testing.T, tb *tab, d analysis.DeviceReport, u bytesize
 	if c == nil {
 		t.Fatal("no timeline to draw")
 	}
-	js, _ := json.Marshal(c.SVG)
-	if !evalJS[bool](tb, `(() => {
-		const shown = document.querySelector(`+"`"+drawingSel+"`"+`);
+	if !svgShownIs(tb, drawingSel, c.SVG) {
+		t.Errorf("after %s, the timeline's drawing is not package chart's SVG of the device's timeline in %s", after, map[bytesize.Unit]string{bytesize.Binary: "GiB", bytesize.Decimal: "GB"}[u])
+	}
+}
+
+// svgShownIs says whether the element sel is an SVG element equal
+// (isEqualNode: the same elements, attributes and text) to markup as the
+// browser's HTML parser reads it.
+func svgShownIs(tb *tab, sel, markup string) bool {
+	tb.t.Helper()
+	js, _ := json.Marshal(markup)
+	return evalJS[bool](tb, `(() => {
+		const shown = document.querySelector(`+"`"+sel+"`"+`);
 		const box = document.createElement("div");
 		box.innerHTML = `+string(js)+`;
 		return !!shown && shown.namespaceURI === "http://www.w3.org/2000/svg" && box.firstElementChild.isEqualNode(shown);
-	})()`) {
-		t.Errorf("after %s, the timeline's drawing is not package chart's SVG of the device's timeline in %s", after, map[bytesize.Unit]string{bytesize.Binary: "GiB", bytesize.Decimal: "GB"}[u])
-	}
+	})()`)
 }
 
 // TestEstimateFixCode checks that the estimator's fix ladder shows each

@@ -14,6 +14,7 @@ import (
 
 	"oomscope/bytesize"
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/chart"
 	"oomscope/snapshot/gen"
 	"oomscope/snapshot/load"
 )
@@ -130,6 +131,17 @@ func TestSnapshotPage(t *testing.T) {
 	if st := tb.text("#snap-state"); !strings.Contains(st, bytesize.Format(want.FragmentationAtPeak.LargestFreeBlockBytes, bytesize.Binary)) {
 		t.Errorf("state view lacks the largest free block %d: %q", want.FragmentationAtPeak.LargestFreeBlockBytes, st)
 	}
+	// Its segments are package chart's drawing of the worker's state (the
+	// same limits), element for element (drawn and parsed with the state's
+	// message, moved into the page by its frame).
+	segmentsAre := func(i int, what string) {
+		t.Helper()
+		st := a.Devices[0].StateAt(i, load.StateSegments, load.StateSites)
+		if !svgShownIs(tb, "#snap-state svg.snap-segs-svg", chart.SegmentsSVG(&st, bytesize.Binary)) {
+			t.Errorf("%s: the segments drawn after entry %d are not package chart's SVG of the state", what, i)
+		}
+	}
+	segmentsAre(want.PeakIndex, "at the peak")
 
 	// Hover shows the details; a click shows the state at that moment,
 	// which must match the analysis at the same index.
@@ -173,6 +185,7 @@ func TestSnapshotPage(t *testing.T) {
 		if got := evalJS[string](tb, `document.getElementById("snap-index").value`); got != strconv.Itoa(i) {
 			t.Errorf("%s: the entry field shows %q, want %d", what, got, i)
 		}
+		segmentsAre(i, what)
 	}
 	entries := want.Entries
 	tb.click(`#snap-state .snap-toolbar button:nth-of-type(3)`) // End
