@@ -40,12 +40,13 @@ func WithRecentLazyStacks(opt *Options, bits int) *Options {
 // IndexAppends is indexAppends, for its test.
 var IndexAppends = indexAppends
 
-// SetDedupeGroup sets how many stacks the merge of lazy stacks scatters at
-// a time, and returns a function that restores it.
-func SetDedupeGroup(n int32) (restore func()) {
-	old := dedupeGroup
-	dedupeGroup = n
-	return func() { dedupeGroup = old }
+// SetDedupeFragBits sets how many bits of a hash's fragment the merge of
+// lazy stacks compares in a bucket, and returns a function that restores
+// it.
+func SetDedupeFragBits(n int) (restore func()) {
+	old := dedupeFragMask
+	dedupeFragMask = 1<<n - 1
+	return func() { dedupeFragMask = old }
 }
 
 // WithStackWorker returns a copy of opt that adds lazy stacks on a second
@@ -215,8 +216,8 @@ func WithSharedSeed(opt *Options) *Options {
 	return &o
 }
 
-// SetDedupeTwoMin sets from how many stacks the merge of lazy stacks
-// searches on two goroutines.
+// SetDedupeTwoMin sets from how many stacks the merge of lazy stacks runs
+// on two goroutines.
 func SetDedupeTwoMin(n int) (restore func()) {
 	old := dedupeTwoMin
 	dedupeTwoMin = n

@@ -131,20 +131,27 @@ func lazyInputs(t *testing.T, real ...string) map[string][]byte {
 // that most repeats become new stacks merged once the file is read: the
 // snapshot must equal the one decoded with every stack held, and every
 // entry must have the stack ID it has when repeats are merged as met.
-// Without the stack goroutine, the merge runs with its default group of
-// stacks, with groups of 7 (many passes over the hashes) and on two
-// goroutines (dedupeTwo: each scatters and searches half); with it, the
+// Without the stack goroutine, the merge runs with its default fragments
+// of hashes, with fragments of 2 bits (most stacks of a bucket then share
+// a fragment with an earlier one, and are looked up by ID) and on two
+// goroutines (each scatters and searches half); with it, the
 // merge looks only at stacks whose hash's slot was hit twice, with the
 // slots for the input's size and with 64 slots (every stack a candidate).
 func TestLazyStacksMergedAfterReading(t *testing.T) {
 	t.Run("default groups", func(t *testing.T) { testLazyStacksMergedAfterReading(t, false) })
-	t.Run("groups of 7", func(t *testing.T) {
-		defer snapshot.SetDedupeGroup(7)()
+	t.Run("fragments of 2 bits", func(t *testing.T) {
+		defer snapshot.SetDedupeFragBits(2)()
 		testLazyStacksMergedAfterReading(t, false)
 	})
 	t.Run("on two goroutines", func(t *testing.T) {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 		defer snapshot.SetDedupeTwoMin(0)()
+		testLazyStacksMergedAfterReading(t, false)
+	})
+	t.Run("on two goroutines, fragments of 2 bits", func(t *testing.T) {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+		defer snapshot.SetDedupeTwoMin(0)()
+		defer snapshot.SetDedupeFragBits(2)()
 		testLazyStacksMergedAfterReading(t, false)
 	})
 	t.Run("stack goroutine", func(t *testing.T) { testLazyStacksMergedAfterReading(t, true) })

@@ -583,90 +583,34 @@ func (t *Stacks) dedupeLazy() (rep []StackID, from StackID) {
 }
 
 // dedupeFrom is dedupeLazy for the stacks from ID from on. They are
-// bucketed by the top bits of their hash (a counting pass, then scatter
-// passes, sequential but for 4096 write streams), and each bucket is
-// searched with a small table that stays in cache: no probe of a table
-// the size of the file per stack. A bucket keeps 32 more bits of each
-// hash (8 bytes a stack with the ID; the whole hash is compared only when
-// those match), and at most dedupeGroup stacks are scattered at a time
-// (one pass over the hashes per group of buckets), so that merging takes
-// little memory besides the hashes. With a second core and many stacks,
-// dedupeTwo does the same on two goroutines.
+// bucketed by the top bits of their hash: a counting pass, then one
+// scatter pass (sequential but for 4096 write streams) that writes 32 more
+// bits of each hash, its fragment, at the stack's place in its bucket (4
+// bytes a stack: a bucket's stacks in ID order). Each bucket is searched
+// with a small table that stays in cache (no probe of a table the size of
+// the file per stack) for fragments met before. Only the stacks of a
+// fragment met twice in a bucket can merge: a pass over the hashes finds
+// their IDs (none on most files of distinct stacks, a few on others: 44
+// bits of 64) and mergeCandidates merges them. With a second core and
+// many stacks, two goroutines each count and scatter half the stacks (by
+// ID) and search half the buckets: the same merges.
 func (t *Stacks) dedupeFrom(from int) []StackID {
 	if t.seen != nil {
 		return t.dedupeSeen(from)
 	}
 	m := t.count - from
+	workers := 1
 	if m >= dedupeTwoMin && Concurrent() {
-		return t.dedupeTwo(from)
+		workers = 2
 	}
-	start := make([]int32, dedupeBuckets+1)
-	t.eachHash(from, t.count, func(_ int, hs []uint64) {
-		for _, h := range hs {
-			start[h>>(64-dedupeBucketBits)+1]++
-		}
-	})
-	for b := 1; b < len(start); b++ {
-		start[b] += start[b-1]
+	// Worker w counts and scatters IDs [ids[w], ids[w+1]).
+	ids := make([]int, workers+1)
+	for w := range ids {
+		ids[w] = from + w*m/workers
 	}
-	// Groups of buckets [b0, b1) of at most dedupeGroup stacks, or half
-	// the stacks (at most two passes over the hashes, whatever their
-	// number: 8 bytes of scratch a stack of a group), or one bucket.
-	group := max(dedupeGroup, int32(m/2+1))
-	var groups [][2]int
-	var most int32 // stacks of the largest group
-	for b0 := 0; b0 < dedupeBuckets; {
-		b1 := b0 + 1
-		for b1 < dedupeBuckets && start[b1+1]-start[b0] <= group {
-			b1++
-		}
-		groups = append(groups, [2]int{b0, b1})
-		most = max(most, start[b1]-start[b0])
-		b0 = b1
-	}
-	fill := new([dedupeBuckets]int32)
-	// rep[id-from] is the stack a stack merges into (made at the first
-	// merge; until then every stack is its own).
-	var rep []StackID
-	merge := func(x, y StackID) {
-		if rep == nil {
-			rep = identityFrom(from, m)
-		}
-		rep[int(x)-from] = y
-	}
-	// The scratch of the largest group at once: a later group larger than
-	// the first would otherwise leave the first one's as garbage (32 MB
-	// on the distinct 1 GiB file), which memory never given back (a
-	// browser worker) keeps.
-	hids := make([]uint64, most)
-	var slots []int32
-	for _, g := range groups {
-		base := start[g[0]]
-		for b := g[0]; b < g[1]; b++ {
-			fill[b] = start[b] - base
-		}
-		t.scatterBuckets(g[0], g[1], from, t.count, fill, hids, -1)
-		t.searchBuckets(g[0], g[1], start, base, hids, &slots, merge)
-	}
-	return t.renumber(rep, from)
-}
-
-// dedupeTwo is dedupeFrom on two goroutines, with the same merges: each
-// counts the buckets of half the stacks (by ID), then for each of two
-// groups of buckets (halves of the stacks) each scatters its half of the
-// stacks into the group's scratch, after the other half's in a bucket
-// for the second (so that a bucket is still in ID order), and each
-// searches half the group's buckets. Each hash is read three times (one
-// count, one scatter a group), by one goroutine; dedupeFrom's groups of a
-// quarter on a goroutine each read every hash once per group (4 or 5
-// passes on each core). The scratch is the same: 8 bytes a stack of
-// half the stacks.
-func (t *Stacks) dedupeTwo(from int) []StackID {
-	m := t.count - from
-	ids := [3]int{from, from + m/2, t.count} // worker w scatters IDs [ids[w], ids[w+1])
-	var counts [2][]int32
-	inParallel(2, func(w int) {
-		c := make([]int32, dedupeBuckets)
+	counts := make([]*[dedupeBuckets]int32, workers)
+	inParallel(workers, func(w int) {
+		c := new([dedupeBuckets]int32)
 		t.eachHash(ids[w], ids[w+1], func(_ int, hs []uint64) {
 			for _, h := range hs {
 				c[h>>(64-dedupeBucketBits)]++
@@ -674,69 +618,141 @@ func (t *Stacks) dedupeTwo(from int) []StackID {
 		})
 		counts[w] = c
 	})
+	// Bucket b's stacks are frags[start[b]:start[b+1]], worker w's from
+	// first[w][b] on.
 	start := make([]int32, dedupeBuckets+1)
-	for b := range dedupeBuckets {
-		start[b+1] = start[b] + counts[0][b] + counts[1][b]
+	first := make([]*[dedupeBuckets]int32, workers)
+	for w := range first {
+		first[w] = new([dedupeBuckets]int32)
 	}
-	// Two groups of buckets cut where half the stacks are, each searched
-	// in two halves cut the same way: cut(lo, hi, n) is the first bucket
-	// from lo on (at most hi) with at least n stacks from bucket lo's
-	// start before it.
-	cut := func(lo, hi int, n int32) int {
-		b := lo
-		for b < hi && start[b]-start[lo] < n {
+	for b := range dedupeBuckets {
+		n := start[b]
+		for w, c := range counts {
+			first[w][b] = n
+			n += c[b]
+		}
+		start[b+1] = n
+	}
+	frags := make([]uint32, m)
+	mask := dedupeFragMask
+	inParallel(workers, func(w int) {
+		fill := *first[w]
+		t.eachHash(ids[w], ids[w+1], func(_ int, hs []uint64) {
+			for _, h := range hs {
+				f := &fill[h>>(64-dedupeBucketBits)]
+				frags[*f] = uint32(h) & mask
+				*f++
+			}
+		})
+	})
+	// Each worker searches the buckets of about half the stacks; pairs
+	// holds the places of a stack whose fragment was met before in its
+	// bucket and of the first stack of that fragment.
+	cuts := make([]int, workers+1)
+	cuts[workers] = dedupeBuckets
+	for w, b := 1, 0; w < workers; w++ {
+		for b < dedupeBuckets && int(start[b]) < w*m/workers {
 			b++
 		}
-		return b
+		cuts[w] = b
 	}
-	groups := [][2]int{{0, dedupeBuckets}}
-	if h := max(1, cut(0, dedupeBuckets, int32(m/2))); h < dedupeBuckets {
-		groups = [][2]int{{0, h}, {h, dedupeBuckets}}
+	pairs := make([][]int32, workers)
+	inParallel(workers, func(w int) {
+		pairs[w] = searchFrags(frags, start, cuts[w], cuts[w+1])
+	})
+	var places []int32
+	for _, p := range pairs {
+		places = append(places, p...)
 	}
-	var most int32 // stacks of the largest group
-	for _, g := range groups {
-		most = max(most, start[g[1]]-start[g[0]])
-	}
-	hids := make([]uint64, most+16)
-	var fills [2]*[dedupeBuckets]int32
-	var slots [2][]int32
-	var merges [2][][2]StackID
-	for _, g := range groups {
-		base := start[g[0]]
-		mid := cut(g[0], g[1], (start[g[1]]-base)/2)
-		inParallel(2, func(w int) {
-			if fills[w] == nil {
-				fills[w] = new([dedupeBuckets]int32)
-			}
-			fill := fills[w]
-			for b := g[0]; b < g[1]; b++ {
-				fill[b] = start[b] - base
-				if w == 1 {
-					fill[b] += counts[0][b]
-				}
-			}
-			t.scatterBuckets(g[0], g[1], ids[w], ids[w+1], fill, hids, most+8*int32(w))
-		})
-		inParallel(2, func(w int) {
-			b0, b1 := g[0], mid
-			if w == 1 {
-				b0, b1 = mid, g[1]
-			}
-			t.searchBuckets(b0, b1, start, base, hids, &slots[w], func(x, y StackID) {
-				merges[w] = append(merges[w], [2]StackID{x, y})
-			})
-		})
+	if len(places) == 0 {
+		return nil
 	}
 	var rep []StackID
-	for _, ms := range merges {
-		for _, xy := range ms {
-			if rep == nil {
-				rep = identityFrom(from, m)
-			}
-			rep[int(xy[0])-from] = xy[1]
+	for _, xy := range t.mergeCandidates(t.placeIDs(places, ids, first)) {
+		if rep == nil {
+			rep = identityFrom(from, m)
 		}
+		rep[int(xy[0])-from] = xy[1]
 	}
 	return t.renumber(rep, from)
+}
+
+// searchFrags returns, for each stack of buckets [b0, b1) (bucket b's
+// fragments are frags[start[b]:start[b+1]]) whose fragment was met before
+// in its bucket, its place and the place of the first stack of that
+// fragment.
+func searchFrags(frags []uint32, start []int32, b0, b1 int) []int32 {
+	var pairs []int32
+	var slots []int32
+	for b := b0; b < b1; b++ {
+		lo, hi := int(start[b]), int(start[b+1])
+		if hi-lo < 2 {
+			continue
+		}
+		size := 4
+		for size < 2*(hi-lo) {
+			size *= 2
+		}
+		if cap(slots) < size {
+			slots = make([]int32, size)
+		}
+		slots := slots[:size]
+		clear(slots)
+		mask := size - 1
+		fs := frags[lo:hi]
+		for k, f := range fs {
+			j := int(f) & mask
+			for slots[j] != 0 && fs[slots[j]-1] != f {
+				j = (j + 1) & mask
+			}
+			if slots[j] == 0 {
+				slots[j] = int32(k + 1)
+			} else {
+				pairs = append(pairs, int32(lo+k), int32(lo)+slots[j]-1)
+			}
+		}
+	}
+	return pairs
+}
+
+// placeIDs returns, in ID order, the IDs of the stacks at places (in
+// dedupeFrom's scatter, by the workers of ids and first; a place may
+// be there more than once): a pass over the hashes.
+func (t *Stacks) placeIDs(places []int32, ids []int, first []*[dedupeBuckets]int32) []int32 {
+	slices.Sort(places)
+	places = slices.Compact(places)
+	found := make([]int32, len(places))
+	inParallel(len(first), func(w int) {
+		// want[b]: the next place to find from bucket b's fill on
+		// (one of a later bucket is never reached; -1: none), next[b]:
+		// its index in places.
+		fill := *first[w]
+		want, next := new([dedupeBuckets]int32), new([dedupeBuckets]int32)
+		for b := range dedupeBuckets {
+			i, _ := slices.BinarySearch(places, fill[b])
+			next[b], want[b] = int32(i), -1
+			if i < len(places) {
+				want[b] = places[i]
+			}
+		}
+		t.eachHash(ids[w], ids[w+1], func(id int, hs []uint64) {
+			for k, h := range hs {
+				b := h >> (64 - dedupeBucketBits)
+				if fill[b] == want[b] {
+					i := next[b]
+					found[i] = int32(id + k)
+					i++
+					next[b], want[b] = i, -1
+					if int(i) < len(places) {
+						want[b] = places[i]
+					}
+				}
+				fill[b]++
+			}
+		})
+	})
+	slices.Sort(found)
+	return found
 }
 
 // identityFrom returns the n stack IDs from ID from on, in order.
@@ -934,91 +950,6 @@ var seenBitsFor = func(size int64) int {
 	return min(max(bits.Len64(uint64(size/32)), 16), 25)
 }
 
-// scatterBuckets writes, for each stack of IDs [lo, hi) whose hash is in
-// buckets [b0, b1), its hash's low 32 bits << 32 | its ID at hids[fill[b]]
-// (b: its bucket), and advances fill[b]: a bucket's stacks in ID order
-// (one array: one write a stack). With a sink (>= 0, a slot of hids past
-// the group's) the other stacks are written there instead of skipped: no
-// branch that half the stacks mispredict (dedupeTwo's two scatters: 112
-// -> 75 ms of CPU on the distinct 1 GiB file); without, the loop is the
-// one the browser's merge has always run.
-func (t *Stacks) scatterBuckets(b0, b1, lo, hi int, fill *[dedupeBuckets]int32, hids []uint64, sink int32) {
-	if sink < 0 {
-		t.eachHash(lo, hi, func(id int, page []uint64) {
-			for k, h := range page {
-				// b0 <= b < b1 in one comparison.
-				if b := uint(h >> (64 - dedupeBucketBits)); b-uint(b0) < uint(b1-b0) {
-					f := &fill[b]
-					hids[*f] = h<<32 | uint64(uint32(id+k))
-					*f++
-				}
-			}
-		})
-		return
-	}
-	for b := range fill {
-		if b < b0 || b >= b1 {
-			fill[b] = sink
-		}
-	}
-	t.eachHash(lo, hi, func(id int, page []uint64) {
-		for k, h := range page {
-			b := h >> (64 - dedupeBucketBits)
-			in := int32(0)
-			if b-uint64(b0) < uint64(b1-b0) {
-				in = 1
-			}
-			f := fill[b]
-			hids[f] = h<<32 | uint64(uint32(id+k))
-			fill[b] = f + in
-		}
-	})
-}
-
-// searchBuckets merges the same stacks among those of buckets [b0, b1),
-// scattered in hids (bucket b at [start[b]-base, start[b+1]-base), in ID
-// order), calling merge(x, y) for a stack x that is the same as the
-// earlier stack y, which is kept. *slots is its table, grown as needed.
-func (t *Stacks) searchBuckets(b0, b1 int, start []int32, base int32, hids []uint64, slots *[]int32, merge func(x, y StackID)) {
-	for b := b0; b < b1; b++ {
-		lo, hi := int(start[b]-base), int(start[b+1]-base)
-		if hi-lo < 2 {
-			continue
-		}
-		size := 4
-		for size < 2*(hi-lo) {
-			size *= 2
-		}
-		if cap(*slots) < size {
-			*slots = make([]int32, size)
-		}
-		slots := (*slots)[:size]
-		clear(slots)
-		mask := size - 1
-		for k := lo; k < hi; k++ {
-			h, x := uint32(hids[k]>>32), StackID(uint32(hids[k]))
-			j := int(h) & mask
-			merged := false
-			for ; slots[j] != 0; j = (j + 1) & mask {
-				y := int(slots[j]) - 1
-				if uint32(hids[y]>>32) != h {
-					continue
-				}
-				yid := StackID(uint32(hids[y]))
-				if t.hashes.at(int(x)) == t.hashes.at(int(yid)) && t.Depth(x) == t.Depth(yid) &&
-					(t.Lazy(x) || t.Lazy(yid) || slices.Equal(t.MustFrames(x), t.MustFrames(yid))) {
-					merge(x, yid)
-					merged = true
-					break
-				}
-			}
-			if !merged {
-				slots[j] = int32(k + 1)
-			}
-		}
-	}
-}
-
 // eachHash calls f with the hashes of the stacks of IDs [from, to), a
 // page (or its part) at a time, and the ID of the first.
 func (t *Stacks) eachHash(from, to int, f func(id int, hs []uint64)) {
@@ -1041,12 +972,12 @@ const (
 	dedupeBuckets    = 1 << dedupeBucketBits
 )
 
-// dedupeGroup bounds the stacks dedupeFrom scatters at a time (8 MiB),
-// unless that takes more than two passes over the hashes.
-var dedupeGroup int32 = 1 << 20
+// dedupeFragMask keeps the bits of a hash's fragment in dedupeFrom (tests
+// keep few, so that many fragments are met twice).
+var dedupeFragMask uint32 = 1<<32 - 1
 
-// dedupeTwoMin is the number of stacks from which dedupeFrom searches on
-// two goroutines.
+// dedupeTwoMin is the number of stacks from which dedupeFrom runs on two
+// goroutines.
 var dedupeTwoMin = 1 << 20
 
 // stackRecBytes is what one stack costs besides its frames: its record
