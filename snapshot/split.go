@@ -782,13 +782,7 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 		})
 	}
 	if len(smap) > 0 {
-		e.stream.each(r0, e.n, func(s []uint16) {
-			for i, x := range s {
-				if x >= sN {
-					s[i] = smap[x-sN]
-				}
-			}
-		})
+		e.stream.remap(r0, e.n, sN, smap)
 	}
 	e.stack.each(r0, e.n, func(s []StackID) {
 		for i, x := range s {

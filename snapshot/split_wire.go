@@ -59,7 +59,7 @@ func (p *Part) MarshalBinary() ([]byte, error) {
 	for i := p.r0; i < e.n; i++ {
 		b = binary.LittleEndian.AppendUint64(b, uint64(e.size.at(i)))
 	}
-	b = appendRaw(b, &e.stream, p.r0, e.n)
+	b = appendRaw(b, &e.stream.column, p.r0, e.n)
 	for i := p.r0; i < e.n; i++ {
 		b = binary.LittleEndian.AppendUint64(b, uint64(e.time.at(i)))
 	}

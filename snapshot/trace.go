@@ -172,7 +172,7 @@ type entryStore struct {
 	action column[uint8]        // KindAlloc… or KindOther+i for names[i]
 	addr   narrowColumn[uint64] // addrKind
 	size   narrowColumn[int64]  // sizeKind
-	stream column[uint16]       // index into streams
+	stream streamColumn         // index into streams
 	time   narrowColumn[int64]  // timeKind
 	stack  column[StackID]
 	// names are the unknown actions, in order of appearance.
