@@ -689,8 +689,11 @@ func searchFrags(frags []uint32, start []int32, b0, b1 int) []int32 {
 		if hi-lo < 2 {
 			continue
 		}
+		// A quarter full at most: fewer probes than half full (4 Mi
+		// fragments: 21 -> 13 ms), still in cache (32 KiB for the 2 Ki
+		// stacks of a bucket on a file of 8 Mi stacks).
 		size := 4
-		for size < 2*(hi-lo) {
+		for size < 4*(hi-lo) {
 			size *= 2
 		}
 		if cap(slots) < size {
