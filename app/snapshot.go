@@ -515,6 +515,13 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		// is read as a result is, apart from the message's task, which
 		// with its reading and drawing took 64 ms of the main thread.
 		small := diagnosis && len(js)+bufsLen(bufs) < 64<<10
+		// A small result (the 3.2 MB real file's: 42 KB of JSON, a few
+		// milliseconds to read and lay out) is read, laid out and handed
+		// over in its message's task: three browser tasks for it, each
+		// behind whatever the browser had queued meanwhile (the summary's
+		// frame, the diagnosis's message), put off its frame by 10-50 ms
+		// on a loaded machine for no task saved from growing long.
+		quick := result && len(js)+bufsLen(bufs) < quickResult
 		go func() {
 			if diagnosis && !small && before != nil {
 				// A big diagnosis is read once its result is drawn:
@@ -530,7 +537,7 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			// too: a goroutine started here runs in the message's task
 			// (Go returns to the browser only when no goroutine can run),
 			// after the copy of its buffers.
-			if !small && (len(js) > 4096 || len(bufs) > 0) {
+			if !small && !quick && (len(js) > 4096 || len(bufs) > 0) {
 				nextTask(0)
 			}
 			// A big file's steps (485,000 rows for a 1 GB trace) are
@@ -540,7 +547,7 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			if result {
 				timeMark("decoded")
 			}
-			if len(js) > 4096 && !small {
+			if len(js) > 4096 && !small && !quick {
 				nextTask(0)
 			}
 			var hold chan struct{}
@@ -558,7 +565,9 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 					preparseSVG(m.first.chart.SVG)
 				}
 				timeMark("chart")
-				nextTask(0)
+				if !quick {
+					nextTask(0)
+				}
 			}
 			if before != nil {
 				<-before
@@ -610,6 +619,14 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 	p.worker = w
 	return w
 }
+
+// quickResult is the size (JSON and buffers) under which a result's
+// message is read, laid out and handed over in its own task (see
+// ensureWorker): the 3.2 MB real file's is 124 KB, the 55 and 200 MB
+// repeated-stacks files' 170 and 132 KB (their timeline's buffer alone 82
+// KB), the 55 MB distinct-stacks file's 451 KB (its steps); that of the
+// 200 MB one (1.4 MB) still takes four tasks.
+const quickResult = 512 << 10
 
 // preStartedWorker takes the analysis worker that static/web/site.js
 // started with the page (before this app had loaded, so that its start
