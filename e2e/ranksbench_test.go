@@ -302,6 +302,13 @@ func (ts *traceSums) print(b *testing.B, tb *tab) {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	if path := os.Getenv("OOMSCOPE_BENCH_TRACEFILE"); path != "" {
+		// The events themselves, for a closer look (one JSON array; each
+		// file's trace replaces the one before).
+		if data, err := json.Marshal(ts.evs); err == nil {
+			os.WriteFile(path, data, 0o644)
+		}
+	}
 	for _, e := range ts.evs {
 		if e.Ph == "M" && e.Name == "thread_name" && e.Args["name"] == "CrRendererMain" {
 			ts.main[e.Tid] = true
