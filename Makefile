@@ -101,7 +101,8 @@ bench:
 # OOMSCOPE_BENCH_TRACE=1 their CPU time and when each step of the page and
 # the worker happened (one clock), the worker's warm-up state at the
 # hand-over and the WebAssembly compiles after it (first calls per thread,
-# functions optimised), OOMSCOPE_BENCH_PROFILES=DIR writes CPU profiles of
+# functions optimised; OOMSCOPE_BENCH_TRACEFILE=FILE also writes the trace's
+# events there, as JSON), OOMSCOPE_BENCH_PROFILES=DIR writes CPU profiles of
 # the page and the analysis worker, OOMSCOPE_BENCH_JSFLAGS passes V8 flags
 # (diagnosis only, e.g. --no-liftoff).
 bench-browser: chromium axe dist
