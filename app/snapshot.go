@@ -521,7 +521,7 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		// behind whatever the browser had queued meanwhile (the summary's
 		// frame, the diagnosis's message), put off its frame by 10-50 ms
 		// on a loaded machine for no task saved from growing long.
-		quick := result && len(js)+bufsLen(bufs) < quickResult
+		quick := result && quickRead(len(js)+bufsLen(bufs))
 		go func() {
 			if diagnosis && !small && before != nil {
 				// A big diagnosis is read once its result is drawn:
@@ -627,6 +627,20 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 // KB), the 55 MB distinct-stacks file's 451 KB (its steps); that of the
 // 200 MB one (1.4 MB) still takes four tasks.
 const quickResult = 512 << 10
+
+// quickRead says whether a result message of n bytes is read in its own
+// task (n under quickResult). For the e2e tests, a number in
+// window.__oomscopeQuickResult replaces quickResult (0: every result in
+// four tasks), and the answer is then kept in window.__oomscopeQuickTaken.
+func quickRead(n int) bool {
+	knob := app.Window().Get("__oomscopeQuickResult")
+	if knob.Type() != app.TypeNumber {
+		return n < quickResult
+	}
+	quick := n < knob.Int()
+	app.Window().Set("__oomscopeQuickTaken", quick)
+	return quick
+}
 
 // preStartedWorker takes the analysis worker that static/web/site.js
 // started with the page (before this app had loaded, so that its start

@@ -191,16 +191,37 @@ const (
 // zone, the copy's note and text): drawn anew, its chart was parsed again
 // in a later task.
 // Every fix of the analysis is listed, the folded ones too.
+// It runs twice: the page reading the result in its message's task (as it
+// does a result this small) and, through its test knob
+// (window.__oomscopeQuickResult = 0), in four tasks (as it does a big
+// one); the page says which way it took (window.__oomscopeQuickTaken).
 func TestSnapshotTimelineDrawnOnce(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		limit int
+		quick bool
+	}{{"one task", 1 << 30, true}, {"four tasks", 0, false}} {
+		t.Run(c.name, func(t *testing.T) { timelineDrawnOnce(t, c.limit, c.quick) })
+	}
+}
+
+// timelineDrawnOnce is TestSnapshotTimelineDrawnOnce with the page's
+// quick-read limit set to limit bytes (wantQuick: the way the result must
+// then be read).
+func timelineDrawnOnce(t *testing.T, limit int, wantQuick bool) {
 	s := serveSite(t, distDir(t), "", "no-store")
 	tb := newTab(t, s)
 	tb.open("/snapshot")
 	path, _ := writeScenario(t, "leak_loss_graph")
 	_, want := expectedReport(t, path)
 	evalJS[bool](tb, keepFirstChartJS)
+	evalJS[bool](tb, fmt.Sprintf(`(window.__oomscopeQuickResult = %d, delete window.__oomscopeQuickTaken, true)`, limit))
 	tb.uploadFile("#snap-file", path)
 	requireSnapshot(tb, "the page shows an error")
 	tb.assertNoErrorBanner("after the result")
+	if got := evalJS[string](tb, `String(window.__oomscopeQuickTaken)`); got != strconv.FormatBool(wantQuick) {
+		t.Errorf("the page read the result in one task: %s, want %v", got, wantQuick)
+	}
 	same := sameChartJS
 	if !evalJS[bool](tb, same) {
 		t.Error("the timeline was drawn again during the result's reveal")
