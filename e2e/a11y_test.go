@@ -73,7 +73,7 @@ func a11yPages(t *testing.T) []a11yPage {
 		{"estimate", "/estimate?model=llama-3.1-8b&gpu=rtx-4090-24gb&method=lora", nil},
 		{"triage", "/triage?example=frag", func(tb *tab) { tb.waitText("#triage-cause-name", "fragmentation") }},
 		{"snapshot", "/snapshot", func(tb *tab) {
-			tb.dropFile("#snap-drop", realSnapshotPath(t, "pt20_flexgen_oom_snapshot.pickle"))
+			tb.dropFile("#snap-drop", realSnapshotPath(tb.t, "pt20_flexgen_oom_snapshot.pickle"))
 			requireSnapshot(tb, "snapshot")
 		}},
 		{"404", missingPage, nil},

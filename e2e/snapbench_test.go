@@ -76,7 +76,7 @@ func benchInputs(b *testing.B, dir string) []benchInput {
 			ins = append(ins, benchInput{name: name, path: path, entries: info.Entries, bytes: info.Bytes})
 		}
 	}
-	reals, _ := filepath.Glob(filepath.Join("..", "..", "shared", "snapshots", "*.pickle"))
+	reals, _ := filepath.Glob(filepath.Join(realSnapshotDir(), "*.pickle"))
 	for _, p := range reals {
 		ins = append(ins, benchInput{name: strings.TrimSuffix(filepath.Base(p), ".pickle"), path: p})
 	}

@@ -19,14 +19,25 @@ import (
 	"oomscope/snapshot/load"
 )
 
-// realSnapshotPath returns a real snapshot from ../shared/snapshots.
+// realSnapshotPath returns a real snapshot of realSnapshotDir; the test is
+// skipped where it is not present.
 func realSnapshotPath(t testing.TB, name string) string {
 	t.Helper()
-	p := filepath.Join("..", "..", "shared", "snapshots", name)
+	p := filepath.Join(realSnapshotDir(), name)
 	if _, err := os.Stat(p); err != nil {
 		t.Skipf("%s not present", p)
 	}
 	return p
+}
+
+// realSnapshotDir is where the real snapshots are: ../../shared/snapshots
+// (the checkout's sibling shared/), or OOMSCOPE_SNAPSHOTS where set (a
+// checkout elsewhere, such as a git worktree).
+func realSnapshotDir() string {
+	if d := os.Getenv("OOMSCOPE_SNAPSHOTS"); d != "" {
+		return d
+	}
+	return filepath.Join("..", "..", "shared", "snapshots")
 }
 
 // expectedReport analyses a file the way the page's worker does (package
