@@ -251,10 +251,10 @@ func TestReplayTimeline(t *testing.T) {
 					streams[d.Trace.Stream(i)] = true
 					mapped = mapped || d.Trace.Kind(i) == snapshot.KindSegmentMap || d.Trace.Kind(i) == snapshot.KindSegmentUnmap
 				}
-				if len(streams) != len(d.traceStreams.s) || mapped != d.mapped {
-					t.Fatalf("%s device %d: streams %v mapped %v, want %v %v", name, d.ID, d.traceStreams.s, d.mapped, streams, mapped)
+				if len(streams) != len(d.traceStreams) || mapped != d.mapped {
+					t.Fatalf("%s device %d: streams %v mapped %v, want %v %v", name, d.ID, d.traceStreams, d.mapped, streams, mapped)
 				}
-				for _, st := range d.traceStreams.s {
+				for _, st := range d.traceStreams {
 					if !streams[st] {
 						t.Fatalf("%s device %d: stream %#x is in no entry", name, d.ID, st)
 					}

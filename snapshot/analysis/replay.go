@@ -39,9 +39,10 @@ type Device struct {
 	ooms      []int32 // indices of oom entries
 	buckets   buckets
 
-	// traceStreams are the streams of the trace's entries; mapped: some
-	// entry is a segment_map or segment_unmap (expandable segments).
-	traceStreams streamSet
+	// traceStreams are the distinct streams of the trace's entries
+	// (Trace.Streams); mapped: some entry is a segment_map or
+	// segment_unmap (expandable segments).
+	traceStreams []uint64
 	mapped       bool
 
 	initSegs *segSet // reserved ranges before the first entry, built lazily
@@ -150,6 +151,7 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 		}
 	}
 	d.allocs.splitEnds()
+	d.traceStreams = tr.Streams()
 	bs := &d.buckets
 	cur, res, counts, open, over, overAt, doubleAlloc := r.cur, r.res, r.counts, r.open, r.over, r.overAt, r.doubleAlloc
 	if n > 0 && len(bs.b) > 0 {
@@ -259,7 +261,6 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 	peakRel, peakIndex, resPeakRel, resPeakIndex := r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex
 	maxSize, mode, reqBefore := r.maxSize, r.mode, r.reqBefore
 	bs, bk, bEnd := &d.buckets, r.bk, r.bEnd
-	streams := &d.traceStreams
 	addrs := ch.Addrs.Plain(&r.addrs)
 	for j, code := range ch.Actions {
 		i := base + j
@@ -275,11 +276,6 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && r.isFreeName(i))
 		if mode == freeOnRequested {
 			isFree = k == snapshot.KindFreeRequested
-		}
-		// Entries come in runs on one stream: look a stream up when it
-		// changes.
-		if st := tr.Stream(i); i == 0 || st != streams.last {
-			streams.add(st)
 		}
 		switch {
 		case k == snapshot.KindAlloc:
@@ -495,24 +491,6 @@ func (b *bucket) add(i int32, cur, res int64) {
 	if res > b.resR {
 		b.resI, b.resA, b.resR = i, cur, res
 	}
-}
-
-// streamSet is a set of streams, few (one per CUDA stream used).
-type streamSet struct {
-	s []uint64
-	// last is the stream added last (the entries' runs on one stream
-	// skip the search).
-	last uint64
-}
-
-func (ss *streamSet) add(s uint64) {
-	ss.last = s
-	for _, v := range ss.s {
-		if v == s {
-			return
-		}
-	}
-	ss.s = append(ss.s, s)
 }
 
 func (d *Device) warn(s string) { d.Warnings = append(d.Warnings, s) }

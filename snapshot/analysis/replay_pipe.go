@@ -161,7 +161,6 @@ func (r *replayer) replayRest(base int, ch snapshot.Chunk, out []openAlloc) {
 	peakRel, peakIndex, resPeakRel, resPeakIndex := r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex
 	maxSize, mode, reqBefore := r.maxSize, r.mode, r.reqBefore
 	bs, bk, bEnd := &d.buckets, r.bk, r.bEnd
-	streams := &d.traceStreams
 	out = out[:len(ch.Actions)]
 	for j, code := range ch.Actions {
 		i := base + j
@@ -174,9 +173,6 @@ func (r *replayer) replayRest(base int, ch snapshot.Chunk, out []openAlloc) {
 		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && r.isFreeName(i))
 		if mode == freeOnRequested {
 			isFree = k == snapshot.KindFreeRequested
-		}
-		if st := tr.Stream(i); i == 0 || st != streams.last {
-			streams.add(st)
 		}
 		o := out[j]
 		switch {

@@ -346,7 +346,7 @@ func (d *Device) reportFirst() (DeviceReport, *diagnosisRun) {
 func (d *Device) streamsAndExpandable() (bool, int) {
 	// The replay found the trace's streams and whether it maps segments.
 	streams := map[uint64]bool{}
-	for _, s := range d.traceStreams.s {
+	for _, s := range d.traceStreams {
 		streams[s] = true
 	}
 	exp := d.mapped
