@@ -314,7 +314,15 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 			// address is looked up once (a cache miss each, the replay's
 			// biggest cost on big files).
 			addr := addrs[j]
-			if i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr {
+			// The next entry from the chunk where it holds it (all but
+			// its last), not through the trace's pages.
+			var freedNext bool
+			if j+1 < len(ch.Actions) {
+				freedNext = ch.Actions[j+1] == uint8(snapshot.KindFreeCompleted) && addrs[j+1] == addr
+			} else {
+				freedNext = i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr
+			}
+			if freedNext {
 				reqBefore = i
 			} else if o, ok := open.get(addr); ok {
 				d.allocs.freeReq[o.k] = int32(i)

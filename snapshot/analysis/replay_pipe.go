@@ -137,7 +137,15 @@ func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int
 			}
 		case k == snapshot.KindFreeRequested:
 			addr := addrs[j]
-			if i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr {
+			// The next entry from the chunk where it holds it (all but
+			// its last), not through the trace's pages.
+			var freedNext bool
+			if j+1 < len(ch.Actions) {
+				freedNext = ch.Actions[j+1] == uint8(snapshot.KindFreeCompleted) && addrs[j+1] == addr
+			} else {
+				freedNext = i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr
+			}
+			if freedNext {
 				o.k = matchNext
 			} else if prev, ok := open.get(addr); ok {
 				o = prev
