@@ -85,6 +85,10 @@ type allocTable struct {
 	// atEnd holds, for each allocation alive at the end that is a live
 	// block of the segments, that block.
 	atEnd map[int32]endBlock
+	// sizeCol is each allocation's size (size) as the replay added it,
+	// until taken (takeSizes): the replay has it in hand, where sizes
+	// reads the trace's pages again.
+	sizeCol []int64
 }
 
 // endBlock is the live block of the segments that an allocation alive at
@@ -103,21 +107,34 @@ func newAllocTable(a *Analysis, tr snapshot.Trace, capacity int) allocTable {
 	return allocTable{
 		tr: tr, n: int32(tr.Len()), a: a,
 		start: make([]int32, 0, capacity), end: make([]int32, 0, capacity), freeReq: make([]int32, 0, capacity),
-		stacks: make([]snapshot.StackID, 0, capacity),
-		atEnd:  map[int32]endBlock{},
+		stacks: make([]snapshot.StackID, 0, capacity), sizeCol: make([]int64, 0, capacity),
+		atEnd: map[int32]endBlock{},
 	}
 }
 
 // add appends an allocation live from entry start to entry end with stack
-// stack (see the columns) and returns its number; it has no free_requested
-// entry yet.
-func (t *allocTable) add(start, end int32, stack snapshot.StackID) int32 {
+// stack and size bytes (size: its entry's as the replay counts it, or its
+// block's) and returns its number; it has no free_requested entry yet.
+func (t *allocTable) add(start, end int32, stack snapshot.StackID, size int64) int32 {
 	k := int32(len(t.start))
 	t.start = append(t.start, start)
 	t.end = append(t.end, end)
 	t.freeReq = append(t.freeReq, -1)
 	t.stacks = append(t.stacks, stack)
+	t.sizeCol = append(t.sizeCol, size)
 	return k
+}
+
+// takeSizes returns sizes: the first time the sizes the replay added, which
+// the table then no longer holds (whoever takes them keeps them as long as
+// needed, and no longer), later a new slice.
+func (t *allocTable) takeSizes() []int64 {
+	s := t.sizeCol
+	t.sizeCol = nil
+	if s == nil || len(s) != len(t.start) {
+		return t.sizes()
+	}
+	return s
 }
 
 // splitEnds sets the end and free_requested entries of the allocations

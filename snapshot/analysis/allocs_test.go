@@ -70,3 +70,124 @@ func TestAllocationColumns(t *testing.T) {
 		t.Errorf("view of the ghost: %+v", v)
 	}
 }
+
+// traceSizes works out each allocation's size from the trace and the
+// segments alone, as the pairing rule gives it (docs/snapshot.md): the
+// size of its alloc entry, or of its free for an allocation made before
+// the trace, or the requested size of its live block for one alive for
+// the whole trace; an impossible size (Analysis.sane) counts as 0.
+func traceSizes(d *Device) []int64 {
+	out := make([]int64, d.NumAllocs())
+	for k := range out {
+		al := d.Allocation(k)
+		var v int64
+		switch al.Origin {
+		case FromTrace:
+			v = d.Trace.Size(int(al.Start))
+		case PreTraceFreed:
+			v = d.Trace.Size(int(al.End))
+		default:
+			for _, si := range d.segments {
+				for _, b := range d.a.Snap.Segments[si].Blocks {
+					if b.Address == al.Addr && (b.State == snapshot.StateActiveAllocated || b.State == snapshot.StateActivePendingFree) {
+						v = b.RequestedSize
+					}
+				}
+			}
+		}
+		if v < 0 || v > d.a.maxSize {
+			v = 0
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// TestReplaySizes checks the allocations' sizes the replay adds to the
+// allocation table (takeSizes), on one goroutine and as a pipeline, on
+// every file of numbersCases, against traceSizes: taken once they are the
+// replay's, taken again worked out anew, equal both times; where the
+// early diagnosis took them (a second core), its sizes are.
+func TestReplaySizes(t *testing.T) {
+	// Each origin, a ghost whose requested size is not its block's, a
+	// double alloc, a pending block and a negative size (as in
+	// TestAllocationColumns).
+	built := func(*testing.T) *snapshot.Snapshot {
+		b := newBuilder()
+		sa, sg := b.stack(py("train.py", 10, "forward")), b.stack(py("model.py", 40, "ghost"))
+		b.ev(snapshot.ActionFreeCompleted, 0x20000, 3000, sa)
+		b.ev(snapshot.ActionAlloc, 0x10000, 1000, sa)
+		b.ev(snapshot.ActionAlloc, 0x30000, 700, sa)
+		b.ev(snapshot.ActionFreeRequested, 0x10000, 1000, sa)
+		b.ev(snapshot.ActionAlloc, 0x30000, 800, sa)
+		b.ev(snapshot.ActionAlloc, 0x40000, -5, sa)
+		b.seg(0x10000, false, blk{1024, 1000, snapshot.StateActivePendingFree, sa}, live(2048, 2000, sg), free(1024))
+		return b.s
+	}
+	for _, c := range append(numbersCases(t), numbersCase{name: "built", snap: built}) {
+		t.Run(c.name, func(t *testing.T) {
+			load := func() *snapshot.Snapshot {
+				if c.snap != nil {
+					return c.snap(t)
+				}
+				b := c.data(t)
+				s, err := snapshot.DecodeBytes(b, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			sequentialOnly = true
+			seq := Analyze(load(), Options{})
+			sequentialOnly = false
+			for _, d := range seq.Devices {
+				want := traceSizes(d)
+				if len(d.allocs.sizeCol) != len(want) {
+					t.Fatalf("device %d: the replay added %d sizes, want %d", d.ID, len(d.allocs.sizeCol), len(want))
+				}
+				for i, get := range []string{"taken", "taken again"} {
+					got := d.allocs.takeSizes()
+					if k := firstDiff(got, want); k >= 0 {
+						t.Fatalf("device %d, sizes %s: allocation %d of %d: %d, want %d", d.ID, get, k, len(want), at(got, k), want[k])
+					}
+					if i == 0 && d.allocs.sizeCol != nil {
+						t.Fatalf("device %d: the table holds its sizes once taken", d.ID)
+					}
+				}
+			}
+			if !snapshot.Concurrent() {
+				return
+			}
+			var par *Analysis
+			withPipeline(t, func() { par = Analyze(load(), Options{}) })
+			for _, d := range par.Devices {
+				got, want := d.early.allocSizes(), traceSizes(d)
+				if k := firstDiff(got, want); k >= 0 {
+					t.Fatalf("device %d, pipeline: allocation %d of %d: size %d, want %d", d.ID, k, len(want), at(got, k), want[k])
+				}
+			}
+		})
+	}
+}
+
+// firstDiff returns the first index where got and want differ (one being
+// shorter counts), -1 if they are equal.
+func firstDiff(got, want []int64) int {
+	for k := range want {
+		if k >= len(got) || got[k] != want[k] {
+			return k
+		}
+	}
+	if len(got) != len(want) {
+		return len(want)
+	}
+	return -1
+}
+
+// at returns s[k], -1 past its end.
+func at(s []int64, k int) int64 {
+	if k < len(s) {
+		return s[k]
+	}
+	return -1
+}

@@ -142,7 +142,7 @@ func (d *Device) startEarly() *earlyDiag {
 	e.join = sync.OnceFunc(goOrRun(func() {
 		func() {
 			defer close(e.ready)
-			e.sizes = d.allocs.sizes()
+			e.sizes = d.allocs.takeSizes()
 			e.src = newSourceSized(d, e.sizes)
 			e.ok = true
 		}()

@@ -49,7 +49,7 @@ func newSource(d *Device) source { return newSourceSized(d, nil) }
 // (allocTable.sizes) when the caller has them; nil: it finds them.
 func newSourceSized(d *Device, sizes []int64) source {
 	if sizes == nil {
-		sizes = d.allocs.sizes()
+		sizes = d.allocs.takeSizes()
 	}
 	st := &d.a.Snap.Stacks
 	info := make([]stackInfo, st.Len())

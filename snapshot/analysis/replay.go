@@ -284,7 +284,7 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 				size = 0
 				d.badSizes++
 			}
-			if o, had := open.swap(addrs[j], opened(d.allocs.add(int32(i), int32(n), ch.Stacks[j]), size)); had {
+			if o, had := open.swap(addrs[j], opened(d.allocs.add(int32(i), int32(n), ch.Stacks[j], size), size)); had {
 				d.allocs.end[o.k] = int32(i)
 				cur -= o.bytes(&d.allocs)
 				r.doubleAlloc++
@@ -302,7 +302,7 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 				cur -= o.bytes(&d.allocs)
 			} else {
 				size := d.count(ch.Sizes.At(j))
-				d.allocs.add(-1, int32(i), ch.Stacks[j])
+				d.allocs.add(-1, int32(i), ch.Stacks[j], size)
 				d.initialAllocated += size
 				d.preTrace++
 				cur -= size
@@ -443,7 +443,7 @@ func (d *Device) matchSegments(open *uintMap[openAlloc]) {
 				open.del(b.Address)
 				continue
 			}
-			k := d.allocs.add(-1, n, b.AllocStack())
+			k := d.allocs.add(-1, n, b.AllocStack(), req)
 			d.allocs.atEnd[k] = endBlock{addr: b.Address, size: size, req: req, pending: pending}
 			d.initialAllocated += req
 			d.preTrace++

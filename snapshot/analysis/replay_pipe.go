@@ -190,7 +190,7 @@ func (r *replayer) replayRest(base int, ch snapshot.Chunk, out []openAlloc) {
 				size = 0
 				d.badSizes++
 			}
-			d.allocs.add(int32(i), int32(n), ch.Stacks[j])
+			d.allocs.add(int32(i), int32(n), ch.Stacks[j], size)
 			if o.k >= 0 {
 				d.allocs.end[o.k] = int32(i)
 				cur -= o.bytes(&d.allocs)
@@ -207,7 +207,7 @@ func (r *replayer) replayRest(base int, ch snapshot.Chunk, out []openAlloc) {
 				cur -= o.bytes(&d.allocs)
 			} else {
 				size := d.count(ch.Sizes.At(j))
-				d.allocs.add(-1, int32(i), ch.Stacks[j])
+				d.allocs.add(-1, int32(i), ch.Stacks[j], size)
 				d.initialAllocated += size
 				d.preTrace++
 				cur -= size

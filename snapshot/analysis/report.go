@@ -312,7 +312,7 @@ func (d *Device) reportFirst() (DeviceReport, *diagnosisRun) {
 	if d.early != nil {
 		sizes = d.early.allocSizes()
 	} else {
-		sizes = d.allocs.sizes()
+		sizes = d.allocs.takeSizes()
 	}
 	dg := d.startDiagnosis(stepsHead(d, &r), sizes)
 	r.Expandable, r.Streams = d.streamsAndExpandable()
