@@ -63,7 +63,8 @@ func TestAddRow(t *testing.T) {
 // TestStacksPushRoom pushes stack records past several pages (push puts
 // those below roomTo without checking each column's room), merges most of
 // them away (renumber shrinks the columns, by pages), pushes again, and
-// reads every record back against a plain slice of them.
+// reads every record back against a plain slice of them, then again once
+// the summary column is wide.
 func TestStacksPushRoom(t *testing.T) {
 	var s Stacks
 	s.init()
@@ -73,9 +74,15 @@ func TestStacksPushRoom(t *testing.T) {
 		h   uint64
 	}
 	want := []rec{{}}
+	wide := false
 	add := func(n int) {
 		for range n {
-			r := rec{uint64(len(want)) * 3, uint32(len(want)) * 5, uint64(len(want)) * 7}
+			// A summary index the column holds: narrow until wide is set.
+			sum := uint32(len(want)) * 5 % maxNarrowSums
+			if wide {
+				sum = uint32(len(want))*5 + maxNarrowSums
+			}
+			r := rec{uint64(len(want)) * 3, sum, uint64(len(want)) * 7}
 			s.push(r.at, r.sum, r.h)
 			want = append(want, r)
 		}
@@ -109,4 +116,12 @@ func TestStacksPushRoom(t *testing.T) {
 	check("renumbered")
 	add(2*pageSize + 5)
 	check("pushed again")
+	// The summary column widened (as sumIndex does at maxNarrowSums
+	// summaries): every record stays, and wide indices follow.
+	s.sum.widen()
+	s.roomTo = 0
+	wide = true
+	check("widened")
+	add(pageSize + 7)
+	check("pushed wide")
 }

@@ -701,16 +701,10 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 			if t.lazyFrom == 0 {
 				t.lazyFrom = StackID(t.count)
 			}
-			n0 := t.count
 			t.at.appendFrom(&pt.at, j, k)
-			t.sum.appendFrom(&pt.sum, j, k)
+			t.sum.appendMapped(&pt.sum, j, k, sums)
 			t.hashes.appendFrom(&pt.hashes, j, k)
 			t.count += k - j
-			t.sum.each(n0, t.count, func(s []uint32) {
-				for i, x := range s {
-					s[i] = sums[x]
-				}
-			})
 			j = k
 		}
 	}

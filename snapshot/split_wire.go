@@ -80,7 +80,7 @@ func (p *Part) MarshalBinary() ([]byte, error) {
 	// summaries (an index in the summary table), hashes.
 	b = binary.AppendUvarint(b, uint64(ns))
 	b = appendRaw(b, &t.at, p.s0, t.count)
-	b = appendRaw(b, &t.sum, p.s0, t.count)
+	b = t.sum.appendRaw(b, p.s0, t.count)
 	b = appendRaw(b, &t.hashes, p.s0, t.count)
 	b = binary.AppendUvarint(b, uint64(len(t.sumTab)))
 	for _, x := range t.sumTab {

@@ -70,7 +70,7 @@ type Stacks struct {
 	// Per stack, in pages: where it is (at, see lazyFlag) and the index
 	// of its summary in sumTab.
 	at    column[uint64]
-	sum   column[uint32]
+	sum   sumColumn
 	count int
 	// roomTo bounds the stacks push puts without checking each column's
 	// room (as entryStore.roomTo; 0 after renumber shrinks the columns).
@@ -237,6 +237,11 @@ func (t *Stacks) sumIndex(s StackSummary) uint32 {
 	}
 	if len(t.sumTab) >= 1<<32-1 {
 		panic("snapshot: 2^32 distinct stack summaries")
+	}
+	if len(t.sumTab) == maxNarrowSums {
+		// The new index takes the column's 4-byte values.
+		t.sum.widen()
+		t.roomTo = 0
 	}
 	t.sumTab = append(t.sumTab, s)
 	t.sumIdx[j] = uint32(len(t.sumTab) - 1)
