@@ -137,7 +137,7 @@ const defaultRecentBits = 12
 // offset of its frame count in the page. A lazy stack has lazyFlag set
 // and packs the byte offset of its encoding in the (decompressed) input
 // (lazyOffBits), the encoding's length (lazySizeBits) and its frame count
-// (lazyNBits): 8 bytes of place and 4 of summary index per stack whatever
+// (lazyNBits): 8 bytes of place and 2 of summary index per stack whatever
 // the number of distinct stacks. A stack beyond these bounds is held (a
 // lazy list is memo references of at most 5 bytes each, so 4095 frames
 // take under 2^15 bytes; files up to 64 GiB).
