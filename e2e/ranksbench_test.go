@@ -37,8 +37,9 @@ import (
 // OOMSCOPE_BENCH_PROFILE=1 prints the functions that took the most of the
 // page's main thread from the drop to the last rank (a CDP CPU profile,
 // self time); OOMSCOPE_BENCH_TRACE=1 the time of the main thread's trace
-// events by name (style, layout, paint, script…). make bench-browser runs
-// it.
+// events by name (style, layout, paint, script…); OOMSCOPE_BENCH_SETTLE=MS
+// drops the files that many milliseconds after the page is ready (default:
+// at once). make bench-browser runs it.
 func BenchmarkBrowserSnapshotRanks(b *testing.B) {
 	n, mb := 16, int64(10)
 	if v := os.Getenv("OOMSCOPE_BENCH_RANKS"); v != "" {
@@ -85,6 +86,7 @@ func BenchmarkBrowserSnapshotRanks(b *testing.B) {
 		}
 		cores = k
 	}
+	settle := benchSettle(b)
 	s := serveSite(b, distDir(b), "", "no-store")
 	for b.Loop() {
 		tb := newTab(b, s)
@@ -94,6 +96,7 @@ func BenchmarkBrowserSnapshotRanks(b *testing.B) {
 			}
 		}
 		tb.open("/snapshot")
+		time.Sleep(settle)
 		evalJS[bool](tb, `(() => {
 			window.__gap = {max: 0, last: performance.now(), on: true, long: 0, sum: 0};
 			window.__tasks = [];

@@ -128,14 +128,7 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 	if dir == "" {
 		dir = b.TempDir()
 	}
-	var settle time.Duration
-	if v := os.Getenv("OOMSCOPE_BENCH_SETTLE"); v != "" {
-		ms, err := strconv.Atoi(v)
-		if err != nil || ms < 0 {
-			b.Fatalf("OOMSCOPE_BENCH_SETTLE=%q: want milliseconds", v)
-		}
-		settle = time.Duration(ms) * time.Millisecond
-	}
+	settle := benchSettle(b)
 	s := serveSite(b, distDir(b), "", "no-store")
 	type row struct {
 		in                        benchInput
@@ -235,6 +228,21 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 		fmt.Fprintf(&out, "(each file handed over %v after the page was ready: OOMSCOPE_BENCH_SETTLE)\n", settle)
 	}
 	fmt.Print(out.String())
+}
+
+// benchSettle is how long a benchmark waits after the page is ready
+// before it hands the files over: OOMSCOPE_BENCH_SETTLE milliseconds, 0
+// where unset (a cold drop, the worker maybe still starting).
+func benchSettle(b *testing.B) time.Duration {
+	v := os.Getenv("OOMSCOPE_BENCH_SETTLE")
+	if v == "" {
+		return 0
+	}
+	ms, err := strconv.Atoi(v)
+	if err != nil || ms < 0 {
+		b.Fatalf("OOMSCOPE_BENCH_SETTLE=%q: want milliseconds", v)
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // printMarks prints when the worker and the page reached each point of
