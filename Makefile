@@ -95,9 +95,9 @@ bench:
 # OOMSCOPE_BENCH_FILES change that); the 1 GiB files need 2 GB of disk
 # under OOMSCOPE_BENCH_DIR (default: a temp dir). It also drops 16 generated
 # ranks of 10 MiB at once for the overview of ranks (OOMSCOPE_BENCH_RANKS,
-# OOMSCOPE_BENCH_RANK_MB, OOMSCOPE_BENCH_CORES). For the single files:
-# OOMSCOPE_BENCH_SETTLE=3000 hands each file over 3 s after the page is
-# ready (default: at once), OOMSCOPE_BENCH_TASKS=1 lists the long tasks,
+# OOMSCOPE_BENCH_RANK_MB, OOMSCOPE_BENCH_CORES). OOMSCOPE_BENCH_SETTLE=3000
+# hands each file (and the ranks) over 3 s after the page is ready
+# (default: at once). For the single files: OOMSCOPE_BENCH_TASKS=1 lists the long tasks,
 # OOMSCOPE_BENCH_TRACE=1 their CPU time and when each step of the page and
 # the worker happened (one clock), the worker's warm-up state at the
 # hand-over and the WebAssembly compiles after it (first calls per thread,
