@@ -314,12 +314,8 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 			// address is looked up once (a cache miss each, the replay's
 			// biggest cost on big files).
 			addr := addrs[j]
-			// The next entry from the chunk where it holds it (all but
-			// its last), not through the trace's pages.
-			var freedNext bool
-			if j+1 < len(ch.Actions) {
-				freedNext = ch.Actions[j+1] == uint8(snapshot.KindFreeCompleted) && addrs[j+1] == addr
-			} else {
+			freedNext, inChunk := nextFreed(ch.Actions, addrs, j, addr)
+			if !inChunk {
 				freedNext = i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr
 			}
 			if freedNext {
@@ -511,4 +507,16 @@ func (d *Device) count(n int64) int64 {
 		d.badSizes++
 	}
 	return v
+}
+
+// nextFreed reports whether the entry after the free_requested of addr at
+// index j of a chunk (its actions and addrs) is that block's
+// free_completed, read from the chunk (not through the trace's pages);
+// inChunk is false at the chunk's last entry, whose next the caller reads
+// from the trace.
+func nextFreed(actions []uint8, addrs []uint64, j int, addr uint64) (freed, inChunk bool) {
+	if j+1 >= len(actions) || j+1 >= len(addrs) {
+		return false, false
+	}
+	return actions[j+1] == uint8(snapshot.KindFreeCompleted) && addrs[j+1] == addr, true
 }

@@ -137,12 +137,8 @@ func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int
 			}
 		case k == snapshot.KindFreeRequested:
 			addr := addrs[j]
-			// The next entry from the chunk where it holds it (all but
-			// its last), not through the trace's pages.
-			var freedNext bool
-			if j+1 < len(ch.Actions) {
-				freedNext = ch.Actions[j+1] == uint8(snapshot.KindFreeCompleted) && addrs[j+1] == addr
-			} else {
+			freedNext, inChunk := nextFreed(ch.Actions, addrs, j, addr)
+			if !inChunk {
 				freedNext = i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr
 			}
 			if freedNext {
