@@ -6,9 +6,11 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strconv"
 	"sync"
 
 	"oomscope/snapshot"
+	"oomscope/snapshot/analysis"
 )
 
 // writeJSON writes v as json.Encoder with SetIndent("", "  ") does, byte
@@ -119,6 +121,19 @@ func (in *indenter) Write(src []byte) (int, error) {
 	return len(src), nil
 }
 
+// raw appends b, already indented at the indenter's depth, as it is.
+func (in *indenter) raw(b []byte) {
+	if len(in.out)+len(b) > cap(in.out) {
+		in.write(in.out)
+		in.out = in.out[:0]
+		if len(b) > cap(in.out) {
+			in.write(b)
+			return
+		}
+	}
+	in.out = append(in.out, b...)
+}
+
 // write writes b to the underlying writer unless it failed before.
 func (in *indenter) write(b []byte) {
 	if in.err == nil {
@@ -165,11 +180,11 @@ func isJSONPunct(c byte) bool { return c == ',' || c == '}' || c == ']' || c == 
 // Each device's steps, phase peaks and phase spans are 64 of the 83 MB of
 // the 1 GiB distinct-stacks file's report (0.15-0.3 s to marshal and
 // indent on one core): they are cut into runs of partRun elements,
-// marshalled by workers into reused buffers (encoding a slice is encoding
-// each element, comma-separated), while this goroutine marshals the rest
-// of the report with them as null and indents it, putting each part's
-// runs, in order, in place of its null. Memory stays a few buffers: the
-// output is written as it is indented.
+// written by workers, already indented (appendRun), into reused buffers,
+// while this goroutine marshals the rest of the report with them as null
+// and indents it, putting each part's runs, in order, in place of its
+// null. Memory stays a few buffers: the output is written as it is
+// indented.
 func writeSnapshotJSON(w io.Writer, v snapshotJSON) error {
 	if !snapshot.Concurrent() || v.Report == nil {
 		return writeJSON(w, v)
@@ -258,7 +273,7 @@ type jsonRun struct {
 	v    any
 	lit  string
 	done chan struct{}
-	buf  *bytes.Buffer // v marshalled, and a newline
+	out  []byte // v's elements, indented (appendRun)
 	err  error
 	p    any // what marshalling v panicked with
 }
@@ -280,7 +295,7 @@ func sliceRuns[T any](s []T) []*jsonRun {
 
 // marshaller is the workers marshalling the runs of parts in order.
 type marshaller struct {
-	free chan *bytes.Buffer
+	free chan []byte
 	quit chan struct{}
 	wg   sync.WaitGroup
 }
@@ -291,7 +306,7 @@ type marshaller struct {
 // for a buffer the later ones hold.
 func startMarshal(parts [][]*jsonRun) *marshaller {
 	workers := runtime.GOMAXPROCS(0)
-	m := &marshaller{free: make(chan *bytes.Buffer, 2*workers+2), quit: make(chan struct{})}
+	m := &marshaller{free: make(chan []byte, 2*workers+2), quit: make(chan struct{})}
 	var todo []*jsonRun
 	for _, runs := range parts {
 		for _, r := range runs {
@@ -306,14 +321,14 @@ func startMarshal(parts [][]*jsonRun) *marshaller {
 	}
 	close(work)
 	for range cap(m.free) {
-		m.free <- new(bytes.Buffer)
+		m.free <- nil
 	}
 	for range workers {
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
 			for {
-				var buf *bytes.Buffer
+				var buf []byte
 				select {
 				case buf = <-m.free:
 				case <-m.quit:
@@ -323,11 +338,9 @@ func startMarshal(parts [][]*jsonRun) *marshaller {
 				if !ok {
 					return
 				}
-				buf.Reset()
-				r.buf = buf
 				func() {
 					defer func() { r.p = recover() }()
-					r.err = json.NewEncoder(buf).Encode(r.v)
+					r.out, r.err = appendRun(buf[:0], r.v)
 				}()
 				close(r.done)
 			}
@@ -344,6 +357,10 @@ func (m *marshaller) write(in *indenter, runs []*jsonRun) error {
 		return nil
 	}
 	in.Write([]byte{'['})
+	if in.depth != elemDepth {
+		// partNulls found the part's key at partDepth.
+		panic("writeSnapshotJSON: a part's elements at depth " + strconv.Itoa(in.depth))
+	}
 	for i, r := range runs {
 		<-r.done
 		if r.p != nil {
@@ -352,14 +369,12 @@ func (m *marshaller) write(in *indenter, runs []*jsonRun) error {
 		if r.err != nil {
 			return r.err
 		}
-		b := r.buf.Bytes()
-		b = b[1 : len(b)-2] // '[' … "]\n"
 		if i > 0 {
 			in.Write([]byte{','})
 		}
-		in.Write(b)
-		m.free <- r.buf
-		r.buf = nil
+		in.raw(r.out)
+		m.free <- r.out
+		r.out = nil
 	}
 	in.Write([]byte{']'})
 	return nil
@@ -369,4 +384,139 @@ func (m *marshaller) write(in *indenter, runs []*jsonRun) error {
 func (m *marshaller) stop() {
 	close(m.quit)
 	m.wg.Wait()
+}
+
+// elemDepth is the depth of a part's elements in the snapshot document
+// (inside the part's array).
+const elemDepth = partDepth + 1
+
+// appendRun appends the elements of run v (a slice) to b as an indenter
+// at elemDepth writes them: objects indented, separated by a comma and a
+// new line, no brackets around them. The parts' element types are
+// written directly, as encoding/json would write them (appendStep and
+// friends; TestAppendRunAsEncoder holds them to it); anything else, or a
+// phase encoding/json refuses, is marshalled and indented.
+func appendRun(b []byte, v any) ([]byte, error) {
+	switch s := v.(type) {
+	case []analysis.Step:
+		for i := range s {
+			b = appendStep(elemSep(b, i), &s[i])
+		}
+		return b, nil
+	case []analysis.PhasePeak:
+		if phasesOK(s, func(p *analysis.PhasePeak) analysis.Phase { return p.Phase }) {
+			for i := range s {
+				b = appendPhasePeak(elemSep(b, i), &s[i])
+			}
+			return b, nil
+		}
+	case []analysis.PhaseSpan:
+		if phasesOK(s, func(p *analysis.PhaseSpan) analysis.Phase { return p.Phase }) {
+			for i := range s {
+				b = appendPhaseSpan(elemSep(b, i), &s[i])
+			}
+			return b, nil
+		}
+	}
+	var c bytes.Buffer
+	if err := json.NewEncoder(&c).Encode(v); err != nil {
+		return b, err
+	}
+	src := c.Bytes()
+	src = src[1 : len(src)-2] // '[' … "]\n"
+	out := bytes.NewBuffer(b)
+	in := newIndenter(out)
+	in.depth = elemDepth
+	in.Write(src)
+	if err := in.flush(); err != nil {
+		return b, err
+	}
+	return out.Bytes(), nil
+}
+
+// phasesOK reports whether every element's phase has a name (else
+// encoding/json's error is wanted).
+func phasesOK[T any](s []T, phase func(*T) analysis.Phase) bool {
+	for i := range s {
+		if _, err := phase(&s[i]).MarshalText(); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// New lines and indentation of a part's elements and of their fields.
+const (
+	elemLine  = "\n        "   // elemDepth
+	fieldLine = "\n          " // elemDepth+1
+)
+
+// elemSep appends what comes before element i of a run: nothing before
+// the first (the indenter wrote the line), else a comma and a new line.
+func elemSep(b []byte, i int) []byte {
+	if i > 0 {
+		b = append(b, ',')
+		b = append(b, elemLine...)
+	}
+	return b
+}
+
+// key appends an object's key, on a line of its own: first says whether
+// it opens the object.
+func key(b []byte, name string, first bool) []byte {
+	if first {
+		b = append(b, '{')
+	} else {
+		b = append(b, ',')
+	}
+	b = append(b, fieldLine...)
+	b = append(b, '"')
+	b = append(b, name...)
+	return append(b, '"', ':', ' ')
+}
+
+// closeElem appends the end of an element's object.
+func closeElem(b []byte) []byte { return append(append(b, elemLine...), '}') }
+
+// appendStep appends s as encoding/json writes an analysis.Step, indented.
+func appendStep(b []byte, s *analysis.Step) []byte {
+	b = strconv.AppendInt(key(b, "first_entry", true), int64(s.FirstEntry), 10)
+	b = strconv.AppendInt(key(b, "last_entry", false), int64(s.LastEntry), 10)
+	b = strconv.AppendInt(key(b, "peak_allocated_bytes", false), s.PeakAllocatedBytes, 10)
+	b = strconv.AppendInt(key(b, "peak_index", false), int64(s.PeakIndex), 10)
+	b = strconv.AppendInt(key(b, "end_allocated_bytes", false), s.EndAllocatedBytes, 10)
+	if s.Partial {
+		b = append(key(b, "partial", false), "true"...)
+	}
+	b = strconv.AppendInt(key(b, "micro_batches", false), int64(s.MicroBatches), 10)
+	if s.EvalPasses != 0 {
+		b = strconv.AppendInt(key(b, "eval_passes", false), int64(s.EvalPasses), 10)
+	}
+	return closeElem(b)
+}
+
+// appendPhase appends a phase's name as a JSON string (it has one:
+// phasesOK).
+func appendPhase(b []byte, p analysis.Phase) []byte {
+	return append(append(append(b, '"'), p.String()...), '"')
+}
+
+// appendPhasePeak appends p as encoding/json writes an
+// analysis.PhasePeak, indented.
+func appendPhasePeak(b []byte, p *analysis.PhasePeak) []byte {
+	b = strconv.AppendInt(key(b, "step", true), int64(p.Step), 10)
+	b = appendPhase(key(b, "phase", false), p.Phase)
+	b = strconv.AppendInt(key(b, "peak_allocated_bytes", false), p.PeakAllocatedBytes, 10)
+	b = strconv.AppendInt(key(b, "peak_index", false), int64(p.PeakIndex), 10)
+	return closeElem(b)
+}
+
+// appendPhaseSpan appends p as encoding/json writes an
+// analysis.PhaseSpan, indented.
+func appendPhaseSpan(b []byte, p *analysis.PhaseSpan) []byte {
+	b = strconv.AppendInt(key(b, "step", true), int64(p.Step), 10)
+	b = appendPhase(key(b, "phase", false), p.Phase)
+	b = strconv.AppendInt(key(b, "first_entry", false), int64(p.FirstEntry), 10)
+	b = strconv.AppendInt(key(b, "last_entry", false), int64(p.LastEntry), 10)
+	return closeElem(b)
 }

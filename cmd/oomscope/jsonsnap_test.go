@@ -2,9 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -131,7 +134,9 @@ func TestWriteSnapshotJSONErrors(t *testing.T) {
 		m := startMarshal([][]*jsonRun{runs})
 		defer m.stop()
 		var b bytes.Buffer
-		m.write(newIndenter(&b), runs)
+		in := newIndenter(&b)
+		in.depth = partDepth // a device's key, as in the document
+		m.write(in, runs)
 	}()
 }
 
@@ -139,3 +144,94 @@ func TestWriteSnapshotJSONErrors(t *testing.T) {
 type panicker struct{}
 
 func (panicker) MarshalJSON() ([]byte, error) { panic("boom") }
+
+// TestAppendRunAsEncoder: the parts' elements written directly (appendRun)
+// are encoding/json's, indented as the indenter does inside a part's
+// array, for every field set by reflection to random values (a field
+// added to a type and not to its appender shows up here), zero values
+// (omitempty), each phase, and runs of 1 to 5 elements; a phase without
+// a name gives encoding/json's error.
+func TestAppendRunAsEncoder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	// fill sets every field of the struct p points to at random.
+	fill := func(p any) {
+		v := reflect.ValueOf(p).Elem()
+		for i := range v.NumField() {
+			f := v.Field(i)
+			switch f.Kind() {
+			case reflect.Int, reflect.Int64:
+				n := rng.Int64()
+				switch rng.IntN(4) {
+				case 0:
+					n = 0
+				case 1:
+					n = -n
+				case 2:
+					n %= 1000
+				}
+				f.SetInt(n)
+			case reflect.Bool:
+				f.SetBool(rng.IntN(2) == 0)
+			case reflect.Uint8: // a Phase
+				f.SetUint(uint64(rng.IntN(len(analysis.Phases))))
+			default:
+				t.Fatalf("%s: field %s of kind %s: teach appendRun and this test", v.Type(), v.Type().Field(i).Name, f.Kind())
+			}
+		}
+	}
+	// want is the run as writeJSON's indenter writes a part's elements.
+	want := func(v any) ([]byte, error) {
+		var c bytes.Buffer
+		if err := json.NewEncoder(&c).Encode(v); err != nil {
+			return nil, err
+		}
+		var out bytes.Buffer
+		in := newIndenter(&out)
+		in.depth = partDepth
+		in.Write(c.Bytes()[:c.Len()-1]) // the array, no newline
+		must(t, in.flush())
+		b := out.Bytes()
+		// '[' and its line, the elements, the line and ']' of the array.
+		open, end := "["+elemLine, fieldLine[:len(fieldLine)-4]+"]"
+		if !bytes.HasPrefix(b, []byte(open)) || !bytes.HasSuffix(b, []byte(end)) {
+			t.Fatalf("indented array %q", b)
+		}
+		return b[len(open) : len(b)-len(end)], nil
+	}
+	check := func(name string, v any) {
+		t.Helper()
+		w, werr := want(v)
+		got, err := appendRun(nil, v)
+		if werr != nil || err != nil {
+			if werr == nil || err == nil || err.Error() != werr.Error() {
+				t.Fatalf("%s: error %v, want %v", name, err, werr)
+			}
+			return
+		}
+		if !bytes.Equal(got, w) {
+			t.Fatalf("%s: appendRun wrote\n%s\nwant\n%s", name, got, w)
+		}
+	}
+	for round := range 300 {
+		n := 1 + round%5
+		steps, peaks, spans := make([]analysis.Step, n), make([]analysis.PhasePeak, n), make([]analysis.PhaseSpan, n)
+		for i := range n {
+			if round%7 != 0 {
+				fill(&steps[i])
+				fill(&peaks[i])
+				fill(&spans[i])
+			}
+		}
+		check("steps", steps)
+		check("phase peaks", peaks)
+		check("phase spans", spans)
+	}
+	bad := []analysis.PhaseSpan{{Phase: analysis.Phase(9)}}
+	if _, err := appendRun(nil, bad); err == nil {
+		t.Fatal("a phase without a name was written")
+	}
+	check("bad phase span", bad)
+	check("bad phase peak", []analysis.PhasePeak{{}, {Phase: analysis.Phase(len(analysis.Phases))}})
+	// Another type: marshalled and indented.
+	check("other", []map[string][]int{{"a": {1, 2}}, {}})
+}
