@@ -40,6 +40,20 @@ type Options struct {
 	// offset (the open file, a browser File). It is used only for
 	// uncompressed input and must stay readable while the snapshot is used.
 	Source io.ReaderAt
+	// Data, when set, is the whole input in memory, the very bytes r (and
+	// Source) deliver: a file the caller mapped (the CLI, on Unix). The
+	// decoders then take their windows from it instead of reading r, with
+	// no copy and no read-ahead; it is never written to, and not used once
+	// Decode returns (lazy stacks are read from Source). It is used only
+	// when its length is Decode's size and the input is not
+	// gzip-compressed; otherwise r is read as without it.
+	Data []byte
+	// DataDone, when set with Data, is called with each stretch [from, to)
+	// of Data that a decoder has moved past (about every 4 MiB), on the
+	// decoding goroutines (two at once in a split decode): the caller may
+	// let those bytes go from memory (a mapped file's pages), provided Data
+	// still reads the same bytes if they are touched again.
+	DataDone func(from, to int64)
 	// HoldFrames is the number of frame IDs of held stacks after which new
 	// stacks become lazy (0: max(1 Mi, input size / 256), or from 64 Ki on
 	// as soon as the stacks held rarely repeat).
@@ -87,6 +101,9 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 	if opt == nil {
 		opt = &Options{}
 	}
+	if whole := opt.Data; size > 0 && int64(len(whole)) == size && !isGzip(whole) {
+		return decodeInput(wholeInput(whole, opt.DataDone), false, nil, nil, opt, size)
+	}
 	var ra *readAhead
 	if (opt.stackWorker > 0 || opt.stackWorker == 0 && Concurrent() && (size < 0 || size >= readAheadMin)) && !splitsAlone(opt, size) {
 		// Splitting, the decoder reads for itself: a read-ahead goroutine
@@ -115,27 +132,40 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 		b, _ := br.Peek(br.Buffered())
 		in.data, in.ra, in.taken = append(make([]byte, 0, len(b)), b...), ra, &cr.n
 	}
-	v := newVM(in, true)
+	var late *readAhead
+	defer func() {
+		if late != nil {
+			late.close()
+		}
+	}()
+	var lateStart func()
 	if ra == nil && splitsAlone(opt, size) {
 		// Read ahead after all once there is no split (a gzip input, or
 		// the second decoder gave up), below the buffered reader.
-		var late *readAhead
-		defer func() {
-			if late != nil {
-				late.close()
-			}
-		}()
-		v.readAhead = func() {
+		lateStart = func() {
 			if late == nil {
 				late = newReadAhead(cr.r)
 				cr.r = late
 			}
 		}
-		if gz {
-			v.readAhead()
-		}
 	}
-	v.configure(opt, func() int64 { return cr.n }, size)
+	return decodeInput(in, gz, lateStart, func() int64 { return cr.n }, opt, size)
+}
+
+// decodeInput is Decode once its input is set up: in (gz: gzip-compressed
+// behind it); readAhead, if set, starts reading ahead where the split
+// decode gives up; rawDone, if set, counts the caller's bytes read (nil:
+// the input's offset).
+func decodeInput(in input, gz bool, readAhead func(), rawDone func() int64, opt *Options, size int64) (*Snapshot, error) {
+	v := newVM(in, true)
+	v.readAhead = readAhead
+	if gz && readAhead != nil {
+		v.readAhead()
+	}
+	if rawDone == nil {
+		rawDone = func() int64 { return v.in.abs() }
+	}
+	v.configure(opt, rawDone, size)
 	v.in.fill(512)
 	if err := Sniff(v.in.data); err != nil {
 		if v.in.readErr != nil {
@@ -218,6 +248,9 @@ func (v *vm) startSplit(opt *Options, size int64, gz bool) error {
 	}
 	return nil
 }
+
+// isGzip reports whether b starts as gzip data does.
+func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
 
 // DecodeBytes decodes a pickled snapshot held in memory (b is not
 // retained; every stack is held). Gzip input is decompressed

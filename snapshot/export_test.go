@@ -230,3 +230,11 @@ func SetSplitMin(n int64) (restore func()) {
 	splitMin = n
 	return func() { splitMin = old }
 }
+
+// SetStreamWindow sets how much of a streamed input is read at a time
+// (and how far a whole input's window reaches, Options.Data).
+func SetStreamWindow(n int) (restore func()) {
+	old := streamWindow
+	streamWindow = n
+	return func() { streamWindow = old }
+}

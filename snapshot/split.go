@@ -260,7 +260,11 @@ func decodePart(src io.ReaderAt, size, at int64, opt *Options, started func(star
 	}
 	o := *opt
 	o.Source, o.Split, o.Summarize = src, nil, nil
-	v := newVM(input{src: io.NewSectionReader(src, 0, size), size: size}, true)
+	in := input{src: io.NewSectionReader(src, 0, size), size: size}
+	if whole := opt.Data; int64(len(whole)) == size {
+		in = wholeInput(whole, opt.DataDone)
+	}
+	v := newVM(in, true)
 	v.configure(&o, func() int64 { return v.in.abs() }, size)
 	v.in.fill(512)
 	if len(v.in.data) >= 2 && v.in.data[0] == 0x1f && v.in.data[1] == 0x8b {
@@ -449,6 +453,10 @@ func (in *input) jump(src io.ReaderAt, to, size int64) {
 		in.chunk = nil
 	}
 	in.ra = nil
+	if in.whole != nil {
+		in.moveTo(to, 0)
+		return
+	}
 	in.src = io.NewSectionReader(src, to, size-to)
 	in.base, in.pos, in.eof, in.readErr = to, 0, false, nil
 	in.data = make([]byte, 0, streamWindow)

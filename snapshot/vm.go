@@ -1754,6 +1754,11 @@ type input struct {
 	ra    *readAhead
 	chunk []byte
 	taken *int64
+	// whole, where set, is the whole input in memory (Options.Data): data
+	// is a window of it, never copied or written to, moved on by fill and
+	// jump (moveTo), which hand what it leaves behind to wholeDone.
+	whole     []byte
+	wholeDone func(from, to int64)
 	// eof is set once src is exhausted, readErr when it failed.
 	eof     bool
 	readErr error
@@ -1799,6 +1804,10 @@ func (in *input) fill(n int) bool {
 	if in.ra != nil {
 		return in.fillChunks(n)
 	}
+	if in.whole != nil {
+		in.moveTo(in.abs(), n)
+		return len(in.data)-in.pos >= n
+	}
 	if in.src == nil || in.eof {
 		return false
 	}
@@ -1824,6 +1833,25 @@ func (in *input) fill(n int) bool {
 		}
 	}
 	return len(in.data)-in.pos >= n
+}
+
+// wholeInput is the input of a decoder reading the whole input in memory,
+// whole (Options.Data), done being Options.DataDone.
+func wholeInput(whole []byte, done func(from, to int64)) input {
+	in := input{whole: whole, wholeDone: done, size: int64(len(whole))}
+	in.moveTo(0, 0)
+	return in
+}
+
+// moveTo makes the window of a whole input start at offset to, at least
+// n bytes long where the input has them (streamWindow or more), and hands
+// the stretch the window left behind to wholeDone.
+func (in *input) moveTo(to int64, n int) {
+	if from := in.base; in.wholeDone != nil && to > from && in.data != nil {
+		in.wholeDone(from, to)
+	}
+	end := min(int64(len(in.whole)), to+int64(max(n, streamWindow)))
+	in.base, in.pos, in.data = to, 0, in.whole[to:end:end]
 }
 
 // fillChunks is fill from a read-ahead (in.ra): each chunk becomes the

@@ -64,6 +64,11 @@ type Input struct {
 	// stay in the file and are read again when shown. It must stay
 	// readable while the analysis is used.
 	Source io.ReaderAt
+	// Data, when set, is the whole input in memory (snapshot.Options.Data:
+	// a mapped file), read in place of R while decoding, and DataDone
+	// snapshot.Options.DataDone; neither is used once Load returns.
+	Data     []byte
+	DataDone func(from, to int64)
 }
 
 // Stage names a step of loading, for progress.
@@ -166,7 +171,8 @@ var ErrNoData = errors.New("holds no trace and no segments: was _record_memory_h
 // issue" and exit with a distinct code.
 type InternalError struct {
 	// Offset is how many bytes of the input had been read (read-ahead
-	// included).
+	// included; of a mapped input, Input.Data, where the last progress
+	// report was).
 	Offset int64
 	// Stage is where it happened.
 	Stage Stage
@@ -189,7 +195,7 @@ func Load(in Input, opt Options) (f *File, err error) {
 	in.R = cr
 	defer func() {
 		if r := recover(); r != nil {
-			f, err = nil, &InternalError{Offset: cr.n, Stage: stage, Value: r, Stack: string(debug.Stack())}
+			f, err = nil, &InternalError{Offset: max(cr.n, read), Stage: stage, Value: r, Stack: string(debug.Stack())}
 		}
 	}()
 	progress := func(st Stage, done, total int64) {
@@ -266,6 +272,8 @@ func decodeOptions(in Input, opt Options, progress func(done, total int64)) *sna
 		MaxMemory:  opt.MaxMemory,
 		Fold:       analysis.Fold(),
 		Source:     in.Source,
+		Data:       in.Data,
+		DataDone:   in.DataDone,
 		HoldFrames: opt.holdFrames,
 	}
 }
@@ -310,6 +318,12 @@ func OpenFile(name string, stdin io.Reader, opt Options) (*File, io.Closer, erro
 	in := Input{Name: name, R: fh, Size: st.Size()}
 	if st.Mode().IsRegular() {
 		in.Source = fh
+		// Decoded in place where the file can be mapped (Unix); the
+		// stacks read again later come from fh.
+		var unmap func()
+		if in.Data, in.DataDone, unmap = mapFile(fh, in.Size); unmap != nil {
+			defer unmap()
+		}
 	} else {
 		in.Size = -1 // a pipe or a device: no size, no second reading
 	}
