@@ -41,7 +41,7 @@ type Options struct {
 	// uncompressed input and must stay readable while the snapshot is used.
 	Source io.ReaderAt
 	// Data, when set, is the whole input in memory, the very bytes r (and
-	// Source) deliver: a file the caller mapped (the CLI, on Unix). The
+	// Source) deliver: a file the caller mapped (the CLI, on Linux). The
 	// decoders then take their windows from it instead of reading r, with
 	// no copy and no read-ahead; it is never written to, and not used once
 	// Decode returns (lazy stacks are read from Source). It is used only

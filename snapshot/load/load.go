@@ -318,7 +318,7 @@ func OpenFile(name string, stdin io.Reader, opt Options) (*File, io.Closer, erro
 	in := Input{Name: name, R: fh, Size: st.Size()}
 	if st.Mode().IsRegular() {
 		in.Source = fh
-		// Decoded in place where the file can be mapped (Unix); the
+		// Decoded in place where the file can be mapped (Linux); the
 		// stacks read again later come from fh.
 		var unmap func()
 		if in.Data, in.DataDone, unmap = mapFile(fh, in.Size); unmap != nil {
