@@ -220,8 +220,8 @@ func Load(in Input, opt Options) (f *File, err error) {
 		// allocations reuse theirs (a browser worker never gives memory
 		// back, so its peak is what counts). Natively they are not handed
 		// back to the system either (FreeOSMemory): the analysis faulted
-		// them in again, 4 KiB at a time where they had been huge pages,
-		// which cost more CPU than the ~10 MB of peak RSS it saved.
+		// them in again (measured with huge pages), which cost more CPU
+		// than the ~10 MB of peak RSS it saved.
 		runtime.GC()
 	}
 	decoded := time.Since(start)
