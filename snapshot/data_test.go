@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
@@ -107,5 +109,41 @@ func TestDecodeData(t *testing.T) {
 		t.Fatal(err)
 	} else if !snapshot.Equal(want, got) {
 		t.Fatalf("gzip input with Data: %s", snapshot.Diff(want, got))
+	}
+}
+
+// TestDecodeDataWaits: a decode that fails early (corrupt bytes a
+// quarter in) returns only once its second decoder, busy with the second
+// half, is done: no stretch of Data is handed back after Decode returned
+// (the caller then unmaps it).
+func TestDecodeDataWaits(t *testing.T) {
+	if !snapshot.Concurrent() {
+		t.Skip("one core: no second decoder")
+	}
+	defer snapshot.SetSplitMin(1 << 20)()
+	defer snapshot.SetPartPrefix(256 << 10)()
+	defer snapshot.SetStreamWindow(4 << 10)()
+	data := splitInputs(t, 8, 5)["distinct-5"]
+	for round := range 5 {
+		bad := slices.Clone(data)
+		for i := range 256 {
+			bad[len(bad)/4+round*1000+i] = 0xff // no such opcode
+		}
+		var returned, late atomic.Bool
+		opt := &snapshot.Options{Source: bytes.NewReader(bad), Fold: analysis.Fold(), Data: bad,
+			DataDone: func(from, to int64) {
+				if returned.Load() {
+					late.Store(true)
+				}
+			}}
+		_, err := snapshot.Decode(noReader{t}, int64(len(bad)), opt)
+		returned.Store(true)
+		if err == nil {
+			t.Fatal("a corrupt file was decoded")
+		}
+		time.Sleep(20 * time.Millisecond)
+		if late.Load() {
+			t.Fatal("Data was handed back after Decode returned: the second decoder was still running")
+		}
 	}
 }

@@ -46,7 +46,8 @@ type Options struct {
 	// no copy and no read-ahead; it is never written to, and not used once
 	// Decode returns (lazy stacks are read from Source). It is used only
 	// when its length is Decode's size and the input is not
-	// gzip-compressed; otherwise r is read as without it.
+	// gzip-compressed; otherwise r is read as without it. A fault reading
+	// it (a mapped file cut short meanwhile) is an ErrTruncated error.
 	Data []byte
 	// DataDone, when set with Data, is called with each stretch [from, to)
 	// of Data that a decoder has moved past (about every 4 MiB), on the
@@ -102,7 +103,7 @@ func Decode(r io.Reader, size int64, opt *Options) (*Snapshot, error) {
 		opt = &Options{}
 	}
 	if whole := opt.Data; size > 0 && int64(len(whole)) == size && !isGzip(whole) {
-		return decodeInput(wholeInput(whole, opt.DataDone), false, nil, nil, opt, size)
+		return decodeData(opt, size)
 	}
 	var ra *readAhead
 	if (opt.stackWorker > 0 || opt.stackWorker == 0 && Concurrent() && (size < 0 || size >= readAheadMin)) && !splitsAlone(opt, size) {
@@ -231,9 +232,7 @@ func (v *vm) startSplit(opt *Options, size int64, gz bool) error {
 		if opt.noSplit || !Concurrent() || at < 0 {
 			return nil
 		}
-		var cancel func()
-		sp, poll, cancel = goSplit(opt.Source, size, at, opt, t.seed)
-		v.splitCancel = cancel
+		sp, poll, v.splitCancel, v.splitWait = goSplit(opt.Source, size, at, opt, t.seed)
 	}
 	if sp.Start == nil || sp.Part == nil || sp.At < 0 {
 		return nil
@@ -314,7 +313,13 @@ func (v *vm) decode(opt *Options) (*Snapshot, error) {
 		defer p.abandon() // also when the VM panics
 	}
 	if v.splitCancel != nil {
-		defer v.splitCancel()
+		// The second decoder is done when this one is, also when it
+		// fails or panics: it must not read Options.Data (a mapping the
+		// caller lets go) or Source after Decode returned.
+		defer func() {
+			v.splitCancel()
+			v.splitWait()
+		}()
 	}
 	top, err := v.run()
 	if v.pipe != nil {

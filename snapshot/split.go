@@ -921,30 +921,35 @@ func (t *Stacks) pushHeld(st Stack, h uint64, sum StackSummary) {
 }
 
 // goSplit runs DecodePart on a goroutine for Decode: the Split that takes
-// its part, and a stop that cancels it.
-func goSplit(src io.ReaderAt, size, at int64, opt *Options, seed maphash.Seed) (*Split, func() bool, func()) {
+// its part, poll (whether it gave up), cancel (asks it to stop at its
+// next progress step) and wait (until the goroutine is done).
+func goSplit(src io.ReaderAt, size, at int64, opt *Options, seed maphash.Seed) (sp *Split, poll func() bool, cancel, wait func()) {
 	var (
-		cancel  atomic.Bool
-		once    sync.Once
-		started = make(chan struct{})
-		done    = make(chan struct{})
-		start   int64
-		part    *Part
-		err     error
+		canceled atomic.Bool
+		once     sync.Once
+		started  = make(chan struct{})
+		done     = make(chan struct{})
+		start    int64
+		part     *Part
+		err      error
 	)
 	o := *opt
-	o.Progress = func(int64, int64) bool { return !cancel.Load() }
+	o.Progress = func(int64, int64) bool { return !canceled.Load() }
 	o.ProgressEvery = 4 << 20
 	o.splitSeed = &seed
 	go func() {
 		defer close(done)
+		defer once.Do(func() { close(started) })
+		if o.Data != nil {
+			// A fault in a mapped file that shrank is the part's error.
+			defer catchDataFault(o.Data, &err)()
+		}
 		part, err = DecodePart(src, size, at, &o, func(s int64) {
 			start = s
 			once.Do(func() { close(started) })
 		})
-		once.Do(func() { close(started) })
 	}()
-	sp := &Split{
+	sp = &Split{
 		At: at,
 		Start: func() (int64, error) {
 			<-started
@@ -962,7 +967,7 @@ func goSplit(src io.ReaderAt, size, at int64, opt *Options, seed maphash.Seed) (
 			return part, err
 		},
 	}
-	poll := func() bool {
+	poll = func() bool {
 		select {
 		case <-done:
 			return err != nil
@@ -970,5 +975,5 @@ func goSplit(src io.ReaderAt, size, at int64, opt *Options, seed maphash.Seed) (
 			return false
 		}
 	}
-	return sp, poll, func() { cancel.Store(true) }
+	return sp, poll, func() { canceled.Store(true) }, func() { <-done }
 }

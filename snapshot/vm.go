@@ -268,6 +268,7 @@ type vm struct {
 	hook           splitHook
 	partList       int64 // the part's trace list's object + 1 (0: none)
 	splitCancel    func()
+	splitWait      func() // waits for the goroutine of goSplit
 	readAhead      func() // starts reading ahead (Decode, once it does not split)
 	memoMax        int
 	holeLo, holeHi int64

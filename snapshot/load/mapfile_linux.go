@@ -14,8 +14,8 @@ import (
 // (snapshot.Options.DataDone): the file's pages stay in the page cache,
 // but no longer count in the process's resident memory. unmap ends the
 // mapping. data is nil where the file cannot be mapped (it is then read).
-// A file truncated while mapped faults (SIGBUS) where a read would have
-// found it truncated: the CLI reports that as an internal error.
+// A file cut short while mapped faults (SIGBUS) where its pages are gone:
+// the decoders report that as snapshot.ErrTruncated.
 func mapFile(f *os.File, size int64) (data []byte, done func(from, to int64), unmap func()) {
 	if size <= 0 || int64(int(size)) != size {
 		return nil, nil, nil
