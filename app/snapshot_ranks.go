@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
@@ -40,7 +41,7 @@ const (
 type rankRow struct {
 	file  app.Value // the File, to open the rank in the full view
 	name  string    // its name (a folder's files: the path inside it)
-	size  int64     // known once sized (the pool's first worker reports it)
+	size  int64     // known once sized (as the file starts: feedRanks)
 	sized bool
 	read  int64 // bytes read so far
 	state rankState
@@ -57,17 +58,41 @@ type rankWorker struct {
 	row   int   // index of the row it analyses, -1 when idle
 	req   int   // id of that request
 	bytes int64 // the size of that file, as counted by the pool's rule
+	// ready is set once its Go program runs (its "ready" message).
+	ready bool
 }
+
+// snapModule is snapworker.wasm compiled, as the first analysis worker
+// that ran sent it with its "ready" message (keepModule); undefined until
+// then. The pool's workers start from it (startRankWorker): each compiling
+// the 8 MB module itself, two pool workers took the browser's compile
+// threads 1.2-1.4 s of CPU and ~900 first-call compiles each, on the cores
+// the page shares with them; a module shared is compiled, and optimised as
+// it runs, once.
+var snapModule app.Value
+
+// keepModule keeps m, a worker's compiled module (its message's module
+// field: undefined in all but its first).
+func keepModule(m app.Value) {
+	if m.Type() == app.TypeObject {
+		snapModule = m
+	}
+}
+
+// haveModule reports whether snapModule is known.
+func haveModule() bool { return snapModule.Type() == app.TypeObject }
+
+// workerReady is the type of a worker's first message, once its Go
+// program runs (static/web/snapworker.js).
+const workerReady = "ready"
 
 // snapRanks is the state of an overview of ranks.
 type snapRanks struct {
 	rows []*rankRow
 	pool []*rankWorker
 	// sched bounds how many files, and how many bytes of files, are
-	// analysed at once; it needs the files' sizes, which the pool's first
-	// worker reads (sizesReq: that request's id, 0 once answered).
+	// analysed at once; it needs the size of the next file to start.
 	sched    load.RankPool
-	sizesReq int
 	next     int   // next row to hand to a worker
 	finished int   // rows done or failed
 	read     int64 // bytes read of all files
@@ -192,13 +217,16 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 		r.rows = append(r.rows, &rankRow{file: f.file, name: f.name, row: load.Rank{File: f.name, Rank: o.Rank}})
 	}
 	p.ranks = r
+	ranksRunning.Store(true)
 	for _, a := range []string{"data-ranks-ready", "data-ranks-done"} {
 		MarkBody(a, "")
 	}
 	p.markRanks(ctx)
 	// The workers start in a task of their own, after the first drawing
-	// of the overview: the drop's task stays short.
-	ctx.After(time.Millisecond, func(ctx app.Context) {
+	// of the overview is painted: the drop's task stays short. (go-app's
+	// ctx.After is a goroutine's sleep: run by Go in the same task when
+	// the task outlasts it.)
+	afterPaint(ctx, func(ctx app.Context) {
 		if p.ranks != r {
 			ctx.PreventUpdate()
 			return
@@ -207,30 +235,13 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 		for range r.sched.Workers {
 			r.pool = append(r.pool, &rankWorker{row: -1})
 		}
-		// The pool's first worker reads the files' sizes (a disk look-up
-		// per dropped file, off the page's thread) while the others start;
-		// files are handed out once they are known.
-		sizer := r.pool[0]
-		p.startRankWorker(ctx, sizer)
-		p.nextID++
-		r.sizesReq = p.nextID
-		list := app.Window().Get("Array").New()
-		for _, row := range r.rows {
-			list.Call("push", row.file)
-		}
-		msg := app.Window().Get("Object").New()
-		msg.Set("json", load.EncodeRequest(load.Request{Type: load.RequestSizes, ID: r.sizesReq}))
-		msg.Set("files", list)
-		sizer.w.Call("postMessage", msg)
-		for _, rw := range r.pool[1:] {
-			p.startRankWorker(ctx, rw)
-		}
 		ctx.PreventUpdate()
+		p.feedRanks(ctx)
 		p.showRankProgress()
 		// While the workers compile: decode sample answers once, so that
 		// building the JSON decoder's tables for them is not part of the
 		// first answer's task.
-		ctx.After(time.Millisecond, func(ctx app.Context) {
+		afterTask(ctx, func(ctx app.Context) {
 			ctx.PreventUpdate()
 			for _, js := range []string{`{"type":"progress","id":1,"progress":{"stage":"decode","done":1,"total":2}}`,
 				`{"type":"rank","id":1,"rank":{"file":"a","rank":0,"devices":[{"device":0}],"why":["x"]}}`,
@@ -241,10 +252,39 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 	})
 }
 
+// afterTask calls f on the UI goroutine in a browser task of its own, after
+// the browser ran the tasks it had queued.
+func afterTask(ctx app.Context, f func(app.Context)) {
+	ctx.Async(func() {
+		nextTask(0)
+		ctx.Dispatch(f)
+	})
+}
+
+// afterPaint calls f on the UI goroutine in a browser task of its own,
+// after the browser's next frame is painted.
+func afterPaint(ctx app.Context, f func(app.Context)) {
+	ctx.Async(func() {
+		afterFrame()
+		ctx.Dispatch(f)
+	})
+}
+
 // startRankWorker starts the worker of a place of the pool.
 func (p *SnapshotPage) startRankWorker(ctx app.Context, rw *rankWorker) {
 	ctx = p.lasting(ctx)
-	rw.w = app.Window().Get("Worker").New(Asset("/web/snapworker.js"))
+	rw.ready = false
+	if haveModule() {
+		// Named so that it waits for the module, its first message.
+		opts := app.Window().Get("Object").New()
+		opts.Set("name", "oomscope-shared")
+		rw.w = app.Window().Get("Worker").New(Asset("/web/snapworker.js"), opts)
+		msg := app.Window().Get("Object").New()
+		msg.Set("module", snapModule)
+		rw.w.Call("postMessage", msg)
+	} else {
+		rw.w = app.Window().Get("Worker").New(Asset("/web/snapworker.js"))
+	}
 	rw.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
 		if len(args) == 0 {
 			return nil
@@ -256,6 +296,7 @@ func (p *SnapshotPage) startRankWorker(ctx app.Context, rw *rankWorker) {
 			// Rank messages are small (their line is packed in a buffer):
 			// decoding them here takes well under a millisecond.
 			d := args[0].Get("data")
+			keepModule(d.Get("module"))
 			r, err := load.DecodeResponse(jsString(d, "json"), jsBuffers(d.Get("buffers")))
 			if err != nil {
 				r = load.Response{Type: load.ResponseError, ID: rw.req, Error: "its answer could not be read: " + err.Error()}
@@ -289,8 +330,20 @@ func (p *SnapshotPage) stopRanks() {
 		w.stop()
 	}
 	p.ranks = nil
+	ranksRunning.Store(false)
 	MarkBody("data-ranks-ready", "")
 	MarkBody("data-ranks-done", "")
+}
+
+// starting reports whether a worker of the pool has started and does not
+// run yet.
+func (r *snapRanks) starting() bool {
+	for _, rw := range r.pool {
+		if rw.w != nil && !rw.ready {
+			return true
+		}
+	}
+	return false
 }
 
 // feedRanks hands the queued files, in order, to the idle places of the
@@ -300,9 +353,6 @@ func (p *SnapshotPage) stopRanks() {
 // the browser).
 func (p *SnapshotPage) feedRanks(ctx app.Context) {
 	r := p.ranks
-	if r.sizesReq != 0 {
-		return // waiting for the sizes
-	}
 	for _, rw := range r.pool {
 		if rw.row >= 0 {
 			continue
@@ -311,11 +361,19 @@ func (p *SnapshotPage) feedRanks(ctx app.Context) {
 			rw.stop()
 			continue
 		}
+		if rw.w == nil && !haveModule() && r.starting() {
+			// A worker is compiling snapworker.wasm: this one starts
+			// from its module, once it runs (onRankMsg).
+			continue
+		}
 		i := r.next
 		row := r.rows[i]
 		if !row.sized {
-			// The sizes did not come (the first worker failed): read it
-			// here, one file at a time.
+			// A dropped File's size is a disk look-up (a synchronous
+			// call to the browser: 2-3 ms each, 436 ms for 128 files),
+			// and so is the first copy of a File to a worker: each file
+			// is looked up as it starts, in the task that hands it over,
+			// not all at once.
 			row.size, row.sized = int64(jsNumber(row.file, "size")), true
 		}
 		if !r.sched.CanStart(row.size) {
@@ -355,23 +413,11 @@ func (p *SnapshotPage) onRankMsg(ctx app.Context, rw *rankWorker, m load.Respons
 		ctx.PreventUpdate()
 		return
 	}
-	if r.sizesReq != 0 && (m.ID == r.sizesReq || m.ID == 0 && m.Type == load.ResponseError && rw == r.pool[0]) {
-		// The files' sizes (or the sizer's failure: then the page reads
-		// them itself, one at a time).
-		r.sizesReq = 0
-		if m.Type == load.ResponseSizes && len(m.Sizes) == len(r.rows) {
-			for i, row := range r.rows {
-				row.size, row.sized = m.Sizes[i], true
-			}
-		}
-		if m.Type == load.ResponseError {
-			rw.stop()
-		}
+	if m.Type == workerReady {
+		// The worker runs; the workers waiting for its module start.
+		rw.ready = true
 		ctx.PreventUpdate()
 		p.feedRanks(ctx)
-		if r.finished == len(r.rows) {
-			p.rankChanged(ctx, true)
-		}
 		return
 	}
 	if rw.row < 0 {
@@ -461,10 +507,17 @@ func (p *SnapshotPage) rankFinished(ctx app.Context, i int, ans load.Rank) {
 	r.ver++
 }
 
+// ranksRunning is set while an overview of ranks is being analysed: the
+// page's warm-ups wait (OnMount).
+var ranksRunning atomic.Bool
+
 // rankChanged renders the overview now when final, else at most once per
 // rankRenderEvery: the pool's messages then never make the page busy.
 func (p *SnapshotPage) rankChanged(ctx app.Context, final bool) {
 	r := p.ranks
+	if final {
+		ranksRunning.Store(false)
+	}
 	switch {
 	case final || time.Since(r.lastRender) >= rankRenderEvery:
 		r.lastRender, r.renderDue = time.Now(), false

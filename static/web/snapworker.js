@@ -9,6 +9,12 @@
 // part worker (see startPart), which runs the same Go program.
 const readerName = "oomscope-reader";
 const partName = "oomscope-part";
+// sharedName: a worker of the page's pool of ranks (app/snapshot_ranks.go)
+// whose compiled snapworker.wasm comes from the page, in its first message
+// ({module}), as the part worker's does: the module another worker
+// compiled (and the browser optimised while it ran), not a download and a
+// compile of its own.
+const sharedName = "oomscope-shared";
 
 // readSlice resolves to an ArrayBuffer of bytes [off, end) of a Blob; the
 // Go program reads the dropped File with it. Blob.arrayBuffer() fills its
@@ -274,20 +280,29 @@ function startGo() {
     for (const m of queue.splice(0)) {
       h(m);
     }
-    self.postMessage({ json: JSON.stringify({ type: "ready", id: 0 }) });
+    // The compiled module goes with it (not from a part worker, whose
+    // starter has it), for the page to start more workers from.
+    const ready = { json: JSON.stringify({ type: "ready", id: 0 }) };
+    if (wasmModule && self.name !== partName) {
+      ready.module = wasmModule;
+    }
+    self.postMessage(ready);
   };
 
   startReader();
   go = new Go();
   let instance;
-  if (self.name === partName) {
-    // The part worker: the compiled module comes first, from the
-    // analysis worker.
+  if (self.name === partName || self.name === sharedName) {
+    // The part worker (or a shared one): the compiled module comes first,
+    // from the analysis worker (or the page).
     instance = new Promise((resolve, reject) => {
       const first = self.onmessage;
       self.onmessage = (e) => {
         if (e.data && e.data.module) {
           self.onmessage = first;
+          if (self.name === sharedName) {
+            wasmModule = e.data.module; // for its own part workers
+          }
           WebAssembly.instantiate(e.data.module, go.importObject).then(resolve, reject);
         } else {
           first(e);
