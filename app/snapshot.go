@@ -158,6 +158,13 @@ func (p *SnapshotPage) OnMount(ctx app.Context) {
 	// first use (tens of milliseconds of wasm): parse it now, while the
 	// page waits for a file, rather than in a frame of the result.
 	ctx.After(10*time.Millisecond, func(app.Context) { estimator.Models() })
+	// The overview of ranks' code, while no file came (warmRanks).
+	ctx.Async(func() {
+		nextTask(30 * time.Millisecond)
+		if p.phase == snapIdle && p.ranks == nil {
+			warmRanks(p.unit)
+		}
+	})
 	// The result's fonts, which Chromium on Linux asks its browser process
 	// for in the middle of a layout (warmFonts).
 	ctx.Async(func() {
@@ -310,13 +317,14 @@ func (p *SnapshotPage) onPick(ctx app.Context, e app.Event) {
 }
 
 // drawLater draws the page in a browser task after the event's, once a
-// file is handed to the worker: the hand-over's task then does not also
-// draw the progress line. go-app draws an update at its next frame, due
+// file is handed to the worker (or the overview of ranks set up): the
+// hand-over's task then does not also draw the progress line (the
+// overview). go-app draws an update at its next frame, due
 // 8 ms after the event, and a frame due while Go still runs is drawn in
 // the same browser task: the hand-over's own work (the files, the
 // request, postMessage) takes about that long.
 func (p *SnapshotPage) drawLater(ctx app.Context) {
-	if p.phase != snapReading || !app.IsClient {
+	if p.phase != snapReading && p.ranks == nil || !app.IsClient {
 		return
 	}
 	ctx.PreventUpdate()

@@ -93,6 +93,7 @@ type snapRanks struct {
 	// sched bounds how many files, and how many bytes of files, are
 	// analysed at once; it needs the size of the next file to start.
 	sched    load.RankPool
+	poolDue  bool  // the pool is started or about to (startPool)
 	next     int   // next row to hand to a worker
 	finished int   // rows done or failed
 	read     int64 // bytes read of all files
@@ -222,33 +223,36 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 		MarkBody(a, "")
 	}
 	p.markRanks(ctx)
-	// The workers start in a task of their own, after the first drawing
-	// of the overview is painted: the drop's task stays short. (go-app's
-	// ctx.After is a goroutine's sleep: run by Go in the same task when
-	// the task outlasts it.)
-	afterPaint(ctx, func(ctx app.Context) {
+	// The workers start once the overview is drawn (startPool, from its
+	// OnMount; an overview already shown is drawn again instead).
+	if p.ovMounted {
+		p.startPool(ctx)
+	}
+}
+
+// startPool starts the pool's workers, with the first files, in a task of
+// their own after the first drawing of the overview is painted (its
+// OnMount): the drop's task and the drawing's stay short. Once per
+// overview. (go-app's ctx.After is a goroutine's sleep, which Go runs in
+// the same browser task as whatever outlasts it, go-app's drawing
+// included.)
+func (p *SnapshotPage) startPool(ctx app.Context) {
+	r := p.ranks
+	if r == nil || r.poolDue {
+		return
+	}
+	r.poolDue = true
+	afterPaint(p.lasting(ctx), func(ctx app.Context) {
+		ctx.PreventUpdate()
 		if p.ranks != r {
-			ctx.PreventUpdate()
 			return
 		}
 		r.sched = load.RankPool{Workers: rankPoolSize(len(r.rows)), Budget: load.RankBudget}
 		for range r.sched.Workers {
 			r.pool = append(r.pool, &rankWorker{row: -1})
 		}
-		ctx.PreventUpdate()
 		p.feedRanks(ctx)
 		p.showRankProgress()
-		// While the workers compile: decode sample answers once, so that
-		// building the JSON decoder's tables for them is not part of the
-		// first answer's task.
-		afterTask(ctx, func(ctx app.Context) {
-			ctx.PreventUpdate()
-			for _, js := range []string{`{"type":"progress","id":1,"progress":{"stage":"decode","done":1,"total":2}}`,
-				`{"type":"rank","id":1,"rank":{"file":"a","rank":0,"devices":[{"device":0}],"why":["x"]}}`,
-				`{"type":"error","id":1,"error":"x"}`} {
-				load.DecodeResponse(js, nil)
-			}
-		})
 	})
 }
 
@@ -566,8 +570,12 @@ type rankOverview struct {
 	Unit bytesize.Unit
 }
 
-// OnMount lets the page draw the overview alone.
-func (o *rankOverview) OnMount(ctx app.Context) { o.Page.ovCtx, o.Page.ovMounted = ctx, true }
+// OnMount lets the page draw the overview alone, and starts the pool
+// once the overview is first drawn (startPool).
+func (o *rankOverview) OnMount(ctx app.Context) {
+	o.Page.ovCtx, o.Page.ovMounted = ctx, true
+	o.Page.startPool(ctx)
+}
 
 // OnDismount stops that.
 func (o *rankOverview) OnDismount() { o.Page.ovMounted = false }
