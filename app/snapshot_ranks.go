@@ -92,11 +92,14 @@ type snapRanks struct {
 	pool []*rankWorker
 	// sched bounds how many files, and how many bytes of files, are
 	// analysed at once; it needs the size of the next file to start.
-	sched    load.RankPool
-	poolDue  bool  // the pool is started or about to (startPool)
-	next     int   // next row to hand to a worker
-	finished int   // rows done or failed
-	read     int64 // bytes read of all files
+	sched   load.RankPool
+	poolDue bool // the pool is started or about to (startPool)
+	// started counts the workers started, shared those of them started
+	// from snapModule.
+	started, shared int
+	next            int   // next row to hand to a worker
+	finished        int   // rows done or failed
+	read            int64 // bytes read of all files
 	// median* and the outlier marks come from load.NewOverview over the
 	// finished rows (recomputed as rows finish).
 	medianAlloc, medianRes int64
@@ -219,7 +222,7 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 	}
 	p.ranks = r
 	ranksRunning.Store(true)
-	for _, a := range []string{"data-ranks-ready", "data-ranks-done"} {
+	for _, a := range []string{"data-ranks-ready", "data-ranks-done", "data-ranks-workers"} {
 		MarkBody(a, "")
 	}
 	p.markRanks(ctx)
@@ -278,7 +281,10 @@ func afterPaint(ctx app.Context, f func(app.Context)) {
 func (p *SnapshotPage) startRankWorker(ctx app.Context, rw *rankWorker) {
 	ctx = p.lasting(ctx)
 	rw.ready = false
+	r := p.ranks
+	r.started++
 	if haveModule() {
+		r.shared++
 		// Named so that it waits for the module, its first message.
 		opts := app.Window().Get("Object").New()
 		opts.Set("name", "oomscope-shared")
@@ -289,6 +295,9 @@ func (p *SnapshotPage) startRankWorker(ctx app.Context, rw *rankWorker) {
 	} else {
 		rw.w = app.Window().Get("Worker").New(Asset("/web/snapworker.js"))
 	}
+	// How many of the pool's workers started, and from a shared module
+	// (for the e2e tests).
+	MarkBody("data-ranks-workers", fmt.Sprintf("%d shared of %d", r.shared, r.started))
 	rw.onMsg = app.FuncOf(func(this app.Value, args []app.Value) any {
 		if len(args) == 0 {
 			return nil

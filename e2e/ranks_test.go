@@ -368,3 +368,54 @@ func TestSnapshotRanksFolder(t *testing.T) {
 	}
 	tb.assertClean()
 }
+
+// TestSnapshotRanksWarm opens the page and waits until it has drawn the
+// overview of ranks on made-up rows, off screen (app warmRanks), and its
+// worker has answered its sample (its compiled snapworker.wasm then known
+// to the page); then it drops four generated ranks. Nothing of the made-up
+// rows shows; every pool worker starts from that module (app
+// startRankWorker, snapworker.js's shared worker) and each rank's peaks
+// equal package load's analysis of its file here and the generator's.
+func TestSnapshotRanksWarm(t *testing.T) {
+	dir := t.TempDir()
+	paths, peaks, err := gen.WriteRanks(dir, 4, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int64
+	for _, p := range paths {
+		f, closer, err := load.OpenFile(p, nil, load.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, load.FileRank(f).PeakAllocatedBytes)
+		closer.Close()
+	}
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	if v := poll[string](tb, `document.body.getAttribute("data-ranks-warm") || ""`, 60*time.Second); v != "drawn" {
+		t.Fatalf("the ranks' warm-up ended %q", v)
+	}
+	poll[bool](tb, `document.body.getAttribute("data-snapshot-warm") === "drawn"`, 60*time.Second)
+	if shown := evalJS[bool](tb, `!!document.getElementById("snap-ranks") || document.body.textContent.includes("rank0.pickle")`); shown {
+		t.Fatal("the warm-up's made-up ranks show on the page")
+	}
+	tb.dropFiles("#snap-drop", paths)
+	poll[string](tb, `document.body.getAttribute("data-ranks-ready") || ""`, 120*time.Second)
+	rows := evalJS[[]rankRow](tb, rankRowsJS)
+	if len(rows) != len(paths) {
+		t.Fatalf("%d rows, want %d: %+v", len(rows), len(paths), rows)
+	}
+	for i, r := range rows {
+		if r.Rank != strconv.Itoa(i) || r.State != "done" || r.Alloc != strconv.FormatInt(want[i], 10) || want[i] != peaks[i] {
+			t.Errorf("row %d: rank %s state %s peak %s, load says %d, the generator %d (%q)", i, r.Rank, r.State, r.Alloc, want[i], peaks[i], r.Text)
+		}
+	}
+	var shared, started int
+	workers := evalJS[string](tb, `document.body.getAttribute("data-ranks-workers") || ""`)
+	if _, err := fmt.Sscanf(workers, "%d shared of %d", &shared, &started); err != nil || started < 1 || shared != started {
+		t.Errorf("pool workers: %q, want all started from the page's compiled module", workers)
+	}
+	tb.assertClean()
+}
