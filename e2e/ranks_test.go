@@ -375,7 +375,8 @@ func TestSnapshotRanksFolder(t *testing.T) {
 // to the page); then it drops four generated ranks. Nothing of the made-up
 // rows shows; every pool worker starts from that module (app
 // startRankWorker, snapworker.js's shared worker) and each rank's peaks
-// equal package load's analysis of its file here and the generator's.
+// equal package load's analysis of its file here and the generator's; the
+// status line counts the files' sizes as read.
 func TestSnapshotRanksWarm(t *testing.T) {
 	dir := t.TempDir()
 	paths, peaks, err := gen.WriteRanks(dir, 4, 3)
@@ -383,6 +384,7 @@ func TestSnapshotRanksWarm(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []int64
+	var total int64 // the files' sizes
 	for _, p := range paths {
 		f, closer, err := load.OpenFile(p, nil, load.Options{})
 		if err != nil {
@@ -390,6 +392,11 @@ func TestSnapshotRanksWarm(t *testing.T) {
 		}
 		want = append(want, load.FileRank(f).PeakAllocatedBytes)
 		closer.Close()
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += st.Size()
 	}
 	s := serveSite(t, distDir(t), "", "no-store")
 	tb := newTab(t, s)
@@ -411,6 +418,11 @@ func TestSnapshotRanksWarm(t *testing.T) {
 		if r.Rank != strconv.Itoa(i) || r.State != "done" || r.Alloc != strconv.FormatInt(want[i], 10) || want[i] != peaks[i] {
 			t.Errorf("row %d: rank %s state %s peak %s, load says %d, the generator %d (%q)", i, r.Rank, r.State, r.Alloc, want[i], peaks[i], r.Text)
 		}
+	}
+	// Each file's size, read as it starts (feedRanks), sums to what the
+	// status says was read.
+	if txt, read := tb.text("#snap-ranks-status"), bytesize.Format(total, bytesize.Binary)+" read"; !strings.Contains(txt, "4 of 4 ranks analysed · "+read) {
+		t.Errorf("status %q, want %q", txt, read)
 	}
 	var shared, started int
 	workers := evalJS[string](tb, `document.body.getAttribute("data-ranks-workers") || ""`)
