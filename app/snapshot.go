@@ -43,6 +43,9 @@ type SnapshotPage struct {
 	progress float64 // 0…1 within the phase
 	errMsg   string
 	dragOver bool
+	// dragDue is set while a drawing of the page for a change of
+	// dragOver is due (cleared by Render).
+	dragDue bool
 
 	// summary is each device's headline, known before the result.
 	summary []analysis.Headline
@@ -272,12 +275,25 @@ func (p *SnapshotPage) guard(ctx app.Context, what string) {
 	}
 }
 
+// onDragOver marks the drop zone while files are dragged over it. The
+// browser fires dragover every 50 ms or so: the page is drawn again only
+// when the mark changes.
 func (p *SnapshotPage) onDragOver(ctx app.Context, e app.Event) {
 	e.PreventDefault()
-	p.dragOver = true
+	p.setDragOver(ctx, true)
 }
 
-func (p *SnapshotPage) onDragLeave(ctx app.Context, e app.Event) { p.dragOver = false }
+func (p *SnapshotPage) onDragLeave(ctx app.Context, e app.Event) { p.setDragOver(ctx, false) }
+
+// setDragOver sets the drop zone's mark, drawing the page only if it
+// changed.
+func (p *SnapshotPage) setDragOver(ctx app.Context, on bool) {
+	if p.dragOver == on {
+		ctx.PreventUpdate()
+		return
+	}
+	p.dragOver, p.dragDue = on, true
+}
 
 func (p *SnapshotPage) onDrop(ctx app.Context, e app.Event) {
 	defer p.guard(ctx, "Reading the dropped file")
@@ -328,6 +344,13 @@ func (p *SnapshotPage) drawLater(ctx app.Context) {
 		return
 	}
 	ctx.PreventUpdate()
+	if p.dragDue {
+		// The drawing a drag's mark asked for, not done yet (files
+		// dropped as soon as dragged: go-app draws 8 ms after an
+		// event), is put off too.
+		ctx.PreventUpdate()
+		p.dragDue = false
+	}
 	ctx.Async(func() {
 		nextTask(0)
 		ctx.Dispatch(nil)
@@ -1031,6 +1054,7 @@ func (p *SnapshotPage) onCopyMarkdown(ctx app.Context, e app.Event) {
 
 // Render draws the page.
 func (p *SnapshotPage) Render() app.UI {
+	p.dragDue = false
 	r, _ := routeByPath("/snapshot")
 	return Layout("/snapshot",
 		app.H1().Text(r.Title),

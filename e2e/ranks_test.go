@@ -431,3 +431,48 @@ func TestSnapshotRanksWarm(t *testing.T) {
 	}
 	tb.assertClean()
 }
+
+// TestSnapshotDragMark drags files over the drop zone, as a user would
+// (dragenter, then dragover every 50 ms), and checks that the zone is
+// marked while they are over it (the page draws the mark only when it
+// changes: app setDragOver) and unmarked when they leave it; then
+// drops three ranks at once, as soon as dragged (the mark's drawing then
+// put off with the overview's: app drawLater), and checks that the
+// overview is drawn, analysed, and the zone unmarked.
+func TestSnapshotDragMark(t *testing.T) {
+	paths, _, err := gen.WriteRanks(t.TempDir(), 3, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serveSite(t, distDir(t), "", "no-store")
+	tb := newTab(t, s)
+	tb.open("/snapshot")
+	box := evalJS[map[string]float64](tb, `(() => { const r = document.querySelector("#snap-drop").getBoundingClientRect(); return {x: r.x + r.width/2, y: r.y + r.height/2}; })()`)
+	data := &input.DragData{Items: []*input.DragDataItem{}, Files: paths, DragOperationsMask: 1}
+	drag := func(typ input.DispatchDragEventType, x, y float64) {
+		t.Helper()
+		if _, err := chromedp.Call(tb.ctx, input.DispatchDragEvent, input.DispatchDragEventParams{Type: typ, X: x, Y: y, Data: data}); err != nil {
+			t.Fatalf("drag %s: %v", typ, err)
+		}
+	}
+	const marked = `document.getElementById("snap-drop").classList.contains("snap-drop-over")`
+	drag(input.DispatchDragEventTypeDragEnter, box["x"], box["y"])
+	for range 4 {
+		drag(input.DispatchDragEventTypeDragOver, box["x"], box["y"])
+		time.Sleep(50 * time.Millisecond)
+	}
+	poll[bool](tb, marked, 10*time.Second)
+	// Out of the zone (the page's top left corner): dragleave.
+	drag(input.DispatchDragEventTypeDragOver, 2, 2)
+	poll[bool](tb, `!`+marked, 10*time.Second)
+	drag(input.DispatchDragEventTypeDragCancel, 2, 2)
+	tb.dropFiles("#snap-drop", paths)
+	poll[string](tb, `document.body.getAttribute("data-ranks-ready") || ""`, 60*time.Second)
+	if rows := evalJS[[]rankRow](tb, rankRowsJS); len(rows) != 3 || rows[0].State != "done" || rows[2].State != "done" {
+		t.Errorf("overview rows %+v", rows)
+	}
+	if evalJS[bool](tb, marked) {
+		t.Error("the drop zone stays marked after the drop")
+	}
+	tb.assertClean()
+}
