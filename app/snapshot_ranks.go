@@ -94,6 +94,8 @@ type snapRanks struct {
 	// analysed at once; it needs the size of the next file to start.
 	sched   load.RankPool
 	poolDue bool // the pool is started or about to (startPool)
+	feedDue bool // a feedRanks is due in a task of its own
+	most    int  // the most files analysed at once
 	// started counts the workers started, shared those of them started
 	// from snapModule.
 	started, shared int
@@ -222,7 +224,7 @@ func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
 	}
 	p.ranks = r
 	ranksRunning.Store(true)
-	for _, a := range []string{"data-ranks-ready", "data-ranks-done", "data-ranks-workers"} {
+	for _, a := range []string{"data-ranks-ready", "data-ranks-done", "data-ranks-workers", "data-ranks-at-once"} {
 		MarkBody(a, "")
 	}
 	p.markRanks(ctx)
@@ -366,6 +368,7 @@ func (r *snapRanks) starting() bool {
 // the browser).
 func (p *SnapshotPage) feedRanks(ctx app.Context) {
 	r := p.ranks
+	handed := false
 	for _, rw := range r.pool {
 		if rw.row >= 0 {
 			continue
@@ -378,6 +381,22 @@ func (p *SnapshotPage) feedRanks(ctx app.Context) {
 			// A worker is compiling snapworker.wasm: this one starts
 			// from its module, once it runs (onRankMsg).
 			continue
+		}
+		if handed {
+			// One file a browser task (a worker started, the file's
+			// size looked up, the File copied to it): the next in a
+			// task of its own.
+			if !r.feedDue {
+				r.feedDue = true
+				afterTask(p.lasting(ctx), func(ctx app.Context) {
+					ctx.PreventUpdate()
+					r.feedDue = false
+					if p.ranks == r {
+						p.feedRanks(ctx)
+					}
+				})
+			}
+			return
 		}
 		i := r.next
 		row := r.rows[i]
@@ -393,6 +412,12 @@ func (p *SnapshotPage) feedRanks(ctx app.Context) {
 			return // the next file waits for running ones to finish
 		}
 		r.sched.Start(row.size)
+		if n, _ := r.sched.Running(); n > r.most {
+			// The most files analysed at once, of the pool's places
+			// (for the e2e tests).
+			r.most = n
+			MarkBody("data-ranks-at-once", fmt.Sprintf("%d of %d", n, r.sched.Workers))
+		}
 		r.next++
 		if rw.w == nil {
 			p.startRankWorker(ctx, rw)
@@ -404,6 +429,7 @@ func (p *SnapshotPage) feedRanks(ctx app.Context) {
 		msg.Set("json", load.EncodeRequest(load.Request{Type: load.RequestRank, ID: rw.req, Name: row.name}))
 		msg.Set("file", row.file)
 		rw.w.Call("postMessage", msg)
+		handed = true
 	}
 }
 

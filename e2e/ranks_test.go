@@ -376,7 +376,8 @@ func TestSnapshotRanksFolder(t *testing.T) {
 // rows shows; every pool worker starts from that module (app
 // startRankWorker, snapworker.js's shared worker) and each rank's peaks
 // equal package load's analysis of its file here and the generator's; the
-// status line counts the files' sizes as read.
+// status line counts the files' sizes as read; the pool, handed a file a
+// task, runs as many at once as it has places.
 func TestSnapshotRanksWarm(t *testing.T) {
 	dir := t.TempDir()
 	paths, peaks, err := gen.WriteRanks(dir, 4, 3)
@@ -428,6 +429,12 @@ func TestSnapshotRanksWarm(t *testing.T) {
 	workers := evalJS[string](tb, `document.body.getAttribute("data-ranks-workers") || ""`)
 	if _, err := fmt.Sscanf(workers, "%d shared of %d", &shared, &started); err != nil || started < 1 || shared != started {
 		t.Errorf("pool workers: %q, want all started from the page's compiled module", workers)
+	}
+	// The files are handed over one a task, the pool filled all the same.
+	var most, places int
+	atOnce := evalJS[string](tb, `document.body.getAttribute("data-ranks-at-once") || ""`)
+	if _, err := fmt.Sscanf(atOnce, "%d of %d", &most, &places); err != nil || places < 1 || most != min(places, len(paths)) {
+		t.Errorf("files analysed at once: %q, want as many as the pool's places", atOnce)
 	}
 	tb.assertClean()
 }
