@@ -236,7 +236,7 @@ var fontStrikes = []string{
 // fontWarmText has the digits, letters and signs of the result's text.
 const fontWarmText = "0123456789 GiB MB % Peak allocated reserved \u00b7 \u2013 \u00d7 \u00b2 \u2192 \u03a3 \u2212 \u2026 \u00b3 \u2014 \u2248"
 
-// warmFonts lays out fontStrikes, hidden, a few a browser task (it blocks
+// warmFonts lays out fontStrikes, hidden, one a browser task (it blocks
 // the calling goroutine, never the UI goroutine), and leaves the lines in
 // the page (the browser may drop a strike's settings with the last text
 // that uses it), marked data-done once all are.
@@ -252,7 +252,11 @@ func warmFonts() {
 	box.Set("className", "font-warm")
 	box.Call("setAttribute", "aria-hidden", "true")
 	doc.Get("body").Call("appendChild", box)
-	const perTask = 5
+	// One a task: each waits for the browser process, which while the
+	// page loads is busy too (five a task, a forced layout of 3 ms of CPU
+	// took 60-105 ms, the overview of ranks dropped as the page opened
+	// waiting behind it).
+	const perTask = 1
 	for i := 0; i < len(fontStrikes); i += perTask {
 		nextTask(0)
 		for _, f := range fontStrikes[i:min(i+perTask, len(fontStrikes))] {
