@@ -111,12 +111,15 @@ type SnapshotPage struct {
 	ovCtx     app.Context
 	ovMounted bool
 
-	worker  app.Value
-	onMsg   app.Func
-	nextID  int
-	fileReq int // id of the analyze request in flight
-	stReq   int // id of the latest state request
-	serReq  int // id of the latest series request
+	worker app.Value
+	// workerFiles is set once a file went to the worker (its memory may
+	// hold it); a worker without is kept for the ranks (startRanks).
+	workerFiles bool
+	onMsg       app.Func
+	nextID      int
+	fileReq     int // id of the analyze request in flight
+	stReq       int // id of the latest state request
+	serReq      int // id of the latest series request
 }
 
 // OnNav sets the page's head metadata.
@@ -152,7 +155,7 @@ func (p *SnapshotPage) OnMount(ctx app.Context) {
 	// decoding (the optimising compiles it starts share the cores).
 	// With an id, the worker answers with its sample (warmSample).
 	ctx.After(warmAfter, func(app.Context) {
-		if p.worker != nil {
+		if p.worker != nil && p.ranks == nil { // not while a pool of ranks works
 			p.nextID++
 			p.postRequest(load.Request{Type: load.RequestWarm, ID: p.nextID}, nil)
 		}
@@ -216,6 +219,7 @@ func (p *SnapshotPage) OnDismount() {
 
 // stopWorker ends the worker (a new one starts with the next file).
 func (p *SnapshotPage) stopWorker() {
+	p.workerFiles = false
 	if p.worker != nil {
 		p.worker.Call("terminate")
 		if p.onMsg != nil {
@@ -392,6 +396,7 @@ func (p *SnapshotPage) postRequest(r load.Request, file app.Value) {
 	msg.Set("json", load.EncodeRequest(r))
 	if file != nil {
 		msg.Set("file", file)
+		p.workerFiles = true
 	}
 	p.worker.Call("postMessage", msg)
 }
@@ -516,7 +521,6 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			return nil
 		}
 		d := args[0].Get("data")
-		keepModule(d.Get("module"))
 		if d.Get("sample").Truthy() {
 			// The worker's sample (warm request): read and drawn
 			// nowhere, off the UI goroutine.
@@ -697,9 +701,6 @@ func preStartedWorker() app.Value {
 		w.Call("terminate")
 		return nil
 	}
-	// Its ready message, if it came before the page listened, left its
-	// compiled module there.
-	keepModule(w.Get("__oomscopeModule"))
 	return w
 }
 

@@ -58,33 +58,27 @@ type rankWorker struct {
 	row   int   // index of the row it analyses, -1 when idle
 	req   int   // id of that request
 	bytes int64 // the size of that file, as counted by the pool's rule
-	// ready is set once its Go program runs (its "ready" message).
-	ready bool
 }
 
-// snapModule is snapworker.wasm compiled, as the first analysis worker
-// that ran sent it with its "ready" message (keepModule); undefined until
-// then. The pool's workers start from it (startRankWorker): each compiling
-// the 8 MB module itself, two pool workers took the browser's compile
-// threads 1.2-1.4 s of CPU and ~900 first-call compiles each, on the cores
-// the page shares with them; a module shared is compiled, and optimised as
-// it runs, once.
-var snapModule app.Value
-
-// keepModule keeps m, a worker's compiled module (its message's module
-// field: undefined in all but its first).
-func keepModule(m app.Value) {
-	if m.Type() == app.TypeObject {
-		snapModule = m
+// moduleSource is a running worker whose compiled snapworker.wasm a new
+// worker of the pool can start from (startRankWorker): the page's own
+// worker, kept while it holds no file (startRanks), else the pool's first
+// worker; null if none. Each compiling the 8 MB module itself, two pool
+// workers took the browser's compile threads 1.2-1.4 s of CPU and ~900
+// first-call compiles each, on the cores the page shares with them; a
+// module shared is compiled, and optimised as it runs, once (and the page's
+// worker's was, on its sample, before any file came).
+func (p *SnapshotPage) moduleSource() app.Value {
+	if p.worker != nil {
+		return p.worker
 	}
+	for _, rw := range p.ranks.pool {
+		if rw.w != nil {
+			return rw.w
+		}
+	}
+	return nil
 }
-
-// haveModule reports whether snapModule is known.
-func haveModule() bool { return snapModule.Type() == app.TypeObject }
-
-// workerReady is the type of a worker's first message, once its Go
-// program runs (static/web/snapworker.js).
-const workerReady = "ready"
 
 // snapRanks is the state of an overview of ranks.
 type snapRanks struct {
@@ -203,7 +197,11 @@ func (p *SnapshotPage) openFiles(ctx app.Context, files []fileEntry, folder bool
 // startRanks sorts the files as the overview does and hands them to the
 // pool.
 func (p *SnapshotPage) startRanks(ctx app.Context, files []fileEntry) {
-	p.stopWorker()
+	if p.workerFiles {
+		p.stopWorker() // its memory holds a file
+	}
+	// Else the page's worker stays: the pool's workers start from its
+	// compiled module (moduleSource).
 	p.reset()
 	p.phase = snapIdle
 	// load.NewOverview orders the rows (by rank, then name); rows of the
@@ -282,18 +280,28 @@ func afterPaint(ctx app.Context, f func(app.Context)) {
 // startRankWorker starts the worker of a place of the pool.
 func (p *SnapshotPage) startRankWorker(ctx app.Context, rw *rankWorker) {
 	ctx = p.lasting(ctx)
-	rw.ready = false
 	r := p.ranks
 	r.started++
-	if haveModule() {
+	if src := p.moduleSource(); src != nil {
+		// Named so that its first message is the port its module
+		// comes by, from src: worker to worker (static/web/snapworker.js
+		// sharedName).
 		r.shared++
-		// Named so that it waits for the module, its first message.
 		opts := app.Window().Get("Object").New()
 		opts.Set("name", "oomscope-shared")
 		rw.w = app.Window().Get("Worker").New(Asset("/web/snapworker.js"), opts)
-		msg := app.Window().Get("Object").New()
-		msg.Set("module", snapModule)
-		rw.w.Call("postMessage", msg)
+		ch := app.Window().Get("MessageChannel").New()
+		for _, to := range []struct {
+			w    app.Value
+			key  string
+			port app.Value
+		}{{rw.w, "moduleFrom", ch.Get("port2")}, {src, "moduleTo", ch.Get("port1")}} {
+			msg := app.Window().Get("Object").New()
+			msg.Set(to.key, to.port)
+			moved := app.Window().Get("Array").New()
+			moved.Call("push", to.port)
+			to.w.Call("postMessage", msg, moved)
+		}
 	} else {
 		rw.w = app.Window().Get("Worker").New(Asset("/web/snapworker.js"))
 	}
@@ -311,7 +319,6 @@ func (p *SnapshotPage) startRankWorker(ctx app.Context, rw *rankWorker) {
 			// Rank messages are small (their line is packed in a buffer):
 			// decoding them here takes well under a millisecond.
 			d := args[0].Get("data")
-			keepModule(d.Get("module"))
 			r, err := load.DecodeResponse(jsString(d, "json"), jsBuffers(d.Get("buffers")))
 			if err != nil {
 				r = load.Response{Type: load.ResponseError, ID: rw.req, Error: "its answer could not be read: " + err.Error()}
@@ -350,17 +357,6 @@ func (p *SnapshotPage) stopRanks() {
 	MarkBody("data-ranks-done", "")
 }
 
-// starting reports whether a worker of the pool has started and does not
-// run yet.
-func (r *snapRanks) starting() bool {
-	for _, rw := range r.pool {
-		if rw.w != nil && !rw.ready {
-			return true
-		}
-	}
-	return false
-}
-
 // feedRanks hands the queued files, in order, to the idle places of the
 // pool while the pool's rule lets them start (load.RankPool: at most
 // load.RankBudget bytes of files at once, a bigger file alone); the
@@ -375,11 +371,6 @@ func (p *SnapshotPage) feedRanks(ctx app.Context) {
 		}
 		if r.next >= len(r.rows) {
 			rw.stop()
-			continue
-		}
-		if rw.w == nil && !haveModule() && r.starting() {
-			// A worker is compiling snapworker.wasm: this one starts
-			// from its module, once it runs (onRankMsg).
 			continue
 		}
 		if handed {
@@ -450,13 +441,6 @@ func (p *SnapshotPage) onRankMsg(ctx app.Context, rw *rankWorker, m load.Respons
 	r := p.ranks
 	if r == nil || rw.w == nil {
 		ctx.PreventUpdate()
-		return
-	}
-	if m.Type == workerReady {
-		// The worker runs; the workers waiting for its module start.
-		rw.ready = true
-		ctx.PreventUpdate()
-		p.feedRanks(ctx)
 		return
 	}
 	if rw.row < 0 {

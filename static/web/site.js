@@ -285,10 +285,6 @@
       if (w.__oomscopeAdopted || !e.data || typeof e.data.json !== "string") {
         return;
       }
-      if (e.data.module) {
-        // Its compiled WebAssembly, which the app keeps (snapModule).
-        w.__oomscopeModule = e.data.module;
-      }
       try {
         if (JSON.parse(e.data.json).type === "error") {
           failed();

@@ -10,10 +10,13 @@
 const readerName = "oomscope-reader";
 const partName = "oomscope-part";
 // sharedName: a worker of the page's pool of ranks (app/snapshot_ranks.go)
-// whose compiled snapworker.wasm comes from the page, in its first message
-// ({module}), as the part worker's does: the module another worker
-// compiled (and the browser optimised while it ran), not a download and a
-// compile of its own.
+// whose compiled snapworker.wasm comes from another worker, as the part
+// worker's does: the module it compiled (and the browser optimised while it
+// ran), not a download and a compile of its own. Its first message,
+// {moduleFrom: port}, is the port the module comes by; the other worker
+// gets the other end, {moduleTo: port} (sendModule). The page never holds
+// the module: holding it, its thread took part in the module's code
+// collections (V8.WasmCodeGC), and waited in them for 200-1350 ms.
 const sharedName = "oomscope-shared";
 
 // readSlice resolves to an ArrayBuffer of bytes [off, end) of a Blob; the
@@ -204,6 +207,23 @@ let go = null;
 // browser optimised in one worker serves the other.
 let wasmModule = null;
 
+// modulePorts are the ports of workers waiting for wasmModule
+// ({moduleTo: port} messages), answered once it is compiled.
+const modulePorts = [];
+
+function sendModule() {
+  if (wasmModule) {
+    for (const port of modulePorts.splice(0)) {
+      port.postMessage({ module: wasmModule });
+      port.close();
+    }
+  }
+}
+
+// sharedWait is how long a shared worker waits for its module before it
+// compiles its own (the worker that was to send it may have ended).
+const sharedWait = 10000;
+
 // __oomscopeWasmMemory returns the size of the Go program's WebAssembly
 // memory (its high-water mark: it never shrinks).
 self.__oomscopeWasmMemory = () => (go && go._inst ? go._inst.exports.mem.buffer.byteLength : 0);
@@ -262,6 +282,11 @@ function startGo() {
   let handler = null;
 
   self.onmessage = (e) => {
+    if (e.data && e.data.moduleTo) {
+      modulePorts.push(e.data.moduleTo);
+      sendModule();
+      return;
+    }
     if (e.data && e.data.file) {
       // When a file came, for the browser benchmark's marks (see
       // wasm/snapworker mark).
@@ -280,40 +305,59 @@ function startGo() {
     for (const m of queue.splice(0)) {
       h(m);
     }
-    // The compiled module goes with it (not from a part worker, whose
-    // starter has it), for the page to start more workers from.
-    const ready = { json: JSON.stringify({ type: "ready", id: 0 }) };
-    if (wasmModule && self.name !== partName) {
-      ready.module = wasmModule;
-    }
-    self.postMessage(ready);
+    self.postMessage({ json: JSON.stringify({ type: "ready", id: 0 }) });
   };
 
   startReader();
   go = new Go();
   let instance;
-  if (self.name === partName || self.name === sharedName) {
-    // The part worker (or a shared one): the compiled module comes first,
-    // from the analysis worker (or the page).
+  const compile = () =>
+    WebAssembly.instantiateStreaming(fetch("snapworker.wasm"), go.importObject).then((r) => {
+      wasmModule = r.module;
+      sendModule();
+      return r.instance;
+    });
+  if (self.name === partName) {
+    // The part worker: the compiled module comes first, from the
+    // analysis worker.
     instance = new Promise((resolve, reject) => {
       const first = self.onmessage;
       self.onmessage = (e) => {
         if (e.data && e.data.module) {
           self.onmessage = first;
-          if (self.name === sharedName) {
-            wasmModule = e.data.module; // for its own part workers
-          }
           WebAssembly.instantiate(e.data.module, go.importObject).then(resolve, reject);
         } else {
           first(e);
         }
       };
     });
-  } else {
-    instance = WebAssembly.instantiateStreaming(fetch("snapworker.wasm"), go.importObject).then((r) => {
-      wasmModule = r.module;
-      return r.instance;
+  } else if (self.name === sharedName) {
+    // A shared worker: its first message is the port its module comes by.
+    instance = new Promise((resolve, reject) => {
+      const first = self.onmessage;
+      self.onmessage = (e) => {
+        if (!(e.data && e.data.moduleFrom)) {
+          first(e);
+          return;
+        }
+        self.onmessage = first;
+        const port = e.data.moduleFrom;
+        const late = setTimeout(() => {
+          port.onmessage = null;
+          port.close();
+          compile().then(resolve, reject);
+        }, sharedWait);
+        port.onmessage = (m) => {
+          clearTimeout(late);
+          port.close();
+          wasmModule = m.data.module; // for its own part workers, and others
+          sendModule();
+          WebAssembly.instantiate(wasmModule, go.importObject).then(resolve, reject);
+        };
+      };
     });
+  } else {
+    instance = compile();
   }
   instance
     .then((inst) => go.run(inst))
