@@ -91,7 +91,7 @@ type snapRanks struct {
 	feedDue bool // a feedRanks is due in a task of its own
 	most    int  // the most files analysed at once
 	// started counts the workers started, shared those of them started
-	// from snapModule.
+	// from another worker's module (moduleSource).
 	started, shared int
 	next            int   // next row to hand to a worker
 	finished        int   // rows done or failed
