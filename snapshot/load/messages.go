@@ -44,12 +44,6 @@ const (
 	// keeps nothing of it (a kept analysis is dropped too); answered by
 	// progress then rank (a Rank row, made by FileRank).
 	RequestRank = "rank"
-	// RequestSizes asks for the sizes of the Files sent with it (the
-	// message's "files" array): the page's pool needs them to bound the
-	// bytes analysed at once (RankPool), and reading a dropped File's size
-	// looks it up on disk, milliseconds per file that the worker takes
-	// instead of the page; answered by sizes.
-	RequestSizes = "sizes"
 	// RequestWarm asks the worker to get its decoder and analysis
 	// optimised (WarmUp) while it waits for a file; the page sends it once
 	// it has started, and any other request stops the warm-up. With an
@@ -116,7 +110,6 @@ const (
 	ResponseSeries    = "series"
 	ResponseError     = "error"
 	ResponseRank      = "rank"
-	ResponseSizes     = "sizes"
 	// ResponseStart and ResponsePart answer a part request (RequestPart).
 	ResponseStart = "start"
 	ResponsePart  = "part"
@@ -145,9 +138,6 @@ type Response struct {
 	// Rank is set on rank messages: the file's row of the overview of
 	// ranks (NewOverview marks the outliers once all rows are in).
 	Rank *Rank `json:"rank,omitempty"`
-	// Sizes is set on sizes messages: the Files' sizes in bytes, in the
-	// request's order.
-	Sizes []int64 `json:"sizes,omitempty"`
 	// Start is set on start messages: the part's first byte.
 	Start int64 `json:"start,omitempty"`
 	// Part is set on part messages: the part marshalled
@@ -394,7 +384,7 @@ func DecodeRequest(js string) (Request, error) {
 		return Request{}, fmt.Errorf("reading the page's request: %w", err)
 	}
 	switch r.Type {
-	case RequestAnalyze, RequestCompare, RequestState, RequestSeries, RequestRank, RequestSizes, RequestWarm, RequestPart:
+	case RequestAnalyze, RequestCompare, RequestState, RequestSeries, RequestRank, RequestWarm, RequestPart:
 		return r, nil
 	}
 	return Request{}, fmt.Errorf("unknown request %q", r.Type)

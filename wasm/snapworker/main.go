@@ -257,15 +257,6 @@ func (w *worker) handle(msg js.Value) {
 	if req.Type == load.RequestAnalyze {
 		mark("request")
 	}
-	if req.Type == load.RequestSizes {
-		files := msg.Get("files")
-		sizes := make([]int64, files.Length())
-		for i := range sizes {
-			sizes[i] = int64(files.Index(i).Get("size").Float())
-		}
-		post(load.Response{Type: load.ResponseSizes, ID: id, Sizes: sizes})
-		return
-	}
 	resp, err := w.answer(req, msg.Get("file"))
 	if err != nil {
 		post(load.ErrorResponse(id, err))
