@@ -103,7 +103,17 @@ func sizeLimit(s *snapshot.Snapshot) int64 {
 // the trace and the segments are reported as warnings on the device. A
 // snapshot decoded without Summarizer gets its stacks summarized here
 // (s.Stacks is changed).
-func Analyze(s *snapshot.Snapshot, opt Options) *Analysis {
+func Analyze(s *snapshot.Snapshot, opt Options) *Analysis { return AnalyzeSummary(s, opt, nil) }
+
+// AnalyzeSummary is Analyze that also calls summary (if not nil) with each
+// device's Headline as soon as every device is replayed. Where the
+// analysis runs on one goroutine (WebAssembly), that is before the
+// allocations are classified: the headline numbers need the replay
+// alone, and classify, which costs a quarter of the analysis there, runs
+// after summary returns (device by device, in order: the sites are
+// numbered as Analyze numbers them). Elsewhere each device is classified
+// right after its replay, beside the early diagnosis, as Analyze does.
+func AnalyzeSummary(s *snapshot.Snapshot, opt Options, summary func([]Headline)) *Analysis {
 	a := &Analysis{
 		Snap:      s,
 		opt:       opt.withDefaults(),
@@ -115,8 +125,27 @@ func Analyze(s *snapshot.Snapshot, opt Options) *Analysis {
 		s.Stacks.Summarize(s.Frames, Summarizer())
 	}
 	segs := segmentsByDevice(s.Segments)
+	// Replayed devices not yet classified (one goroutine: all of them).
+	var unclassified []*Device
 	for _, d := range deviceOrdinals(s, segs) {
-		a.Devices = append(a.Devices, a.replay(d, segs[d]))
+		dev := a.replay(d, segs[d])
+		a.Devices = append(a.Devices, dev)
+		if concurrent() {
+			dev.early = dev.startEarly()
+			dev.classify()
+		} else {
+			unclassified = append(unclassified, dev)
+		}
+	}
+	if summary != nil {
+		hs := make([]Headline, len(a.Devices))
+		for i, d := range a.Devices {
+			hs[i] = d.Headline()
+		}
+		summary(hs)
+	}
+	for _, dev := range unclassified {
+		dev.classify()
 	}
 	return a
 }

@@ -99,7 +99,7 @@ const (
 )
 
 // replay replays device dev, whose segments are segs (indices in
-// Snap.Segments).
+// Snap.Segments). Its allocations are not classified yet (classify).
 func (a *Analysis) replay(dev int, segs []int) *Device {
 	s := a.Snap
 	d := &Device{ID: dev, a: a, Actions: map[string]int{}, peakIndex: -1, resPeakIndex: -1, segments: segs}
@@ -184,10 +184,6 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 		d.warn(fmt.Sprintf("allocated memory exceeds reserved memory by up to %s (%s): the trace and the segments disagree; "+
 			"free memory counts as 0 then", bytesize.FormatGiB(ex), When(overAt, 0, 0, n)))
 	}
-	if concurrent() {
-		d.early = d.startEarly()
-	}
-	d.classify()
 	return d
 }
 

@@ -230,16 +230,17 @@ func Load(in Input, opt Options) (f *File, err error) {
 	if opt.canceled != nil && opt.canceled() {
 		return nil, fmt.Errorf("%s: %w", in.Name, snapshot.ErrCanceled)
 	}
-	an := analysis.Analyze(s, opt.Analysis)
+	var summary func([]analysis.Headline)
+	if opt.Summary != nil {
+		summary = func(hs []analysis.Headline) {
+			if len(hs) > 0 {
+				opt.Summary(hs)
+			}
+		}
+	}
+	an := analysis.AnalyzeSummary(s, opt.Analysis, summary)
 	if len(an.Devices) == 0 {
 		return nil, fmt.Errorf("%s %w", in.Name, ErrNoData)
-	}
-	if opt.Summary != nil {
-		hs := make([]analysis.Headline, len(an.Devices))
-		for i, d := range an.Devices {
-			hs[i] = d.Headline()
-		}
-		opt.Summary(hs)
 	}
 	stage = StageReport
 	progress(StageReport, read, in.Size)
