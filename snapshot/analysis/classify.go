@@ -218,6 +218,9 @@ func (d *Device) classify() {
 		live--
 	}
 	stateInTrace, optimizerInTrace := false, false
+	// The entries with a label (labelled) are few: nextLab is the first at
+	// or after entry asked (Trace.LabelledFrom), asked again only past it.
+	asked, nextLab := 0, d.Trace.LabelledFrom(0)
 	inBlocks(na, func(blo, bhi int) {
 		for k := blo; k < bhi; k++ {
 			if k == live {
@@ -268,8 +271,9 @@ func (d *Device) classify() {
 				workspaces = workspaces[1:]
 			}
 			cat := rules[rule].category
-			if s := t.start[k]; s >= 0 {
-				if c, r, ok := d.labelled(int(s)); ok && !(c == OptimizerState && rule == RuleOptimizerDies) {
+			if s := int(t.start[k]); s >= 0 && (s >= nextLab || s < asked) {
+				asked, nextLab = s, d.Trace.LabelledFrom(s)
+				if c, r, ok := d.labelled(s); ok && !(c == OptimizerState && rule == RuleOptimizerDies) {
 					cat, rule = c, r
 				}
 			}
