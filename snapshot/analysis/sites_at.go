@@ -33,15 +33,17 @@ type SiteBytes struct {
 // sites by bytes (all when n <= 0), with the stack of each site's biggest
 // allocation.
 func (d *Device) siteTotals(live []int32, n int) []SiteBytes {
-	idx := make(map[int32]int, 64)
+	// idx[s] is site s's place in out plus one (0: not met yet): a slice,
+	// not a map, which costs more per look-up, most in WebAssembly.
+	idx := make([]int32, len(d.a.Sites))
 	var out []SiteBytes
 	t := &d.allocs
 	for _, k := range live {
 		site, size := t.site[k], t.size(int(k))
-		j, ok := idx[site]
-		if !ok {
+		j := int(idx[site]) - 1
+		if j < 0 {
 			j = len(out)
-			idx[site] = j
+			idx[site] = int32(j + 1)
 			out = append(out, SiteBytes{Site: d.a.Sites[site], SiteIndex: site, largest: k})
 		}
 		sb := &out[j]
