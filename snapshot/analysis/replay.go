@@ -144,6 +144,8 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 		r.pipeline()
 		d.pre = r.pre
 	} else {
+		// chunk counts no kind but KindOther's actions.
+		copy(r.counts[:], kinds[:snapshot.KindOther])
 		for base := 0; base < n; {
 			ch := tr.Chunk(base)
 			r.chunk(base, ch)
@@ -199,7 +201,8 @@ type replayer struct {
 	n    int
 	mode freeMode
 	open *uintMap[openAlloc]
-	// counts counts the entries per kind (KindOther in d.Actions).
+	// counts counts the entries per kind (KindOther in d.Actions): chunk
+	// takes them from replay's countKinds, replayRest counts them.
 	counts   [snapshot.KindOther]int
 	cur, res int64
 	// over is the most allocated exceeded reserved (relative to the
@@ -219,6 +222,8 @@ type replayer struct {
 	reqBefore int
 	// pre is the pipeline's head start on classify (replayer.presite).
 	pre preSites
+	// delta and segRes are chunk's buffers (see allocsOf).
+	delta, segRes []int64
 	// addrs holds the addresses of the chunk that chunk (or the
 	// pipeline's match) replays, decoded once (snapshot.Values.Plain):
 	// touch and the look-ups read each. In the pipeline only its matcher
@@ -248,16 +253,34 @@ func (r *replayer) isFreeName(i int) bool {
 // loop ran as fast with 16, 32 or 64.
 const touchRun = 32
 
-// chunk replays entries base, base+1, … of chunk ch.
+// chunk replays entries base, base+1, … of chunk ch in two loops: what
+// the entries do to the allocations (allocsOf), then what that makes of
+// the allocated and reserved memory after each entry (track). Each loop
+// holds fewer variables than one loop doing both would, and track's makes
+// no call: in WebAssembly a loop's variables that do not fit the
+// registers, or live across a call, are kept in memory.
 func (r *replayer) chunk(base int, ch snapshot.Chunk) {
+	if cap(r.delta) < len(ch.Actions) {
+		r.delta = make([]int64, len(ch.Actions))
+	}
+	delta := r.delta[:len(ch.Actions)]
+	segFrom := len(r.d.segEvents)
+	r.segRes = r.segRes[:0]
+	r.allocsOf(base, ch, delta)
+	r.track(base, delta, r.d.segEvents[segFrom:], r.segRes)
+}
+
+// allocsOf replays what entries base, base+1, … of chunk ch do to the
+// allocations and sets delta[j] to what entry base+j adds to the allocated
+// bytes (cur); a segment event's change to the reserved bytes is appended
+// to r.segRes as the event is to d.segEvents. The entries' kinds are
+// counted already (r.counts, from replay's countKinds) but for the
+// actions torch did not write when this was written (d.Actions).
+func (r *replayer) allocsOf(base int, ch snapshot.Chunk, delta []int64) {
 	d, tr, n, open := r.d, r.tr, r.n, r.open
-	// The state in locals (the loop stores to memory, after which fields
-	// would be loaded again).
-	cur, res, over, overAt := r.cur, r.res, r.over, r.overAt
-	peakRel, peakIndex, resPeakRel, resPeakIndex := r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex
 	maxSize, mode, reqBefore := r.maxSize, r.mode, r.reqBefore
-	bs, bk, bEnd := &d.buckets, r.bk, r.bEnd
 	addrs := ch.Addrs.Plain(&r.addrs)
+	delta = delta[:len(ch.Actions)]
 	for j, code := range ch.Actions {
 		i := base + j
 		if j%touchRun == 0 {
@@ -266,13 +289,12 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 		k := min(snapshot.ActionKind(code), snapshot.KindOther)
 		if k == snapshot.KindOther {
 			d.Actions[string(tr.Action(i))]++
-		} else {
-			r.counts[k]++
 		}
 		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && r.isFreeName(i))
 		if mode == freeOnRequested {
 			isFree = k == snapshot.KindFreeRequested
 		}
+		var dc int64
 		switch {
 		case k == snapshot.KindAlloc:
 			size := ch.Sizes.At(j)
@@ -282,10 +304,10 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 			}
 			if o, had := open.swap(addrs[j], opened(d.allocs.add(int32(i), int32(n), ch.Stacks[j], size), size)); had {
 				d.allocs.end[o.k] = int32(i)
-				cur -= o.bytes(&d.allocs)
+				dc -= o.bytes(&d.allocs)
 				r.doubleAlloc++
 			}
-			cur += size
+			dc += size
 		case isFree:
 			if o, ok := open.take(addrs[j]); ok {
 				// Freed right after its free_requested: end ^i, for
@@ -295,13 +317,13 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 					e = ^e
 				}
 				d.allocs.end[o.k] = e
-				cur -= o.bytes(&d.allocs)
+				dc = -o.bytes(&d.allocs)
 			} else {
 				size := d.count(ch.Sizes.At(j))
 				d.allocs.add(-1, int32(i), ch.Stacks[j], size)
 				d.initialAllocated += size
 				d.preTrace++
-				cur -= size
+				dc = -size
 			}
 		case k == snapshot.KindFreeRequested:
 			// torch writes the free_completed right after its
@@ -320,36 +342,80 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 				d.allocs.freeReq[o.k] = int32(i)
 			}
 		case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
-			res += d.count(ch.Sizes.At(j))
+			r.segRes = append(r.segRes, d.count(ch.Sizes.At(j)))
 			d.segEvents = append(d.segEvents, int32(i))
 			d.mapped = d.mapped || k == snapshot.KindSegmentMap
 		case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
-			res -= d.count(ch.Sizes.At(j))
+			r.segRes = append(r.segRes, -d.count(ch.Sizes.At(j)))
 			d.segEvents = append(d.segEvents, int32(i))
 			d.mapped = d.mapped || k == snapshot.KindSegmentUnmap
 		case k == snapshot.KindOOM:
 			d.ooms = append(d.ooms, int32(i))
 		}
-		if cur > peakRel {
-			peakRel, peakIndex = cur, i
+		delta[j] = dc
+	}
+	r.reqBefore = reqBefore
+}
+
+// track folds the state after each entry base+j of a chunk, the allocated
+// bytes changed by delta[j] and the reserved bytes by segRes[m] at entry
+// segAt[m], into the peaks and the timeline's buckets, as one
+// bucket.add per entry would. It goes by stretches of entries with the
+// same reserved bytes in one bucket: a stretch's lowest and highest
+// allocated bytes (the first of equals) are all that the peaks and the
+// bucket take of it.
+func (r *replayer) track(base int, delta []int64, segAt []int32, segRes []int64) {
+	cur, res, over, overAt := r.cur, r.res, r.over, r.overAt
+	peakRel, peakIndex, resPeakRel, resPeakIndex := r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex
+	bs, bk, bEnd := &r.d.buckets, r.bk, r.bEnd
+	timeline := len(bs.b) > 0
+	m := 0 // the next segment event
+	for j0 := 0; j0 < len(delta); {
+		i0 := base + j0
+		if m < len(segAt) && int(segAt[m]) == i0 {
+			res += segRes[m]
+			m++
 		}
-		if cur-res > over {
-			over, overAt = cur-res, i
+		cur += delta[j0]
+		// The stretch j0 … j1-1: up to the next segment event and the
+		// end of the bucket.
+		j1 := len(delta)
+		if m < len(segAt) {
+			j1 = min(j1, int(segAt[m])-base)
+		}
+		if timeline {
+			if i0 >= bEnd {
+				bk, bEnd = bs.at(i0)
+			}
+			j1 = min(j1, bEnd-base)
+		}
+		cur0, lo, loJ, hi, hiJ := cur, cur, j0, cur, j0
+		for j, dc := range delta[j0+1 : j1] {
+			cur += dc
+			if cur < lo {
+				lo, loJ = cur, j0+1+j
+			}
+			if cur > hi {
+				hi, hiJ = cur, j0+1+j
+			}
+		}
+		if hi > peakRel {
+			peakRel, peakIndex = hi, base+hiJ
+		}
+		if hi-res > over {
+			over, overAt = hi-res, base+hiJ
 		}
 		if res > resPeakRel {
-			resPeakRel, resPeakIndex = res, i
+			resPeakRel, resPeakIndex = res, i0
 		}
-		if len(bs.b) == 0 {
-			continue
+		if timeline {
+			bk.addStretch(int32(i0), cur0, int32(base+loJ), lo, int32(base+hiJ), hi, res)
 		}
-		if i >= bEnd {
-			bk, bEnd = bs.at(i)
-		}
-		bk.add(int32(i), cur, res)
+		j0 = j1
 	}
 	r.cur, r.res, r.over, r.overAt = cur, res, over, overAt
 	r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex = peakRel, peakIndex, resPeakRel, resPeakIndex
-	r.reqBefore, r.bk, r.bEnd = reqBefore, bk, bEnd
+	r.bk, r.bEnd = bk, bEnd
 }
 
 // pendingBlocks counts the device's active_pending_free blocks: frees
@@ -471,6 +537,27 @@ func (bs *buckets) record(i int, cur, res int64) {
 		bs.first, bs.seen = bs.last, true
 	}
 	bs.b[int64(i-bs.from)*int64(len(bs.b))/int64(bs.count)].add(int32(i), cur, res)
+}
+
+// addStretch is add for each moment of a stretch of entries with reserved
+// bytes res, from entry i0 (allocated cur0 after it), whose lowest
+// allocated bytes lo were first reached at entry loI and highest hi at
+// hiI.
+func (b *bucket) addStretch(i0 int32, cur0 int64, loI int32, lo int64, hiI int32, hi int64, res int64) {
+	if !b.used {
+		*b = bucket{used: true, minI: loI, maxI: hiI, resI: i0, minA: lo, maxA: hi, resA: cur0,
+			minAR: res, maxAR: res, resR: res}
+		return
+	}
+	if lo < b.minA {
+		b.minI, b.minA, b.minAR = loI, lo, res
+	}
+	if hi > b.maxA {
+		b.maxI, b.maxA, b.maxAR = hiI, hi, res
+	}
+	if res > b.resR {
+		b.resI, b.resA, b.resR = i0, cur0, res
+	}
 }
 
 // add takes the moment i (allocated cur, reserved res) into the bucket:
