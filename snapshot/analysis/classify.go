@@ -168,7 +168,13 @@ func (d *Device) classify() {
 			sp := phases[k]
 			if k >= pre {
 				sum := d.a.Snap.Stacks.Summary(stack)
-				t.site[k] = d.a.siteOfSummary(sum)
+				// siteOfSummary, its common case inlined: a call per
+				// allocation costs more in WebAssembly.
+				site, ok := d.a.siteBySum.get(uint64(sum &^ 15))
+				if !ok {
+					site = d.a.siteOfSummary(sum)
+				}
+				t.site[k] = site
 				if summaryWorkspace(sum) {
 					workspaces = append(workspaces, int32(k))
 				}
@@ -178,7 +184,10 @@ func (d *Device) classify() {
 				phases[k] = sp
 				continue
 			}
-			p, _ := c.allocPhase(start, sp)
+			p := sp
+			if len(c.windows) > 0 {
+				p, _ = c.allocPhase(start, sp)
+			}
 			phases[k] = p
 			if p == phaseUnknown || p == phaseInit {
 				continue
