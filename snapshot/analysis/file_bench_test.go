@@ -1,0 +1,51 @@
+package analysis
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"oomscope/snapshot"
+)
+
+// BenchmarkFileStages times, on the snapshot file OOMSCOPE_ANALYSIS_FILE
+// (skipped when unset), decoded once outside the timer, the stages of a
+// load after the decode (load.Load's): AnalyzeSummary up to its summary,
+// then ReportFirst up to its first result and to its end, in CPU time
+// (cpuNow: Node's process time in WebAssembly, else wall time). Run it in
+// WebAssembly (GOOS=js GOARCH=wasm go test -c, then Node) to see the
+// browser worker's analysis.
+func BenchmarkFileStages(b *testing.B) {
+	path := os.Getenv("OOMSCOPE_ANALYSIS_FILE")
+	if path == "" {
+		b.Skip("OOMSCOPE_ANALYSIS_FILE not set")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := snapshot.Decode(f, st.Size(), &snapshot.Options{Source: f, Fold: Fold()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var analyze, first, all time.Duration
+	for b.Loop() {
+		t0 := cpuNow()
+		var t1, t2 time.Duration
+		an := AnalyzeSummary(s, Options{TimelinePoints: DefaultTimelinePoints}, func([]Headline) { t1 = cpuNow() })
+		an.ReportFirst(func(*Report) { t2 = cpuNow() })
+		t3 := cpuNow()
+		analyze += t1 - t0
+		first += t2 - t0
+		all += t3 - t0
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(analyze.Microseconds())/n/1e3, "summary-cpu-ms")
+	b.ReportMetric(float64(first.Microseconds())/n/1e3, "first-cpu-ms")
+	b.ReportMetric(float64(all.Microseconds())/n/1e3, "all-cpu-ms")
+}
