@@ -563,22 +563,7 @@ func (b *bucket) addStretch(i0 int32, cur0 int64, loI int32, lo int64, hiI int32
 // add takes the moment i (allocated cur, reserved res) into the bucket:
 // its lowest and highest allocated and its highest reserved moment, the
 // first of equals.
-func (b *bucket) add(i int32, cur, res int64) {
-	if !b.used {
-		*b = bucket{used: true, minI: i, maxI: i, resI: i, minA: cur, maxA: cur, resA: cur,
-			minAR: res, maxAR: res, resR: res}
-		return
-	}
-	if cur < b.minA {
-		b.minI, b.minA, b.minAR = i, cur, res
-	}
-	if cur > b.maxA {
-		b.maxI, b.maxA, b.maxAR = i, cur, res
-	}
-	if res > b.resR {
-		b.resI, b.resA, b.resR = i, cur, res
-	}
-}
+func (b *bucket) add(i int32, cur, res int64) { b.addStretch(i, cur, i, cur, i, cur, res) }
 
 func (d *Device) warn(s string) { d.Warnings = append(d.Warnings, s) }
 
