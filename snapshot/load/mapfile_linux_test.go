@@ -46,16 +46,9 @@ func TestMapFileDoneLargeFolios(t *testing.T) {
 	if _, err := gen.WriteFamily(&buf, gen.FamilyOptions{Family: gen.DistinctStacks, TargetBytes: 64 << 20}); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), "distinct.pickle")
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	size := int64(buf.Len())
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
+	path := filepath.Join(t.TempDir(), "distinct.pickle")
+	fh := writeOpen(t, path, buf.Bytes())
 	page := int64(os.Getpagesize())
 	// readBack drops the file's pages and reads them back (read-ahead).
 	readBack := func() {

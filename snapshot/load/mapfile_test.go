@@ -20,15 +20,7 @@ func TestMapFile(t *testing.T) {
 	for i := range want {
 		want[i] = byte(i*7 + i>>12)
 	}
-	path := filepath.Join(dir, "f")
-	if err := os.WriteFile(path, want, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
+	fh := writeOpen(t, filepath.Join(dir, "f"), want)
 	data, done, unmap := mapFile(fh, int64(len(want)))
 	if runtime.GOOS != "linux" {
 		if data != nil || unmap != nil {
@@ -49,18 +41,24 @@ func TestMapFile(t *testing.T) {
 	if !bytes.Equal(data, want) {
 		t.Fatal("after letting stretches go, the mapping's bytes differ from the file's")
 	}
-	empty := filepath.Join(dir, "empty")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+	if d, _, u := mapFile(writeOpen(t, filepath.Join(dir, "empty"), nil), 0); d != nil || u != nil {
+		t.Fatal("an empty file was mapped")
+	}
+}
+
+// writeOpen writes b to the file path and opens it for reading, closed
+// when the test ends.
+func writeOpen(t *testing.T, path string, b []byte) *os.File {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	eh, err := os.Open(empty)
+	fh, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer eh.Close()
-	if d, _, u := mapFile(eh, 0); d != nil || u != nil {
-		t.Fatal("an empty file was mapped")
-	}
+	t.Cleanup(func() { fh.Close() })
+	return fh
 }
 
 // TestOpenFileMapped: a file opened from disk (mapped on Linux, decoded in
