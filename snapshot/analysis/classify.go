@@ -242,7 +242,16 @@ func (d *Device) classify() {
 			var rule Rule
 			switch origin := t.origin(k); origin {
 			case FromTrace:
-				rule = c.traceRule(t.start[k], t.end[k], t.stack(k), phases[k])
+				if p := phases[k]; p >= phaseForward && p <= phaseOptimizer {
+					// phaseRule, inlined.
+					start, j := t.start[k], c.runHint
+					if !c.holds(j, start) {
+						j = c.runAtHint(start, &c.runHint)
+					}
+					rule = survivalRule(c.runs, j, t.end[k], p)
+				} else {
+					rule = c.traceRule(t.start[k], t.end[k], t.stack(k), p)
+				}
 				switch rule {
 				case RuleOptimizerSurvives:
 					stateInTrace, optimizerInTrace = true, true
@@ -348,6 +357,43 @@ func (c *classifier) traceRule(start, end int32, stack snapshot.StackID, p phase
 		return RuleNoStack
 	}
 	return RuleNoPhase
+}
+
+// phaseRule is traceRule for an allocation of phase p, forward, backward
+// or optimizer (most allocations). Classify's pass does the same inlined
+// (holds, then survivalRule): a call per allocation costs more in
+// WebAssembly.
+func (c *classifier) phaseRule(start, end int32, p phase) Rule {
+	j := c.runHint
+	if !c.holds(j, start) {
+		j = c.runAtHint(start, &c.runHint)
+	}
+	return survivalRule(c.runs, j, end, p)
+}
+
+// holds reports whether run j exists and holds trace index i (what runAt
+// would return for i).
+func (c *classifier) holds(j int, i int32) bool {
+	return j < len(c.runs) && c.runs[j].start <= i && (j+1 == len(c.runs) || i < c.runs[j+1].start)
+}
+
+// survivalRule is the rule of an allocation of phase p (forward, backward
+// or optimizer) ending at entry end, made in run j of runs (-1: before
+// the first run): p's Survives rule when it ends at or after the run's end
+// (for a forward run with backward allocations, where backward began) or
+// when there is no run, else p's Dies rule.
+func survivalRule(runs []phaseRun, j int, end int32, p phase) Rule {
+	rule := RuleForwardSurvives + 2*Rule(p-phaseForward) // Dies is next
+	if j >= 0 {
+		runEnd := runs[j].end
+		if p == phaseForward && runs[j].bwdStart >= 0 {
+			runEnd = runs[j].bwdStart
+		}
+		if end < runEnd {
+			rule++
+		}
+	}
+	return rule
 }
 
 // runAt returns the index of the phase run holding trace index i, -1 if
