@@ -212,6 +212,16 @@ func (t *allocTable) size(k int) int64 {
 	return t.sizeAt(k)
 }
 
+// sizeIn is allocation k's size: sizes[k] where the caller holds every
+// allocation's size (sizes, as reportFirst does), a slice read; else
+// (sizes nil) size, which reads the trace's pages.
+func (t *allocTable) sizeIn(sizes []int64, k int) int64 {
+	if sizes != nil {
+		return sizes[k]
+	}
+	return t.size(k)
+}
+
 // bigSize is size for an open allocation of bigOpen bytes or more
 // (openAlloc.bytes), not inlined there: rare.
 //

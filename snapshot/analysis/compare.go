@@ -124,11 +124,11 @@ func compareDevices(b, a *Device, maxSites int) DeviceComparison {
 		}
 		return sd
 	}
-	for _, sb := range b.siteTotals(lb, 0) {
+	for _, sb := range b.siteTotals(lb, 0, nil) {
 		sd := get(sb.Site)
 		sd.Bytes.Before, sd.CountBefore = sb.Bytes, sb.Count
 	}
-	for _, sb := range a.siteTotals(la, 0) {
+	for _, sb := range a.siteTotals(la, 0, nil) {
 		sd := get(sb.Site)
 		sd.Bytes.After, sd.CountAfter = sb.Bytes, sb.Count
 	}

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -217,7 +218,7 @@ func TestLargest(t *testing.T) {
 						continue
 					}
 					got := []int32{}
-					for _, v := range d.largest(live, n) {
+					for _, v := range d.largest(live, n, nil) {
 						got = append(got, v.Alloc)
 					}
 					if w := want(d, live, n); !slices.Equal(got, w) && !(len(got) == 0 && len(w) == 0) {
@@ -470,6 +471,40 @@ func TestSiteSeries(t *testing.T) {
 						t.Fatalf("%s device %d: band %d (%s) at point %d (entry %d) is %d, want %d",
 							name, d.ID, b, ss.Sites[b], j, p.Index, ss.Values[b][j], want[b])
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestSizesInHand: the state, rule totals and largest allocations at four
+// states of every test snapshot are the same whether the allocations'
+// sizes come from the slice reportFirst holds (the replay's sizes,
+// takeSizes) or from the trace's pages (sizes nil: allocTable.size), and
+// that slice holds allocTable.size of every allocation.
+func TestSizesInHand(t *testing.T) {
+	for name, s := range fastpathSnapshots(t) {
+		for _, d := range AnalyzeSummary(s, Options{}, nil).Devices {
+			sizes := d.allocs.takeSizes()
+			for k := range d.allocs.len() {
+				if want := d.allocs.size(k); sizes[k] != want {
+					t.Fatalf("%s device %d: allocation %d has size %d in hand, %d in the trace", name, d.ID, k, sizes[k], want)
+				}
+			}
+			for _, i := range []int{d.peakIndex, -1, d.Trace.Len() / 3, d.Trace.Len() - 1} {
+				i = d.clampIndex(i)
+				live := d.liveAt(i)
+				for _, segments := range []int{0, -1, 2} {
+					got, want := d.stateAt(i, live, segments, 5, sizes), d.stateAt(i, live, segments, 5, nil)
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("%s device %d state %d (%d segments): with sizes in hand %+v, from the trace %+v", name, d.ID, i, segments, got, want)
+					}
+				}
+				if got, want := d.ruleTotals(live, sizes), d.ruleTotals(live, nil); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s device %d state %d: rule totals %+v, from the trace %+v", name, d.ID, i, got, want)
+				}
+				if got, want := d.largest(live, 7, sizes), d.largest(live, 7, nil); !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s device %d state %d: largest %+v, from the trace %+v", name, d.ID, i, got, want)
 				}
 			}
 		}

@@ -21,7 +21,7 @@ func checkInvariants(t *testing.T, a *Analysis, dev *Device, d DeviceReport) {
 		t.Errorf("category rules sum to %d, want %d", ruleSum, d.PeakAllocatedBytes)
 	}
 	var siteSum int64
-	for _, sb := range dev.siteTotals(dev.liveAt(d.PeakIndex), 0) {
+	for _, sb := range dev.siteTotals(dev.liveAt(d.PeakIndex), 0, nil) {
 		siteSum += sb.Bytes
 	}
 	if siteSum != d.PeakAllocatedBytes {

@@ -320,12 +320,14 @@ func (d *Device) reportFirst() (DeviceReport, *diagnosisRun) {
 	// the lists below.
 	at := d.clampIndex(d.peakIndex)
 	live := d.liveAt(at)
-	peak := d.stateAt(at, live, 0, opt.TopSites)
+	// The live allocations' sizes from sizes, in hand: a slice read
+	// where the trace's pages would be read again, four times.
+	peak := d.stateAt(at, live, 0, opt.TopSites, sizes)
 	r.CategoriesAtPeak = peak.Categories
 	r.TopSites = peak.TopSites
 	r.FragmentationAtPeak = peak.Fragmentation
-	r.CategoryRules = d.ruleTotals(live)
-	r.LargestAtPeak = d.largest(live, opt.Largest)
+	r.CategoryRules = d.ruleTotals(live, sizes)
+	r.LargestAtPeak = d.largest(live, opt.Largest, sizes)
 	for _, k := range d.ooms {
 		r.OOMEvents = append(r.OOMEvents, d.oomEvent(int(k)))
 	}
@@ -358,12 +360,13 @@ func (d *Device) streamsAndExpandable() (bool, int) {
 	return exp, len(streams)
 }
 
-// ruleTotals sums the live allocations per classification rule.
-func (d *Device) ruleTotals(live []int32) []RuleBytes {
+// ruleTotals sums the live allocations per classification rule; sizes,
+// if not nil, are every allocation's size (allocTable.sizeIn).
+func (d *Device) ruleTotals(live []int32, sizes []int64) []RuleBytes {
 	var by [numRules]RuleBytes
 	t := &d.allocs
 	for _, k := range live {
-		by[t.rule[k]].Bytes += t.size(int(k))
+		by[t.rule[k]].Bytes += t.sizeIn(sizes, int(k))
 		by[t.rule[k]].Count++
 	}
 	out := []RuleBytes{}
@@ -383,8 +386,9 @@ func (d *Device) ruleTotals(live []int32) []RuleBytes {
 	return out
 }
 
-// largest returns views of the n biggest live allocations.
-func (d *Device) largest(live []int32, n int) []AllocationView {
+// largest returns views of the n biggest live allocations; sizes, if not
+// nil, are every allocation's size (allocTable.sizeIn).
+func (d *Device) largest(live []int32, n int, sizes []int64) []AllocationView {
 	// Biggest first, then by number: a total order.
 	type sized struct {
 		size int64
@@ -396,7 +400,7 @@ func (d *Device) largest(live []int32, n int) []AllocationView {
 	n = max(0, min(n, len(live)))
 	v := make([]sized, 0, n)
 	for _, k := range live {
-		s := sized{d.allocs.size(int(k)), k}
+		s := sized{d.allocs.sizeIn(sizes, int(k)), k}
 		if len(v) == n && (n == 0 || !before(s, v[n-1])) {
 			continue
 		}

@@ -68,6 +68,6 @@ func (d *Device) Series(from, to, points, sites int) Series {
 		bs.record(i, ca, cr)
 	}
 	pts := d.points(bs, alloc, res)
-	top := d.siteTotals(d.liveAt(d.peakIndex), sites)
+	top := d.siteTotals(d.liveAt(d.peakIndex), sites, nil)
 	return Series{From: from, To: to, Points: pts, Sites: d.siteSeries(pts, top, sites, d.allocs.sizes())}
 }

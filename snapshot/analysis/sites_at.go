@@ -31,15 +31,16 @@ type SiteBytes struct {
 
 // siteTotals groups the live allocations by site and returns the top n
 // sites by bytes (all when n <= 0), with the stack of each site's biggest
-// allocation.
-func (d *Device) siteTotals(live []int32, n int) []SiteBytes {
+// allocation. sizes, if not nil, are every allocation's size
+// (allocTable.sizeIn).
+func (d *Device) siteTotals(live []int32, n int, sizes []int64) []SiteBytes {
 	// idx[s] is site s's place in out plus one (0: not met yet): a slice,
 	// not a map, which costs more per look-up, most in WebAssembly.
 	idx := make([]int32, len(d.a.Sites))
 	var out []SiteBytes
 	t := &d.allocs
 	for _, k := range live {
-		site, size := t.site[k], t.size(int(k))
+		site, size := t.site[k], t.sizeIn(sizes, int(k))
 		j := int(idx[site]) - 1
 		if j < 0 {
 			j = len(out)

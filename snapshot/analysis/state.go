@@ -138,12 +138,13 @@ func (d *Device) timeAt(i int) int64 {
 // the allocations and one replay of the segment events.
 func (d *Device) StateAt(i int, segments int, topSites int) State {
 	i = d.clampIndex(i)
-	return d.stateAt(i, d.liveAt(i), segments, topSites)
+	return d.stateAt(i, d.liveAt(i), segments, topSites, nil)
 }
 
 // stateAt is StateAt for a state i within the trace whose live
-// allocations are live (liveAt(i), which it only reads).
-func (d *Device) stateAt(i int, live []int32, segments int, topSites int) State {
+// allocations are live (liveAt(i), which it only reads); sizes, if not
+// nil, are every allocation's size (allocTable.sizeIn).
+func (d *Device) stateAt(i int, live []int32, segments int, topSites int, sizes []int64) State {
 	st := State{Index: i, TimeUS: d.timeAt(i)}
 	if i >= 0 {
 		st.Action = string(d.Trace.Action(i))
@@ -151,14 +152,14 @@ func (d *Device) stateAt(i int, live []int32, segments int, topSites int) State 
 	st.LiveAllocations = len(live)
 	t := &d.allocs
 	for _, k := range live {
-		size := t.size(int(k))
+		size := t.sizeIn(sizes, int(k))
 		st.AllocatedBytes += size
 		st.Categories.Add(t.cat[k], size)
 	}
-	st.TopSites = d.siteTotals(live, topSites)
+	st.TopSites = d.siteTotals(live, topSites, sizes)
 	segs := d.segmentsAt(i)
 	st.ReservedBytes = segs.total()
-	st.Fragmentation, st.Segments = d.layout(i, live, segs, segments != 0)
+	st.Fragmentation, st.Segments = d.layout(i, live, segs, segments != 0, sizes)
 	if segments > 0 && len(st.Segments) > 0 {
 		slices.SortStableFunc(st.Segments, func(x, y SegmentState) int { return compareInt64(y.Size, x.Size) })
 		if len(st.Segments) > segments {
@@ -275,7 +276,7 @@ func roundBlock(n int64) int64 {
 
 // layout places the live allocations in the segments and measures free
 // space. With keep, it also returns the per-segment views.
-func (d *Device) layout(i int, live []int32, segs segSet, keep bool) (Fragmentation, []SegmentState) {
+func (d *Device) layout(i int, live []int32, segs segSet, keep bool, sizes []int64) (Fragmentation, []SegmentState) {
 	f := Fragmentation{Index: i, Segments: len(segs.r), Rule: FragmentationRule}
 	for _, r := range segs.r {
 		f.ReservedBytes += r.size
@@ -307,7 +308,7 @@ func (d *Device) layout(i int, live []int32, segs segSet, keep bool) (Fragmentat
 		cursor := r.addr
 		for k < len(byAddr) && byAddr[k].addr < r.end() {
 			ai, addr := byAddr[k].k, byAddr[k].addr
-			req := t.size(int(ai))
+			req := t.sizeIn(sizes, int(ai))
 			k++
 			if addr < cursor {
 				// Overlaps the previous block: inconsistent data; count it as
