@@ -1,0 +1,48 @@
+package snapshot_test
+
+import (
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"oomscope/snapshot"
+	"oomscope/snapshot/analysis"
+)
+
+// BenchmarkFileDecode decodes the snapshot file OOMSCOPE_DECODE_FILE
+// (skipped when unset) as a load does (the analysis's Fold, the file as
+// the source of lazy stacks) and reports the decode's CPU time (cpuNow:
+// Node's process time in WebAssembly, else wall time). Run it in
+// WebAssembly (GOOS=js GOARCH=wasm go test -c, then Node) to see the
+// browser worker's decode.
+func BenchmarkFileDecode(b *testing.B) {
+	path := os.Getenv("OOMSCOPE_DECODE_FILE")
+	if path == "" {
+		b.Skip("OOMSCOPE_DECODE_FILE not set")
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var cpu time.Duration
+	for b.Loop() {
+		if _, err := f.Seek(0, 0); err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		t0 := cpuNow()
+		s, err := snapshot.Decode(f, st.Size(), &snapshot.Options{Source: f, Fold: analysis.Fold()})
+		cpu += cpuNow() - t0
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.KeepAlive(s)
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N)/1e3, "decode-cpu-ms")
+}
