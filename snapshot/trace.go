@@ -224,7 +224,14 @@ func (e *entryStore) addRow(action uint8, addr uint64, size, time int64, stream 
 	if !e.size.putNarrow(size) && !e.size.putWide(size) {
 		e.size.putSlow(e.n, size)
 	}
-	e.stream.put(stream)
+	if stream == 0 {
+		// A 0 may go to any page, shared or not (streamColumn): column's
+		// put, inlined, not streamColumn's, a call (in WebAssembly a
+		// call less a trace entry).
+		e.stream.column.put(0)
+	} else {
+		e.stream.put(stream)
+	}
 	if !e.time.putNarrow(time) && !e.time.putWide(time) {
 		e.time.putSlow(e.n, time)
 	}
