@@ -82,7 +82,20 @@ func (v *vm) appendItems(l val, items []val) error {
 				return v.appendItems(l, items[i:])
 			}
 			if want == oEntry {
-				// The entry is in its trace now; its dict is used up.
+				// The entry is in its trace now; its dict is used up:
+				// release, its common case written out (a dense memo
+				// slot, a row that packs): in WebAssembly two calls
+				// less an entry.
+				eo := &v.objs[it.n]
+				if m := int(eo.memo); m >= 0 && m < v.memo.len() && r.end < 1<<28 {
+					if pg := v.memo.c.pages[m>>pageBits]; pg[m&pageMask] != memoPacked {
+						pg[m&pageMask] = uint32(r.end)<<4 | uint32(kRow)
+						eo.memo = shared
+						v.freeObjs = append(v.freeObjs, int32(it.n))
+						r.end++
+						continue
+					}
+				}
 				v.release(it, val{k: kRow, n: int64(r.end)})
 			}
 			r.end++
