@@ -114,6 +114,10 @@ type Stacks struct {
 	recent []uint64
 	// lazyFrom is the ID of the first lazy stack (0: none).
 	lazyFrom StackID
+	// folds maps a lazy stack's fold (flags, rank, site), hashed, to its
+	// summary's index in sumTab, for the folds met last (addLazy): a
+	// fold met again needs no finish call and no look-up in sumIdx.
+	folds []foldSum
 	// recentBits sizes recent (0: defaultRecentBits; tests make it
 	// small to exercise dedupeLazy).
 	recentBits int
@@ -132,6 +136,16 @@ type Stacks struct {
 
 // defaultRecentBits sizes Stacks.recent (32 KiB).
 const defaultRecentBits = 12
+
+// foldSum is a slot of Stacks.folds: a fold (flags<<48 | rank<<32 | site)
+// and its summary's index + 1 (0: an empty slot).
+type foldSum struct {
+	key uint64
+	si1 uint32
+}
+
+// foldSumBits sizes Stacks.folds (2048 slots, 32 KiB).
+const foldSumBits = 11
 
 // A stack's place (Stacks.at) is, for a held stack, its page << 32 | the
 // offset of its frame count in the page. A lazy stack has lazyFlag set
@@ -491,9 +505,10 @@ func (t *Stacks) pushLazy(h, at uint64, sum StackSummary) StackID {
 // addLazy is recentLazy and, where it finds none, pushLazy, in one call
 // (lazyFrames' per-stack path): the lazy stack of hash h, place at and n
 // frames, whose summary is finish(flags, rank, site), made only for a new
-// stack; and whether it is new. push's and sumIndex's common cases (room
-// in the columns' pages, a summary already in sumTab) are written in: a
-// call each fewer a stack.
+// stack whose fold is not in folds (finish is to be the same function of
+// the fold at every call); and whether it is new. push's and sumIndex's
+// common cases (room in the columns' pages, a summary already in sumTab)
+// are written in: a call each fewer a stack.
 func (t *Stacks) addLazy(h, at uint64, n int, finish func(flags, rank uint16, site FrameID) StackSummary, flags, rank uint16, site FrameID) (StackID, bool) {
 	if t.recent == nil {
 		if t.recentBits <= 0 {
@@ -507,26 +522,42 @@ func (t *Stacks) addLazy(h, at uint64, n int, finish func(flags, rank uint16, si
 			return old, false
 		}
 	}
-	s := finish(flags, rank, site)
-	si := uint32(0)
-	if s != 0 {
-		found := false
-		if mask := len(t.sumIdx) - 1; mask > 0 {
-			for j := sumSlot(s, t.sumBits); t.sumIdx[j] != 0; j = (j + 1) & mask {
-				if i := t.sumIdx[j]; t.sumTab[i] == s {
-					si, found = i, true
-					break
+	// The summary's index: finish is the decoder's one Fold.Finish, a
+	// function of the fold alone, so a fold met before has the index it
+	// had then (sumTab only grows).
+	if t.folds == nil {
+		t.folds = make([]foldSum, 1<<foldSumBits)
+	}
+	key := uint64(flags)<<48 | uint64(rank)<<32 | uint64(uint32(site))
+	fc := &t.folds[(key*0x9e3779b97f4a7c15)>>(64-foldSumBits)]
+	si := fc.si1 - 1
+	if fc.si1 == 0 || fc.key != key {
+		s := finish(flags, rank, site)
+		si = 0
+		if s != 0 {
+			found := false
+			if mask := len(t.sumIdx) - 1; mask > 0 {
+				for j := sumSlot(s, t.sumBits); t.sumIdx[j] != 0; j = (j + 1) & mask {
+					if i := t.sumIdx[j]; t.sumTab[i] == s {
+						si, found = i, true
+						break
+					}
 				}
 			}
+			if !found {
+				si = t.sumIndex(s)
+			}
 		}
-		if !found {
-			si = t.sumIndex(s)
-		}
+		*fc = foldSum{key: key, si1: si + 1}
 	}
 	id := StackID(t.count)
 	if t.count < t.roomTo {
 		t.at.put(at)
-		t.sum.put(si)
+		if t.sum.isWide { // sum.put, which is not inlined, written out
+			t.sum.wide.put(si)
+		} else {
+			t.sum.narrow.put(uint16(si))
+		}
 		t.hashes.put(h)
 		t.count++
 	} else {

@@ -14,13 +14,15 @@ func TestSumIndexWidens(t *testing.T) {
 	s.init()
 	n := maxNarrowSums + 3*pageSize/2
 	sum := func(i int) StackSummary { return StackSummary(uint64(i)*0x9e3779b97f4a7c15 | 1) }
-	push := func(h uint64, sm StackSummary) StackID {
-		id, _ := s.addLazy(h, lazyAt(int64(h), 5, 1), 1, func(uint16, uint16, FrameID) StackSummary { return sm }, 0, 0, 0)
+	// Stack i's fold has site i, its summary sum(i).
+	finish := func(_, _ uint16, site FrameID) StackSummary { return sum(int(site)) }
+	push := func(h uint64, i int) StackID {
+		id, _ := s.addLazy(h, lazyAt(int64(h), 5, 1), 1, finish, 0, 0, FrameID(i))
 		return id
 	}
 	ids := make([]StackID, n)
 	for i := range n {
-		ids[i] = push(uint64(i)*7+1, sum(i))
+		ids[i] = push(uint64(i)*7+1, i)
 		if i == maxNarrowSums-2 && s.sum.isWide {
 			t.Fatalf("the column widened at %d summaries", len(s.sumTab))
 		}
@@ -28,7 +30,7 @@ func TestSumIndexWidens(t *testing.T) {
 	if !s.sum.isWide {
 		t.Fatalf("%d summaries: the column is still narrow", len(s.sumTab))
 	}
-	again := push(uint64(n)*7+1, sum(7))
+	again := push(uint64(n)*7+1, 7)
 	for i, id := range append(ids, again) {
 		want := sum(min(i, n-1))
 		if i == n {
