@@ -125,3 +125,43 @@ func TestStacksPushRoom(t *testing.T) {
 	add(pageSize + 7)
 	check("pushed wide")
 }
+
+// TestAddRowStreams adds rows with addRow over five pages, every row of
+// the first stream (0) but two in the fourth page, of two other streams:
+// every row reads its stream back, the pages of zeros stay slices of the
+// column's page of zeros (never given memory of their own), the fourth
+// page has its own, and the page of zeros holds only zeros.
+func TestAddRowStreams(t *testing.T) {
+	var e entryStore
+	e.ready()
+	const n = 5 * pageSize
+	want := func(i int) uint16 {
+		switch i {
+		case 3*pageSize + 100:
+			return 1
+		case 3*pageSize + 5000:
+			return 2
+		}
+		return 0
+	}
+	for i := range n {
+		if row := e.addRow(uint8(KindAlloc), uint64(i)<<9, 512, int64(i), want(i)); row != i {
+			t.Fatalf("row %d: addRow gave %d", i, row)
+		}
+	}
+	for i := range n {
+		if got := e.stream.at(i); got != want(i) {
+			t.Fatalf("row %d: stream %d, want %d", i, got, want(i))
+		}
+	}
+	for k, p := range e.stream.pages {
+		if shared := e.stream.shared(p); shared != (k != 0 && k != 3) {
+			t.Errorf("page %d: shared %v", k, shared)
+		}
+	}
+	for i, v := range e.stream.zero {
+		if v != 0 {
+			t.Fatalf("the page of zeros holds %d at %d", v, i)
+		}
+	}
+}
