@@ -917,8 +917,81 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, 
 	var code uint8
 	var str int64
 	var q int
+	// First the pairs whose key and action are known (the common case:
+	// every leading pair), in a loop that makes no call, so that Go's
+	// WebAssembly code keeps its variables out of memory. It stops, at a
+	// pair's start, at anything else: the loop below (the same work,
+	// with readKey's and readAction's calls) goes on from that pair,
+	// unless a known key that is not a leading pair's ended the run.
+	i := 0
+	if known {
+	pairs:
+		for i < len(v.ekeys) && p+16 <= limit {
+			k := &v.ekeys[i]
+			if k.n == 0 || binary.LittleEndian.Uint64(d[p:])&(1<<(8*k.n)-1) != k.enc || i == 0 && k.code != keyAction {
+				break
+			}
+			r := p + int(k.n)
+			switch k.code {
+			case keyAction:
+				if r+8 > len(d) {
+					break pairs
+				}
+				w := binary.LittleEndian.Uint64(d[r:])
+				next := -1
+				for j := range v.eacts {
+					if a := &v.eacts[j]; a.n != 0 && w&(1<<(8*a.n)-1) == a.enc {
+						action, next = a.code, r+int(a.n)
+						break
+					}
+				}
+				if next < 0 {
+					break pairs
+				}
+				p = next
+			case keyAddr, keySize, keyTimeUS, keyStream:
+				// As below.
+				if r+10 > len(d) {
+					break pairs
+				}
+				b := d[r : r+10 : r+10]
+				f := intForms[b[0]]
+				w, at := uint(f&intWidth), 1
+				if f&intLong1 != 0 {
+					w, at = uint(b[1]), 2
+				}
+				if f == 0 || w-1 >= 8 {
+					break pairs
+				}
+				sh := 64 - 8*w
+				u := binary.LittleEndian.Uint64(b[at:]) << sh
+				n := int64(u >> sh)
+				if f&intSigned != 0 {
+					n = int64(u) >> sh
+				}
+				switch k.code {
+				case keyAddr:
+					addr = uint64(n)
+				case keySize:
+					size = n
+				case keyTimeUS:
+					time = n
+				default:
+					if n != v.lastStream {
+						break pairs
+					}
+					stream = v.lastStreamIdx
+				}
+				p = r + at + int(w)
+			default: // frames, or a pair for the full path: the run ends
+				code, str, q = k.code, k.str, r
+				goto row
+			}
+			i++
+		}
+	}
 scalars:
-	for i := 0; ; i++ {
+	for ; ; i++ {
 		if k := &v.ekeys[i&(len(v.ekeys)-1)]; i < len(v.ekeys) && p+16 <= limit && known && k.n != 0 &&
 			binary.LittleEndian.Uint64(d[p:])&(1<<(8*k.n)-1) == k.enc {
 			code, str, q = k.code, k.str, p+int(k.n)
@@ -992,6 +1065,7 @@ scalars:
 		}
 	}
 	// The dict, memoized, under a mark, as a row.
+row:
 	row := e.addRow(action, addr, size, time, stream)
 	o := obj{kind: oEntry, idx: int32(row), memo: int32(memo.len())}
 	if oi < len(v.objs) {
