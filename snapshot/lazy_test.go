@@ -369,3 +369,45 @@ func TestLazySooner(t *testing.T) {
 		})
 	}
 }
+
+// TestLazyAfterHoldFrames decodes the distinct-stacks family with the
+// analysis's Fold (lazy stacks made in entryRun's way, lazyFrames) and a
+// HoldFrames of a few thousand frame IDs: the trace's stacks met first are
+// held until they hold HoldFrames frame IDs (the last one held passes it),
+// the next new one is lazy, and the snapshot equals the one decoded with
+// every stack held; with a HoldFrames above the file's frames, none is lazy.
+func TestLazyAfterHoldFrames(t *testing.T) {
+	data := lazyInputs(t)["distinct"]
+	held, err := snapshot.DecodeBytes(data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hold := range []int{3000, 1 << 30} {
+		opt := &snapshot.Options{Fold: analysis.Fold(), Source: bytes.NewReader(data), HoldFrames: hold}
+		s, err := snapshot.Decode(bytes.NewReader(data), int64(len(data)), snapshot.WithStackWorker(opt, false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !snapshot.Equal(held, s) {
+			t.Fatalf("HoldFrames %d: decoding differs: %s", hold, snapshot.Diff(held, s))
+		}
+		// The held stacks before the first lazy one (the segments' blocks,
+		// read after the trace, add held stacks after the lazy ones).
+		frames, last, lazy := 0, 0, 0
+		for id := 1; id < s.Stacks.Len(); id++ {
+			if s.Stacks.Lazy(snapshot.StackID(id)) {
+				lazy++
+			} else if lazy == 0 {
+				last = s.Stacks.Depth(snapshot.StackID(id))
+				frames += last
+			}
+		}
+		switch {
+		case hold == 1<<30 && lazy != 0:
+			t.Fatalf("HoldFrames %d: %d lazy stacks, want none", hold, lazy)
+		case hold < 1<<30 && (lazy == 0 || frames < hold || frames-last >= hold):
+			t.Fatalf("HoldFrames %d: %d lazy stacks after %d held frame IDs (the last held stack %d)", hold, lazy, frames, last)
+		}
+		t.Logf("HoldFrames %d: %d held frame IDs, %d lazy stacks of %d", hold, frames, lazy, s.Stacks.Len())
+	}
+}

@@ -1083,7 +1083,27 @@ row:
 	}
 	v.marks = append(v.marks, len(stack))
 	if code == keyFrames {
-		return v.entryFrames(d, p, q, limit, stack, row, val{k: kStr, n: str})
+		// A frame list that is to be a lazy stack goes to lazyFrames
+		// without entryFrames' call: entryFrames' checks before it, where
+		// the stack cache is not consulted (off, or none).
+		tried := false
+		if (v.cacheOff || v.stackCache == nil) && v.fold != nil && v.pipe == nil && v.lazyOK && !v.memoRewritten &&
+			v.snap.Stacks.held() >= v.lazyAfter && q+3 < limit && d[q] == opEmptyList && d[q+1] == opMemoize && d[q+2] == opMark &&
+			memo.len()&1023 != 0 {
+			li := len(v.objs)
+			if n := len(v.freeObjs); n > 0 {
+				li = int(v.freeObjs[n-1])
+			} else if len(v.objs) >= math.MaxInt32 || len(v.objs)&1023 == 0 {
+				li = -1
+			}
+			if li >= 0 && li < 1<<28 {
+				if end, ok, err := v.lazyFrames(d, q, limit, row); err != nil || ok {
+					return end, stack, ok, err
+				}
+				tried = true
+			}
+		}
+		return v.entryFrames(d, p, q, limit, stack, row, val{k: kStr, n: str}, tried)
 	}
 	return p, stack, true, nil
 }
@@ -1182,7 +1202,8 @@ func littleEndian(b []byte) uint64 {
 // the row's stack as setEntry would make it. Otherwise, it returns where
 // the full path goes on: the key when the value is something else, the
 // MARK when frameRun does not take the list, the opcode after APPENDS.
-func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key val) (int, []val, bool, error) {
+// lazyTried: entryRun tried lazyFrames on the list already.
+func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key val, lazyTried bool) (int, []val, bool, error) {
 	memo := &v.memo
 	if q+3 >= limit || d[q] != opEmptyList || d[q+1] != opMemoize || d[q+2] != opMark ||
 		memo.len()&1023 == 0 || len(v.freeObjs) == 0 && (len(v.objs) >= math.MaxInt32 || len(v.objs)&1023 == 0) {
@@ -1207,7 +1228,7 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 	if !v.cacheOff {
 		cp, cid, hit = v.cacheLook(d, q+2, limit)
 	}
-	if !hit && v.fold != nil && v.pipe == nil && v.lazyOK && !v.memoRewritten && v.snap.Stacks.held() >= v.lazyAfter &&
+	if !hit && !lazyTried && v.fold != nil && v.pipe == nil && v.lazyOK && !v.memoRewritten && v.snap.Stacks.held() >= v.lazyAfter &&
 		len(stack) == v.marks[len(v.marks)-1] {
 		if end, ok, err := v.lazyFrames(d, q, limit, row); err != nil || ok {
 			return end, stack, ok, err
