@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"slices"
+	"time"
 )
 
 // WithoutStackCache returns a copy of opt (nil: the defaults) that decodes
@@ -238,3 +239,15 @@ func SetStreamWindow(n int) (restore func()) {
 	streamWindow = n
 	return func() { streamWindow = old }
 }
+
+// SetWireChunk sets how many values of a part's column UnmarshalFrom and
+// takePart read at a time, and how many bytes of the rest they read ahead.
+func SetWireChunk(values, window int) (restore func()) {
+	oc, ow := wireChunk, wireWindow
+	wireChunk, wireWindow = values, window
+	return func() { wireChunk, wireWindow = oc, ow }
+}
+
+// SplitMergeTime returns how long the main decoder took to take its part
+// (takePart).
+func SplitMergeTime(info *splitInfo) time.Duration { return time.Duration(info.merged - info.gotPart) }

@@ -669,6 +669,7 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	base := StackID(t.count)
 	pt, pw, s0 := p.st, p.wire, p.s0 // (p's fields are cleared below)
 	stacksDone := make(chan struct{})
+	var stacksErr error // reading an unmarshaled part's stacks
 	stacks := func() {
 		defer close(stacksDone)
 		defer func() { t.roomTo, t.merged = 0, true }()
@@ -678,18 +679,21 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 				sums[i] = t.sumIndex(s)
 			}
 			h := 0
-			for j := range pw.ns {
-				at, si, hash := binary.LittleEndian.Uint64(pw.at[8*j:]), binary.LittleEndian.Uint32(pw.sums[4*j:]), binary.LittleEndian.Uint64(pw.hashes[8*j:])
-				if at&lazyFlag == 0 {
-					t.pushHeld(pw.held[h], hash, pw.sumTab[si])
-					h++
-					continue
+			stacksErr = columns(pw.r, pw.ns, []span{pw.at, pw.sums, pw.hashes}, []int{8, 4, 8}, func(k int, b [][]byte) bool {
+				for j := range k {
+					at, si, hash := binary.LittleEndian.Uint64(b[0][8*j:]), binary.LittleEndian.Uint32(b[1][4*j:]), binary.LittleEndian.Uint64(b[2][8*j:])
+					if at&lazyFlag == 0 {
+						t.pushHeld(pw.held[h], hash, pw.sumTab[si])
+						h++
+						continue
+					}
+					if t.lazyFrom == 0 {
+						t.lazyFrom = StackID(t.count)
+					}
+					t.push(at, sums[si], hash)
 				}
-				if t.lazyFrom == 0 {
-					t.lazyFrom = StackID(t.count)
-				}
-				t.push(at, sums[si], hash)
-			}
+				return true
+			})
 			return
 		}
 		sums := make([]uint32, len(pt.sumTab))
@@ -745,12 +749,21 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	sP, sN, nN := StackID(p.stacksN), uint16(p.streamsN), uint8(p.names)
 	r0, n := e.n, p.nRows()
 	if pw := p.wire; pw != nil {
-		e.time.pushWide(timeKind, pw.tm)
-		e.action.appendRaw(pw.act)
-		e.addr.pushWide(addrKind, pw.addr)
-		e.size.pushWide(sizeKind, pw.size)
-		e.stream.appendRaw(pw.stream)
-		e.stack.appendRaw(pw.stack)
+		// The columns read a chunk at a time: a part's columns as
+		// they were checked (UnmarshalFrom), unless the source fails.
+		err := columns(pw.r, n, []span{pw.tm, pw.act, pw.addr, pw.size, pw.stream, pw.stack}, []int{8, 1, 8, 8, 2, 4}, func(_ int, b [][]byte) bool {
+			e.time.pushWide(timeKind, b[0])
+			e.action.appendRaw(b[1])
+			e.addr.pushWide(addrKind, b[2])
+			e.size.pushWide(sizeKind, b[3])
+			e.stream.appendRaw(b[4])
+			e.stack.appendRaw(b[5])
+			return true
+		})
+		if err != nil {
+			<-stacksDone
+			return errSplitRestart
+		}
 		for i, r := range pw.devRows {
 			e.deviceFree.put(r0+int(r), pw.dev[i])
 		}
@@ -796,6 +809,9 @@ func (v *vm) takePart(p *Part, src io.ReaderAt) error {
 	p.rows, p.st, p.wire = nil, nil, nil
 	v.ranges[v.objs[l.n].idx].end += int32(n)
 	<-stacksDone
+	if stacksErr != nil {
+		return errSplitRestart
+	}
 	// Memo: the part's ids are unknown here.
 	v.holeLo = int64(v.memo.len())
 	v.holeHi = v.holeLo + p.memoAdd

@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"bytes"
 	"os"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 // BenchmarkSplit times the pieces of a split decode of the file
 // OOMSCOPE_SPLIT_FILE (skipped when unset), for planning the browser's
 // workers: the serial decode, DecodePart at SplitAt, MarshalBinary and
-// UnmarshalBinary of its part, and the main decoder given the part (as
+// UnmarshalFrom of its part, and the main decoder given the part (as
 // when the part is ready when the main decoder reaches its start). Run it
 // in WebAssembly with GOOS=js GOARCH=wasm go test -c and Node.
 func BenchmarkSplit(b *testing.B) {
@@ -62,8 +63,10 @@ func BenchmarkSplit(b *testing.B) {
 		}
 		marshal := time.Since(t0)
 		t0 = time.Now()
+		// As the browser's analysis worker: read from the blob where
+		// it is (UnmarshalFrom).
 		var q snapshot.Part
-		if err := q.UnmarshalBinary(blob); err != nil {
+		if err := q.UnmarshalFrom(bytes.NewReader(blob), int64(len(blob))); err != nil {
 			b.Fatal(err)
 		}
 		unmarshal := time.Since(t0)
@@ -81,7 +84,7 @@ func BenchmarkSplit(b *testing.B) {
 		if !snapshot.SplitTaken(info) {
 			b.Fatal("the split was not taken")
 		}
-		b.Logf("%d bytes, at %d: serial %v; part %v (%d bytes, blob %d bytes, marshal %v, unmarshal %v); main with the part %v",
-			size, at, serial, partT, part.Bytes(), len(blob), marshal, unmarshal, main)
+		b.Logf("%d bytes, at %d: serial %v; part %v (%d bytes, blob %d bytes, marshal %v, unmarshal %v); main with the part %v (taking it %v)",
+			size, at, serial, partT, part.Bytes(), len(blob), marshal, unmarshal, main, snapshot.SplitMergeTime(info))
 	}
 }

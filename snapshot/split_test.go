@@ -2,6 +2,7 @@ package snapshot_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -207,6 +208,80 @@ func TestSplitMarshaled(t *testing.T) {
 			}
 			if !strings.HasPrefix(name, "pt") && taken < 6 {
 				t.Errorf("split taken at %d of 7 places", taken)
+			}
+		})
+	}
+}
+
+// partReader reads a part's blob as the browser's analysis worker does
+// (UnmarshalFrom over the part worker's buffer): it records its largest
+// read and, once fail is set, fails.
+type partReader struct {
+	b       []byte
+	largest int
+	fail    bool
+}
+
+func (r *partReader) ReadAt(p []byte, off int64) (int, error) {
+	if r.fail {
+		return 0, errors.New("the buffer is gone")
+	}
+	r.largest = max(r.largest, len(p))
+	return bytes.NewReader(r.b).ReadAt(p, off)
+}
+
+// TestSplitUnmarshalFrom takes parts read from their blob a few values
+// at a time (UnmarshalFrom, small chunks and window): the snapshot must be
+// the serial decode's and the split taken, no read larger than a chunk of
+// a column; a source that fails once the part is checked makes Decode
+// start again alone, with the same snapshot.
+func TestSplitUnmarshalFrom(t *testing.T) {
+	defer snapshot.SetPartPrefix(64 << 10)()
+	const chunk, window = 1000, 40
+	defer snapshot.SetWireChunk(chunk, window)()
+	for name, data := range splitInputs(t, 2, 3) {
+		if strings.HasPrefix(name, "pt") || strings.HasPrefix(name, "real") {
+			continue // no part: its stacks repeat
+		}
+		t.Run(name, func(t *testing.T) {
+			size := int64(len(data))
+			serial, err := snapshot.Decode(bytes.NewReader(data), size, splitOptions(data, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, fail := range []bool{false, true} {
+				var r *partReader
+				opt, res := snapshot.WithSplitAt(splitOptions(data, 1), data, size/2, func(sp *snapshot.Split, p *snapshot.Part, err error) (*snapshot.Part, error) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := p.MarshalBinary()
+					if err != nil {
+						t.Fatal(err)
+					}
+					r = &partReader{b: b}
+					var q snapshot.Part
+					if err := q.UnmarshalFrom(r, int64(len(b))); err != nil {
+						t.Fatal(err)
+					}
+					r.fail = fail
+					sp.Part = func() (*snapshot.Part, error) { return &q, nil }
+					return &q, nil
+				})
+				s, err := snapshot.Decode(bytes.NewReader(data), size, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				snapshot.SplitOutcome(opt, res)
+				if !snapshot.Equal(serial, s) {
+					t.Fatalf("fail %v: split decode differs: %s", fail, snapshot.Diff(serial, s))
+				}
+				if fail != res.Restarted || !fail && !res.Taken {
+					t.Errorf("fail %v: taken %v, restarted %v (%s)", fail, res.Taken, res.Restarted, res.Why)
+				}
+				if r.largest > 8*chunk || len(r.b) <= 8*chunk {
+					t.Errorf("a read of %d bytes from a blob of %d", r.largest, len(r.b))
+				}
 			}
 		})
 	}

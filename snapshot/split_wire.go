@@ -1,8 +1,11 @@
 package snapshot
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"unsafe"
 )
@@ -101,12 +104,30 @@ func (p *Part) MarshalBinary() ([]byte, error) {
 // wireSum checksums a part's binary form (a word at a time, xxHash's
 // round): a blob damaged on its way is refused whole.
 func wireSum(b []byte) uint64 {
-	h := uint64(len(b)) + xxP5
+	h := newWireHash(int64(len(b)))
+	k := len(b) &^ 7
+	h.words(b[:k])
+	return h.sum(b[k:])
+}
+
+// wireHash is wireSum over a blob read in pieces: words over whole words,
+// then sum over the last len%8 bytes.
+type wireHash struct{ h uint64 }
+
+func newWireHash(n int64) wireHash { return wireHash{uint64(n) + xxP5} }
+
+func (s *wireHash) words(b []byte) {
+	h := s.h
 	for len(b) >= 8 {
 		h = rotl(h+binary.LittleEndian.Uint64(b)*xxP2, 31) * xxP1
 		b = b[8:]
 	}
-	for _, c := range b {
+	s.h = h
+}
+
+func (s *wireHash) sum(tail []byte) uint64 {
+	h := s.h
+	for _, c := range tail {
 		h = rotl(h^uint64(c)*xxP5, 11) * xxP1
 	}
 	return xxAvalanche(h)
@@ -128,36 +149,68 @@ func appendRows(b []byte, rows []int32) []byte {
 	return b
 }
 
-// wire reads a Part's binary form; the first error sticks.
+// wire reads a Part's binary form from a source, in order, through a small
+// window (the columns are skipped: span); the first error sticks.
 type wire struct {
-	b   []byte
-	err error
+	r        io.ReaderAt
+	off, end int64  // the next byte to read (after buf), the body's end
+	buf      []byte // bytes read ahead of off
+	win      []byte // buf's storage
+	err      error
 }
+
+// wireWindow is how many bytes a wire reads ahead (a variable for the
+// tests).
+var wireWindow = 64 << 10
 
 func (w *wire) fail() {
 	if w.err == nil {
 		w.err = errors.New("snapshot: not a part (corrupt or from another version)")
 	}
-	w.b = nil
+	w.buf, w.off = nil, w.end
+}
+
+// left is the number of bytes not read yet.
+func (w *wire) left() int64 { return int64(len(w.buf)) + w.end - w.off }
+
+// ensure reads ahead until buf holds n bytes or the body's end.
+func (w *wire) ensure(n int) {
+	if len(w.buf) >= n || w.off >= w.end || w.err != nil {
+		return
+	}
+	if w.win == nil {
+		w.win = make([]byte, wireWindow)
+	}
+	k := copy(w.win, w.buf)
+	m := int(min(int64(len(w.win)-k), w.end-w.off))
+	if _, err := w.r.ReadAt(w.win[k:k+m], w.off); err != nil {
+		w.err = fmt.Errorf("snapshot: reading a part: %w", err)
+		w.buf, w.off = nil, w.end
+		return
+	}
+	w.off += int64(m)
+	w.buf = w.win[:k+m]
 }
 
 func (w *wire) uvarint() uint64 {
-	x, n := binary.Uvarint(w.b)
+	w.ensure(binary.MaxVarintLen64)
+	x, n := binary.Uvarint(w.buf)
 	if n <= 0 {
 		w.fail()
 		return 0
 	}
-	w.b = w.b[n:]
+	w.buf = w.buf[n:]
 	return x
 }
 
 func (w *wire) varint() int64 {
-	x, n := binary.Varint(w.b)
+	w.ensure(binary.MaxVarintLen64)
+	x, n := binary.Varint(w.buf)
 	if n <= 0 {
 		w.fail()
 		return 0
 	}
-	w.b = w.b[n:]
+	w.buf = w.buf[n:]
 	return x
 }
 
@@ -165,35 +218,73 @@ func (w *wire) varint() int64 {
 // left, so that no length makes a large allocation).
 func (w *wire) count(each int) int {
 	x := w.uvarint()
-	if x > uint64(len(w.b)/each) {
+	if x > uint64(w.left()/int64(each)) {
 		w.fail()
 		return 0
 	}
 	return int(x)
 }
 
+// take returns a copy of the next n bytes.
 func (w *wire) take(n int) []byte {
-	if n < 0 || n > len(w.b) {
+	if n < 0 || int64(n) > w.left() {
 		w.fail()
 		return nil
 	}
-	b := w.b[:n]
-	w.b = w.b[n:]
+	w.ensure(n)
+	if n <= len(w.buf) {
+		b := append([]byte(nil), w.buf[:n]...)
+		w.buf = w.buf[n:]
+		return b
+	}
+	b := make([]byte, n) // more than the window
+	k := copy(b, w.buf)
+	if _, err := w.r.ReadAt(b[k:], w.off); err != nil {
+		w.err = fmt.Errorf("snapshot: reading a part: %w", err)
+		w.buf, w.off = nil, w.end
+		return nil
+	}
+	w.off += int64(n - k)
+	w.buf = nil
 	return b
 }
 
-func (w *wire) u64() uint64 {
-	if b := w.take(8); b != nil {
-		return binary.LittleEndian.Uint64(b)
+// skip returns where the next n bytes are, and moves past them.
+func (w *wire) skip(n int) span {
+	if n < 0 || int64(n) > w.left() {
+		w.fail()
+		return span{}
 	}
-	return 0
+	s := span{off: w.off - int64(len(w.buf)), n: int64(n)}
+	if n <= len(w.buf) {
+		w.buf = w.buf[n:]
+	} else {
+		w.off += int64(n - len(w.buf))
+		w.buf = nil
+	}
+	return s
+}
+
+func (w *wire) u64() uint64 {
+	w.ensure(8)
+	if len(w.buf) < 8 {
+		w.fail()
+		return 0
+	}
+	x := binary.LittleEndian.Uint64(w.buf)
+	w.buf = w.buf[8:]
+	return x
 }
 
 func (w *wire) byte1() byte {
-	if b := w.take(1); b != nil {
-		return b[0]
+	w.ensure(1)
+	if len(w.buf) < 1 {
+		w.fail()
+		return 0
 	}
-	return 0
+	c := w.buf[0]
+	w.buf = w.buf[1:]
+	return c
 }
 
 func (w *wire) str() string { return string(w.take(w.count(1))) }
@@ -212,17 +303,86 @@ func (w *wire) rows(n int) []int32 {
 	return rows
 }
 
+// span is where a column is in a part's binary form.
+type span struct{ off, n int64 }
+
+// wireBytes is a part's binary form held whole (UnmarshalBinary).
+type wireBytes []byte
+
+func (b wireBytes) ReadAt(p []byte, off int64) (int, error) {
+	if off < 0 || off > int64(len(b)) || int64(len(p)) > int64(len(b))-off {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return copy(p, b[off:]), nil
+}
+
+// wireChunk is how many values of a column are read at a time (a variable
+// for the tests).
+var wireChunk = 32 << 10
+
+// columns calls f with the next values of the columns at spans cs (of w[i]
+// bytes a value, n values each), wireChunk values of each (fewer at the
+// end) at a time, in order; it stops at the first read error or when f
+// returns false.
+func columns(r io.ReaderAt, n int, cs []span, w []int, f func(k int, b [][]byte) bool) error {
+	b := make([][]byte, len(cs))
+	bufs := make([][]byte, len(cs))
+	whole, _ := r.(wireBytes)
+	for i := 0; i < n; i += wireChunk {
+		k := min(wireChunk, n-i)
+		for c, s := range cs {
+			off, m := s.off+int64(i*w[c]), k*w[c]
+			if whole != nil {
+				b[c] = whole[off : off+int64(m)]
+				continue
+			}
+			if bufs[c] == nil {
+				bufs[c] = make([]byte, min(n, wireChunk)*w[c])
+			}
+			b[c] = bufs[c][:m]
+			if _, err := r.ReadAt(b[c], off); err != nil {
+				return fmt.Errorf("snapshot: reading a part: %w", err)
+			}
+		}
+		if !f(k, b) {
+			return nil
+		}
+	}
+	return nil
+}
+
 // UnmarshalBinary decodes what MarshalBinary encoded; a corrupt or foreign
 // blob is an error, never a panic.
 func (p *Part) UnmarshalBinary(data []byte) error {
-	if len(data) < len(partMagic)+8 || string(data[:len(partMagic)]) != partMagic {
+	return p.UnmarshalFrom(wireBytes(bytes.Clone(data)), int64(len(data)))
+}
+
+// UnmarshalFrom decodes what MarshalBinary encoded, size bytes read from r,
+// which must read the same bytes until the part is taken or dropped: its
+// columns (most of it) are checked here and read again, wireChunk values
+// at a time, when a decoder takes the part, never held whole. (In the
+// browser, r reads the buffer the part worker sent: copied whole into the
+// analysis worker's memory and then into the part's columns, a part of 184
+// MB cost it 1.5 s, most of it the first writes to fresh memory.) A corrupt
+// or foreign blob is an error, never a panic.
+func (p *Part) UnmarshalFrom(r io.ReaderAt, size int64) error {
+	if size < int64(len(partMagic))+8 {
 		return errors.New("snapshot: not a part")
 	}
-	body := data[:len(data)-8]
-	if checkWireSum && binary.LittleEndian.Uint64(data[len(body):]) != wireSum(body) {
-		return errors.New("snapshot: the part is damaged (checksum)")
+	head := make([]byte, len(partMagic))
+	if _, err := r.ReadAt(head, 0); err != nil {
+		return fmt.Errorf("snapshot: reading a part: %w", err)
 	}
-	w := &wire{b: body[len(partMagic):]}
+	if string(head) != partMagic {
+		return errors.New("snapshot: not a part")
+	}
+	body := size - 8
+	if checkWireSum {
+		if err := checkSum(r, body); err != nil {
+			return err
+		}
+	}
+	w := &wire{r: r, off: int64(len(partMagic)), end: body}
 	q := Part{}
 	fields := []*int64{&q.size, &q.at, &q.start, &q.end, nil, &q.memoN, nil, nil, &q.stacksN, &q.framesN,
 		&q.rowsN, &q.streamsN, &q.names, &q.memoAdd, &q.frameEnd, &q.frameOff, &q.spent, &q.refs}
@@ -261,8 +421,8 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 			break
 		}
 	}
-	q.head = append([]byte(nil), w.take(w.count(1))...)
-	q.tail = append([]byte(nil), w.take(w.count(1))...)
+	q.head = w.take(w.count(1))
+	q.tail = w.take(w.count(1))
 	if len(q.head) > 64 || len(q.tail) > 64 {
 		w.fail()
 	}
@@ -280,27 +440,41 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 	if q.streamsN+int64(len(q.streams)) > maxStreams || q.names+int64(len(q.newNames)) > int64(maxNames) {
 		return errors.New("snapshot: not a part (too many streams or actions)")
 	}
-	// Rows: checked, and kept as they are (takePart appends them).
+	// Rows: checked, and read again as they are when taken (takePart).
 	n := w.count(31)
-	pw := &partWire{n: n}
-	pw.act, pw.addr, pw.size = w.take(n), w.take(8*n), w.take(8*n)
-	pw.stream, pw.tm, pw.stack = w.take(2*n), w.take(8*n), w.take(4*n)
+	pw := &partWire{r: r, n: n}
+	pw.act, pw.addr, pw.size = w.skip(n), w.skip(8*n), w.skip(8*n)
+	pw.stream, pw.tm, pw.stack = w.skip(2*n), w.skip(8*n), w.skip(4*n)
 	if w.err != nil {
 		return w.err
 	}
 	maxStack := q.stacksN
-	for i := range n {
-		if a := pw.act[i]; a >= uint8(KindOther) && int64(a-uint8(KindOther)) >= q.names+int64(len(q.newNames)) {
-			return errors.New("snapshot: not a part (an action out of range)")
+	var bad string
+	err := columns(r, n, []span{pw.act, pw.stream, pw.stack}, []int{1, 2, 4}, func(k int, b [][]byte) bool {
+		act, stream, stack := b[0], b[1], b[2]
+		for i := range k {
+			if a := act[i]; a >= uint8(KindOther) && int64(a-uint8(KindOther)) >= q.names+int64(len(q.newNames)) {
+				bad = "an action out of range"
+				return false
+			}
+			if s := binary.LittleEndian.Uint16(stream[2*i:]); int64(s) >= q.streamsN+int64(len(q.streams)) {
+				bad = "a stream out of range"
+				return false
+			}
+			st := StackID(binary.LittleEndian.Uint32(stack[4*i:]))
+			if st < NoStack {
+				bad = "a stack out of range"
+				return false
+			}
+			maxStack = max(maxStack, int64(st)+1)
 		}
-		if s := binary.LittleEndian.Uint16(pw.stream[2*i:]); int64(s) >= q.streamsN+int64(len(q.streams)) {
-			return errors.New("snapshot: not a part (a stream out of range)")
-		}
-		st := StackID(binary.LittleEndian.Uint32(pw.stack[4*i:]))
-		if st < NoStack {
-			return errors.New("snapshot: not a part (a stack out of range)")
-		}
-		maxStack = max(maxStack, int64(st)+1)
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if bad != "" {
+		return errors.New("snapshot: not a part (" + bad + ")")
 	}
 	pw.devRows = w.rows(n)
 	pw.dev = make([]int64, len(pw.devRows))
@@ -319,7 +493,7 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 	}
 	// Stacks.
 	pw.ns = w.count(20)
-	pw.at, pw.sums, pw.hashes = w.take(8*pw.ns), w.take(4*pw.ns), w.take(8*pw.ns)
+	pw.at, pw.sums, pw.hashes = w.skip(8*pw.ns), w.skip(4*pw.ns), w.skip(8*pw.ns)
 	pw.sumTab = make([]StackSummary, w.count(8))
 	for i := range pw.sumTab {
 		pw.sumTab[i] = StackSummary(w.u64())
@@ -327,45 +501,86 @@ func (p *Part) UnmarshalBinary(data []byte) error {
 	if w.err != nil {
 		return w.err
 	}
-	for j := range pw.ns {
-		if int(binary.LittleEndian.Uint32(pw.sums[4*j:])) >= len(pw.sumTab) {
-			return errors.New("snapshot: not a part (a summary out of range)")
-		}
-		if binary.LittleEndian.Uint64(pw.at[8*j:])&lazyFlag != 0 {
-			continue
-		}
-		k := w.count(1)
-		if k == 0 || k >= math.MaxInt32 {
-			w.fail()
-			break
-		}
-		st := make(Stack, k)
-		for i := range st {
-			f := w.uvarint()
-			if f >= uint64(q.framesN) {
-				w.fail()
-				break
+	err = columns(r, pw.ns, []span{pw.at, pw.sums}, []int{8, 4}, func(k int, b [][]byte) bool {
+		at, sums := b[0], b[1]
+		for j := range k {
+			if int(binary.LittleEndian.Uint32(sums[4*j:])) >= len(pw.sumTab) {
+				bad = "a summary out of range"
+				return false
 			}
-			st[i] = FrameID(f)
+			if binary.LittleEndian.Uint64(at[8*j:])&lazyFlag != 0 {
+				continue
+			}
+			// A held stack: its frames follow, in order.
+			nf := w.count(1)
+			if nf == 0 || nf >= math.MaxInt32 {
+				w.fail()
+				return false
+			}
+			st := make(Stack, nf)
+			for i := range st {
+				f := w.uvarint()
+				if f >= uint64(q.framesN) {
+					w.fail()
+					return false
+				}
+				st[i] = FrameID(f)
+			}
+			pw.held = append(pw.held, st)
 		}
-		if w.err != nil {
-			break
-		}
-		pw.held = append(pw.held, st)
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if bad != "" {
+		return errors.New("snapshot: not a part (" + bad + ")")
 	}
 	if w.err != nil {
 		return w.err
 	}
-	if len(w.b) != 0 || maxStack > q.stacksN+int64(pw.ns) {
+	if w.left() != 0 || maxStack > q.stacksN+int64(pw.ns) {
 		return errors.New("snapshot: not a part (trailing bytes or a stack out of range)")
-	}
-	// The columns are read at takePart: a copy of the blob's bytes (the
-	// caller may reuse data).
-	for _, c := range []*[]byte{&pw.act, &pw.addr, &pw.size, &pw.stream, &pw.tm, &pw.stack, &pw.at, &pw.sums, &pw.hashes} {
-		*c = append([]byte(nil), *c...)
 	}
 	q.wire = pw
 	*p = q
+	return nil
+}
+
+// checkSum checks the checksum of a part's binary form (n bytes, then the
+// checksum) read from r.
+func checkSum(r io.ReaderAt, n int64) error {
+	h := newWireHash(n)
+	var buf []byte
+	if whole, ok := r.(wireBytes); ok {
+		buf = whole[:n]
+		k := len(buf) &^ 7
+		h.words(buf[:k])
+		buf = buf[k:]
+	} else {
+		chunk := make([]byte, max(8, min(n, int64(8*wireChunk))&^7))
+		for off := int64(0); ; {
+			m := int(min(int64(len(chunk)), n-off))
+			if _, err := r.ReadAt(chunk[:m], off); err != nil {
+				return fmt.Errorf("snapshot: reading a part: %w", err)
+			}
+			off += int64(m)
+			if off == n {
+				k := m &^ 7
+				h.words(chunk[:k])
+				buf = chunk[k:m]
+				break
+			}
+			h.words(chunk[:m]) // a multiple of 8
+		}
+	}
+	var sum [8]byte
+	if _, err := r.ReadAt(sum[:], n); err != nil {
+		return fmt.Errorf("snapshot: reading a part: %w", err)
+	}
+	if binary.LittleEndian.Uint64(sum[:]) != h.sum(buf) {
+		return errors.New("snapshot: the part is damaged (checksum)")
+	}
 	return nil
 }
 
@@ -391,16 +606,18 @@ func appendRaw[T uint8 | uint16 | uint32 | uint64 | int64 | StackID](b []byte, c
 	return b
 }
 
-// partWire is an unmarshaled part's rows and stacks as the blob has them
-// (little-endian columns), checked; takePart appends them.
+// partWire is an unmarshaled part's rows and stacks, checked: its
+// columns are spans of the binary form (little-endian), read from r when
+// the part is taken (takePart).
 type partWire struct {
+	r                                  io.ReaderAt
 	n                                  int
-	act, addr, size, stream, tm, stack []byte
+	act, addr, size, stream, tm, stack span
 	devRows, compRows, userRows        []int32
 	dev                                []int64
 	comp, user                         []string
 	ns                                 int
-	at, sums, hashes                   []byte
+	at, sums, hashes                   span
 	sumTab                             []StackSummary
 	held                               []Stack // the held stacks' frames, in order
 }
