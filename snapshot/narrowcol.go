@@ -241,14 +241,16 @@ func (c *narrowColumn[T]) len() int {
 // pushWide appends the little-endian 64-bit values in b (a part's wire
 // column), pages of kind k.
 func (c *narrowColumn[T]) pushWide(k narrowKind, b []byte) {
+	n := c.len()
 	for ; len(b) >= 8; b = b[8:] {
-		n := c.len()
-		if !c.room() {
-			c.push0(k)
+		v := T(binary.LittleEndian.Uint64(b))
+		if c.room() {
+			c.put(n, v) // as the decoder appends (entryStore.addRow)
 		} else {
-			c.put0()
+			c.push0(k)
+			c.set(n, v)
 		}
-		c.set(n, T(binary.LittleEndian.Uint64(b)))
+		n++
 	}
 }
 
