@@ -8,12 +8,13 @@ import (
 
 	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/internal/cputime"
 )
 
 // BenchmarkFileDecode decodes the snapshot file OOMSCOPE_DECODE_FILE
 // (skipped when unset) as a load does (the analysis's Fold, the file as
-// the source of lazy stacks) and reports the decode's CPU time (cpuNow:
-// Node's process time in WebAssembly, else wall time). Run it in
+// the source of lazy stacks) and reports the decode's CPU time
+// (cputime.Now: the process's CPU time, Node's in WebAssembly). Run it in
 // WebAssembly (GOOS=js GOARCH=wasm go test -c, then Node) to see the
 // browser worker's decode.
 func BenchmarkFileDecode(b *testing.B) {
@@ -36,9 +37,9 @@ func BenchmarkFileDecode(b *testing.B) {
 			b.Fatal(err)
 		}
 		runtime.GC()
-		t0 := cpuNow()
+		t0 := cputime.Now()
 		s, err := snapshot.Decode(f, st.Size(), &snapshot.Options{Source: f, Fold: analysis.Fold()})
-		cpu += cpuNow() - t0
+		cpu += cputime.Now() - t0
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"oomscope/snapshot"
+	"oomscope/snapshot/internal/cputime"
 )
 
 // BenchmarkFileStages times, on the snapshot file OOMSCOPE_ANALYSIS_FILE
 // (skipped when unset), decoded once outside the timer, the stages of a
 // load after the decode (load.Load's): AnalyzeSummary up to its summary,
 // then ReportFirst up to its first result and to its end, in CPU time
-// (cpuNow: Node's process time in WebAssembly, else wall time). Run it in
+// (cputime.Now: the process's CPU time, Node's in WebAssembly). Run it in
 // WebAssembly (GOOS=js GOARCH=wasm go test -c, then Node) to see the
 // browser worker's analysis.
 func BenchmarkFileStages(b *testing.B) {
@@ -35,11 +36,11 @@ func BenchmarkFileStages(b *testing.B) {
 	}
 	var analyze, first, all time.Duration
 	for b.Loop() {
-		t0 := cpuNow()
+		t0 := cputime.Now()
 		var t1, t2 time.Duration
-		an := AnalyzeSummary(s, Options{TimelinePoints: DefaultTimelinePoints}, func([]Headline) { t1 = cpuNow() })
-		an.ReportFirst(func(*Report) { t2 = cpuNow() })
-		t3 := cpuNow()
+		an := AnalyzeSummary(s, Options{TimelinePoints: DefaultTimelinePoints}, func([]Headline) { t1 = cputime.Now() })
+		an.ReportFirst(func(*Report) { t2 = cputime.Now() })
+		t3 := cputime.Now()
 		analyze += t1 - t0
 		first += t2 - t0
 		all += t3 - t0

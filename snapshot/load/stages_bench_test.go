@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/internal/cputime"
 )
 
 // BenchmarkWorkerStages loads the snapshot file OOMSCOPE_LOAD_FILE
@@ -15,8 +16,8 @@ import (
 // the worker's (WarmUp, then a small file loaded with its summary and
 // first result encoded): Load from a reader, the worker's timeline points
 // and collector setting, the summary and the first result encoded as the
-// worker posts them. It reports the CPU time (cpuNow: Node's process time
-// in WebAssembly, else wall time) of the decode and, from the end of the
+// worker posts them. It reports the CPU time (cputime.Now: the process's CPU time, Node's
+// in WebAssembly) of the decode and, from the end of the
 // decode (the "analyse" stage), to the summary, to the first result
 // encoded and to the end. Run it in WebAssembly (GOOS=js GOARCH=wasm go
 // test -c, then Node) to see the worker's analysis; its first iteration
@@ -40,16 +41,16 @@ func BenchmarkWorkerStages(b *testing.B) {
 		Analysis: analysis.Options{TimelinePoints: TimelinePoints},
 		Progress: func(stage Stage, done, total int64) {
 			if stage == StageAnalyse {
-				ta = cpuNow()
+				ta = cputime.Now()
 			}
 		},
 		Summary: func(hs []analysis.Headline) {
 			encode(Response{Type: ResponseSummary, Summary: hs})
-			ts = cpuNow()
+			ts = cputime.Now()
 		},
 		First: func(r *Result) {
 			encode(Response{Type: ResponseResult, Result: r})
-			tf = cpuNow()
+			tf = cputime.Now()
 		},
 	}
 	warm := warmFile(false, WarmSteps.Real, func() bool { return false }, nil)
@@ -66,11 +67,11 @@ func BenchmarkWorkerStages(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		t0 := cpuNow()
+		t0 := cputime.Now()
 		if _, err := Load(Input{Name: path, R: fh, Size: st.Size(), Source: fh}, opt); err != nil {
 			b.Fatal(err)
 		}
-		t1 := cpuNow()
+		t1 := cputime.Now()
 		fh.Close()
 		decode += ta - t0
 		summary += ts - ta

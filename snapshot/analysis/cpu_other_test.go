@@ -1,9 +1,0 @@
-//go:build !js
-
-package analysis
-
-import "time"
-
-// cpuNow is the wall clock where cpuNow's Node clock is missing: the
-// benchmarks that use it run in WebAssembly under Node.
-func cpuNow() time.Duration { return time.Duration(time.Now().UnixNano()) }
