@@ -1,13 +1,13 @@
 package snapshot_test
 
 import (
-	"os"
 	"runtime"
 	"testing"
 	"time"
 
 	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/internal/benchfile"
 	"oomscope/snapshot/internal/cputime"
 )
 
@@ -18,19 +18,7 @@ import (
 // WebAssembly (GOOS=js GOARCH=wasm go test -c, then Node) to see the
 // browser worker's decode.
 func BenchmarkFileDecode(b *testing.B) {
-	path := os.Getenv("OOMSCOPE_DECODE_FILE")
-	if path == "" {
-		b.Skip("OOMSCOPE_DECODE_FILE not set")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		b.Fatal(err)
-	}
+	f, size := benchfile.Open(b, "OOMSCOPE_DECODE_FILE")
 	var cpu time.Duration
 	for b.Loop() {
 		if _, err := f.Seek(0, 0); err != nil {
@@ -38,7 +26,7 @@ func BenchmarkFileDecode(b *testing.B) {
 		}
 		runtime.GC()
 		t0 := cputime.Now()
-		s, err := snapshot.Decode(f, st.Size(), &snapshot.Options{Source: f, Fold: analysis.Fold()})
+		s, err := snapshot.Decode(f, size, &snapshot.Options{Source: f, Fold: analysis.Fold()})
 		cpu += cputime.Now() - t0
 		if err != nil {
 			b.Fatal(err)

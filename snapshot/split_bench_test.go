@@ -2,12 +2,12 @@ package snapshot_test
 
 import (
 	"bytes"
-	"os"
 	"testing"
 	"time"
 
 	"oomscope/snapshot"
 	"oomscope/snapshot/analysis"
+	"oomscope/snapshot/internal/benchfile"
 )
 
 // BenchmarkSplit times the pieces of a split decode of the file
@@ -17,20 +17,7 @@ import (
 // when the part is ready when the main decoder reaches its start). Run it
 // in WebAssembly with GOOS=js GOARCH=wasm go test -c and Node.
 func BenchmarkSplit(b *testing.B) {
-	path := os.Getenv("OOMSCOPE_SPLIT_FILE")
-	if path == "" {
-		b.Skip("OOMSCOPE_SPLIT_FILE not set")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		b.Fatal(err)
-	}
-	size := st.Size()
+	f, size := benchfile.Open(b, "OOMSCOPE_SPLIT_FILE")
 	at := snapshot.SplitAt(size)
 	if at < 0 {
 		at = size / 2

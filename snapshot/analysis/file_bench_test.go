@@ -1,11 +1,11 @@
 package analysis
 
 import (
-	"os"
 	"testing"
 	"time"
 
 	"oomscope/snapshot"
+	"oomscope/snapshot/internal/benchfile"
 	"oomscope/snapshot/internal/cputime"
 )
 
@@ -17,20 +17,8 @@ import (
 // WebAssembly (GOOS=js GOARCH=wasm go test -c, then Node) to see the
 // browser worker's analysis.
 func BenchmarkFileStages(b *testing.B) {
-	path := os.Getenv("OOMSCOPE_ANALYSIS_FILE")
-	if path == "" {
-		b.Skip("OOMSCOPE_ANALYSIS_FILE not set")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		b.Fatal(err)
-	}
-	s, err := snapshot.Decode(f, st.Size(), &snapshot.Options{Source: f, Fold: Fold()})
+	f, size := benchfile.Open(b, "OOMSCOPE_ANALYSIS_FILE")
+	s, err := snapshot.Decode(f, size, &snapshot.Options{Source: f, Fold: Fold()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 // the worker's (WarmUp, then a small file loaded with its summary and
 // first result encoded): Load from a reader, the worker's timeline points
 // and collector setting, the summary and the first result encoded as the
-// worker posts them. It reports the CPU time (cputime.Now: the process's CPU time, Node's
-// in WebAssembly) of the decode and, from the end of the
+// worker posts them. It reports the CPU time (cputime.Now: the process's
+// CPU time, Node's in WebAssembly) of the decode and, from the end of the
 // decode (the "analyse" stage), to the summary, to the first result
 // encoded and to the end. Run it in WebAssembly (GOOS=js GOARCH=wasm go
 // test -c, then Node) to see the worker's analysis; its first iteration
