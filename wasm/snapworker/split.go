@@ -118,14 +118,22 @@ func partAt(size int64) int64 {
 }
 
 // partCores is the fewest cores (navigator.hardwareConcurrency) with which
-// a part worker is used. Two are not enough: the page, the reader workers
-// and the browser already take much of the second core, so both decoders
-// ran at about half speed and the split made every file slower. Measured
-// in headless Chromium on a quiet 2-core machine, the same build with and
-// without the split, drop to timeline: distinct 209 MB 1464 -> 1688 ms,
-// 1.07 GB 7128 -> 7326 ms; real 1.06 GB 3581 -> 4012 ms and the 3.2 MB
-// file 151 -> 195 ms (the idle part worker started ahead). Natively the
-// same split takes the CLI from 3.0 to 2.0 s on the 1 GiB file.
+// a part worker is used. Two are not enough, though two Go-WebAssembly
+// workers do run in parallel there (a CPU-bound loop: 0.66 s alone, 0.69
+// and 0.82 s each for two at once): while both workers decode, Chrome's
+// IO thread and thread pool reading the file, the reader workers, the
+// renderer's thread pool and the page take about 0.6 core, which leaves the
+// two decoders about 1.25 cores between them, against 0.94 core for one
+// decoder alone; the split's own work (the part's prefix, marshalling,
+// taking the part) eats most of the difference. Measured on a 2-core
+// machine (headless Chromium, the other sessions' load held down),
+// alternating the same code with the split on 2 cores for files of 128 MiB
+// or more (part worker started with the file) and without, drop to
+// timeline, min/median of 3: distinct 1.07 GB 6348/7161 -> 5717/7100 ms,
+// 209 MB 1422/1435 -> 1733/2019 ms; real 1.06 GB 3598/4005 -> 3926/4280
+// ms. Earlier (part worker started ahead): the 3.2 MB file 151 -> 195 ms.
+// Natively the same split takes the CLI from 3.0 to 2.0 s on the 1 GiB
+// file.
 const partCores = 4
 
 // spareCores reports whether the browser has cores to spare for a part
