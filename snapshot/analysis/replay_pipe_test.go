@@ -58,6 +58,11 @@ func TestReplayPipelineSame(t *testing.T) {
 			}
 			for i, d := range par.Devices {
 				w := seq.Devices[i]
+				if e := d.early; e != nil {
+					// The early diagnosis takes the sizes from the table
+					// on its goroutine: read the table after it.
+					e.wait()
+				}
 				pa, wa := d.allocs, w.allocs
 				for name, p := range map[string][2]any{
 					"start": {pa.start, wa.start}, "end": {pa.end, wa.end}, "freeReq": {pa.freeReq, wa.freeReq},
