@@ -137,9 +137,9 @@ func TestReplaySizes(t *testing.T) {
 				}
 				return s
 			}
-			sequentialOnly = true
+			sequentialOnly.Store(true)
 			seq := Analyze(load(), Options{})
-			sequentialOnly = false
+			sequentialOnly.Store(false)
 			for _, d := range seq.Devices {
 				want := traceSizes(d)
 				if len(d.allocs.sizeCol) != len(want) {

@@ -50,12 +50,12 @@ func TestAnalyzeSummary(t *testing.T) {
 	}
 	var reports []string
 	for _, seq := range []bool{true, false} {
-		sequentialOnly = seq
+		sequentialOnly.Store(seq)
 		var got [][]Headline
 		a := AnalyzeSummary(twoDevices(), Options{TimelinePoints: 50}, func(hs []Headline) {
 			got = append(got, slices.Clone(hs))
 		})
-		sequentialOnly = false
+		sequentialOnly.Store(false)
 		if len(got) != 1 {
 			t.Fatalf("sequential %v: summary called %d times, want once", seq, len(got))
 		}

@@ -66,9 +66,9 @@ func TestDiagnosisConcurrentSame(t *testing.T) {
 				return s
 			}
 			opt := Options{TimelinePoints: 200}
-			sequentialOnly = true
+			sequentialOnly.Store(true)
 			seq := Analyze(decode(), opt).Report()
-			sequentialOnly = false
+			sequentialOnly.Store(false)
 			pa := Analyze(decode(), opt)
 			var early []*earlyDiag
 			for _, d := range pa.Devices {

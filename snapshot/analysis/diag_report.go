@@ -3,6 +3,7 @@ package analysis
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"oomscope/snapshot"
 )
@@ -262,8 +263,10 @@ func goOrRun(f func()) (join func()) {
 
 // concurrent reports whether goOrRun runs its function on a goroutine.
 func concurrent() bool {
-	return snapshot.Concurrent() && !sequentialOnly
+	return snapshot.Concurrent() && !sequentialOnly.Load()
 }
 
-// sequentialOnly makes goOrRun run everything at once (tests compare).
-var sequentialOnly = false
+// sequentialOnly makes goOrRun run everything at once (tests compare). It
+// is atomic: a test sets it while goroutines of an analysis made before
+// (an early diagnosis no report waited for) may still ask concurrent.
+var sequentialOnly atomic.Bool

@@ -42,8 +42,15 @@ const (
 	infoKnown
 )
 
-// newSource returns the diagnosis's view of device d.
-func newSource(d *Device) source { return newSourceSized(d, nil) }
+// newSource returns the diagnosis's view of device d, once d's early
+// diagnosis (if any) has taken the allocations' sizes from the table on
+// its goroutine (tests ask for a source while it may run).
+func newSource(d *Device) source {
+	if e := d.early; e != nil {
+		e.wait()
+	}
+	return newSourceSized(d, nil)
+}
 
 // newSourceSized is newSource with the allocations' sizes
 // (allocTable.sizes) when the caller has them; nil: it finds them.

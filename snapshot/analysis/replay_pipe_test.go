@@ -48,9 +48,9 @@ func TestReplayPipelineSame(t *testing.T) {
 				return s
 			}
 			opt := Options{TimelinePoints: 300}
-			sequentialOnly = true
+			sequentialOnly.Store(true)
 			seq := Analyze(load(), opt)
-			sequentialOnly = false
+			sequentialOnly.Store(false)
 			var par *Analysis
 			withPipeline(t, func() { par = Analyze(load(), opt) })
 			if len(par.Devices) != len(seq.Devices) {
@@ -110,9 +110,9 @@ func TestReplayPipelineFramelessLive(t *testing.T) {
 		b.seg(0x2000, false, live(512, 512, sc), live(512, 512, sb))
 		return b.s
 	}
-	sequentialOnly = true
+	sequentialOnly.Store(true)
 	seq := Analyze(build(), Options{})
-	sequentialOnly = false
+	sequentialOnly.Store(false)
 	var par *Analysis
 	withPipeline(t, func() { par = Analyze(build(), Options{}) })
 	var files []string
