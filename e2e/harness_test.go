@@ -57,6 +57,14 @@ func TestMain(m *testing.M) {
 	if f := os.Getenv("OOMSCOPE_BENCH_JSFLAGS"); f != "" {
 		opts = append(opts, chromedp.Flag("js-flags", f))
 	}
+	// OOMSCOPE_BENCH_CHROMELOG=FILE writes Chromium's own output there
+	// (what those flags print, such as --trace-wasm-compilation-times).
+	if f := os.Getenv("OOMSCOPE_BENCH_CHROMELOG"); f != "" {
+		if w, err := os.Create(f); err == nil {
+			defer w.Close()
+			opts = append(opts, chromedp.CombinedOutput(w))
+		}
+	}
 	allocCtx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(allocCtx)
 	if err := chromedp.Do(ctx); err != nil {

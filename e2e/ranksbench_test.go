@@ -242,6 +242,9 @@ func printProfile(b *testing.B, tb *tab) {
 	}
 }
 
+// traceRound counts the traces written (OOMSCOPE_BENCH_TRACEFILE).
+var traceRound int
+
 // traceSums adds up the durations of the main thread's trace events.
 type traceSums struct {
 	mu   sync.Mutex
@@ -286,7 +289,7 @@ func startTrace(b *testing.B, tb *tab) *traceSums {
 		// v8.wasm and v8.wasm.turbofan: the WebAssembly compiles
 		// (printWasmCompiles).
 		TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{"toplevel", "devtools.timeline", "blink", "v8.execute",
-			"v8.wasm", "disabled-by-default-v8.wasm.turbofan"}}}); err != nil {
+			"v8.wasm", "disabled-by-default-v8.wasm.turbofan", "disabled-by-default-v8.wasm.detailed"}}}); err != nil {
 		b.Fatal(err)
 	}
 	return ts
@@ -310,6 +313,9 @@ func (ts *traceSums) print(b *testing.B, tb *tab) {
 		// file's trace replaces the one before).
 		if data, err := json.Marshal(ts.evs); err == nil {
 			os.WriteFile(path, data, 0o644)
+			// And a copy a round, FILE.1, FILE.2, ...
+			traceRound++
+			os.WriteFile(fmt.Sprintf("%s.%d", path, traceRound), data, 0o644)
 		}
 	}
 	for _, e := range ts.evs {
@@ -364,6 +370,30 @@ func (ts *traceSums) print(b *testing.B, tb *tab) {
 		}
 		fmt.Printf("  task at %.0f ms: %.1f ms CPU, %.1f ms wall: %s\n", (task.TS-t0)/1e3, task.TDur/1e3, task.Dur/1e3, strings.Join(parts, ", "))
 	}
+	// The tasks of the most wall time: what the long-task observer
+	// counts (over 50 ms), with their CPU and what ran in them.
+	sort.Slice(top, func(i, j int) bool { return top[i].Dur > top[j].Dur })
+	for _, task := range top[:min(5, len(top))] {
+		if task.Dur < 30e3 {
+			break
+		}
+		in := map[string]float64{}
+		for _, e := range ts.evs {
+			if e.Ph == "X" && ts.main[e.Tid] && e.TS >= task.TS && e.TS+e.Dur <= task.TS+task.Dur && e.Name != task.Name {
+				in[traceDetail(e)] += e.Dur
+			}
+		}
+		keys := make([]string, 0, len(in))
+		for k := range in {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool { return in[keys[i]] > in[keys[j]] })
+		var parts []string
+		for _, k := range keys[:min(10, len(keys))] {
+			parts = append(parts, fmt.Sprintf("%s %.1f", k, in[k]/1e3))
+		}
+		fmt.Printf("  long (wall) task at %.0f ms: %.1f ms wall, %.1f ms CPU: %s\n", (task.TS-t0)/1e3, task.Dur/1e3, task.TDur/1e3, strings.Join(parts, ", "))
+	}
 	keys := make([]string, 0, len(ts.dur))
 	for k := range ts.dur {
 		keys = append(keys, k)
@@ -414,4 +444,19 @@ func (ts *traceSums) printWasmCompiles() {
 	}
 	sort.Strings(parts)
 	fmt.Printf("wasm: %.0f functions optimised (%.0f ms of CPU on background threads); %s\n", opt, optCPU/1e3, strings.Join(parts, "; "))
+}
+
+// traceDetail names a trace event with what it ran, where the event
+// says: the event type of a dispatch, the function of a call.
+func traceDetail(e traceEvent) string {
+	d, _ := e.Args["data"].(map[string]any)
+	if d == nil {
+		return e.Name
+	}
+	for _, k := range []string{"type", "functionName"} {
+		if v, ok := d[k].(string); ok && v != "" {
+			return e.Name + "(" + v + ")"
+		}
+	}
+	return e.Name
 }
