@@ -448,26 +448,82 @@ type workerMsg struct {
 
 // jsBuffers copies an array of ArrayBuffers into Go.
 func jsBuffers(v app.Value) [][]byte {
+	return copyViews(jsViews(v), nil)
+}
+
+// jsViews returns a Uint8Array over each ArrayBuffer of an array (nil if
+// v is not one), for copyViews.
+func jsViews(v app.Value) []app.Value {
 	if v.Type() != app.TypeObject {
 		return nil
 	}
-	var out [][]byte
+	var out []app.Value
 	for i := 0; i < v.Length(); i++ {
-		u8 := app.Window().Get("Uint8Array").New(v.Index(i))
-		b := make([]byte, u8.Length())
-		app.CopyBytesToGo(b, u8)
-		out = append(out, b)
+		out = append(out, app.Window().Get("Uint8Array").New(v.Index(i)))
 	}
 	return out
 }
 
-// bufsLen is the bytes of a message's buffers.
-func bufsLen(bufs [][]byte) int {
+// viewsLen is the bytes of a message's buffers (jsViews), not copied.
+func viewsLen(views []app.Value) int {
 	n := 0
-	for _, b := range bufs {
-		n += len(b)
+	for _, u8 := range views {
+		n += u8.Length()
 	}
 	return n
+}
+
+// copySlice is the most bytes copyViews copies between two pauses.
+const copySlice = 4 << 20
+
+// copySliceBytes is copySlice, or for the e2e tests a number in
+// window.__oomscopeCopySlice; each pause copyViews then makes is counted in
+// window.__oomscopeCopyPauses.
+func copySliceBytes() (n int, knob bool) {
+	if v := app.Window().Get("__oomscopeCopySlice"); v.Type() == app.TypeNumber && v.Int() > 0 {
+		return v.Int(), true
+	}
+	return copySlice, false
+}
+
+// copyViews copies Uint8Arrays into Go. With a pause, it calls pause
+// after each copySlice bytes (a browser task each, where pause is
+// nextTask): the steps of the 4 GiB distinct-stacks file's diagnosis,
+// copied in the message's task, made it a task of 30 ms of CPU, 57 ms on
+// the 2-core machine with the worker busy.
+func copyViews(views []app.Value, pause func()) [][]byte {
+	var out [][]byte
+	slice, knob := copySliceBytes()
+	done := 0
+	for _, u8 := range views {
+		b := make([]byte, u8.Length())
+		for off := 0; off < len(b); {
+			if pause != nil && done >= slice {
+				pause()
+				done = 0
+				if knob {
+					w, k := app.Window(), 0
+					if c := w.Get("__oomscopeCopyPauses"); c.Type() == app.TypeNumber {
+						k = c.Int()
+					}
+					w.Set("__oomscopeCopyPauses", k+1)
+				}
+			}
+			end := len(b)
+			if pause != nil {
+				end = min(end, off+slice-done)
+			}
+			if off == 0 && end == len(b) {
+				app.CopyBytesToGo(b, u8)
+			} else {
+				app.CopyBytesToGo(b[off:end], u8.Call("subarray", off, end))
+			}
+			done += end - off
+			off = end
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 func jsString(v app.Value, k string) string {
@@ -546,7 +602,11 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			timeMark("received_diagnosis")
 			diagnosis, before = true, resultSent
 		}
-		bufs := jsBuffers(d.Get("buffers"))
+		// The buffers are copied into Go here if the message is read in
+		// this task (small, quick), else in the reading's tasks
+		// (copyViews).
+		views := jsViews(d.Get("buffers"))
+		size := len(js) + viewsLen(views)
 		var release func()
 		if result {
 			holdGC()
@@ -557,14 +617,18 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		// of a long trace: 5,340 steps in the 55 MB distinct-stacks file)
 		// is read as a result is, apart from the message's task, which
 		// with its reading and drawing took 64 ms of the main thread.
-		small := diagnosis && len(js)+bufsLen(bufs) < 64<<10
+		small := diagnosis && size < 64<<10
 		// A small result (the 3.2 MB real file's: 42 KB of JSON, a few
 		// milliseconds to read and lay out) is read, laid out and handed
 		// over in its message's task: three browser tasks for it, each
 		// behind whatever the browser had queued meanwhile (the summary's
 		// frame, the diagnosis's message), put off its frame by 10-50 ms
 		// on a loaded machine for no task saved from growing long.
-		quick := result && quickRead(len(js)+bufsLen(bufs))
+		quick := result && quickRead(size)
+		var bufs [][]byte
+		if small || quick {
+			bufs = copyViews(views, nil)
+		}
 		go func() {
 			if diagnosis && !small && before != nil {
 				// A big diagnosis is read once its result is drawn:
@@ -580,8 +644,11 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			// too: a goroutine started here runs in the message's task
 			// (Go returns to the browser only when no goroutine can run),
 			// after the copy of its buffers.
-			if !small && !quick && (len(js) > 4096 || len(bufs) > 0) {
+			if !small && !quick && (len(js) > 4096 || len(views) > 0) {
 				nextTask(0)
+			}
+			if !small && !quick {
+				bufs = copyViews(views, func() { nextTask(0) })
 			}
 			// A big file's steps (485,000 rows for a 1 GB trace) are
 			// read in slices, a browser task each.

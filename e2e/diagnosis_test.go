@@ -191,24 +191,27 @@ const (
 // zone, the copy's note and text): drawn anew, its chart was parsed again
 // in a later task.
 // Every fix of the analysis is listed, the folded ones too.
-// It runs twice: the page reading the result in its message's task (as it
-// does a result this small) and, through its test knob
+// It runs three times: the page reading the result in its message's task
+// (as it does a result this small) and, through its test knob
 // (window.__oomscopeQuickResult = 0), in four tasks (as it does a big
 // one); the page says which way it took (window.__oomscopeQuickTaken).
+// The third reads it in four tasks with its buffers copied into Go 1,000
+// bytes a task (window.__oomscopeCopySlice; a big message's are copied 4
+// MiB a task), which the page counts (window.__oomscopeCopyPauses).
 func TestSnapshotTimelineDrawnOnce(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		limit int
-		quick bool
-	}{{"one task", 1 << 30, true}, {"four tasks", 0, false}} {
-		t.Run(c.name, func(t *testing.T) { timelineDrawnOnce(t, c.limit, c.quick) })
+		name         string
+		limit, slice int
+		quick        bool
+	}{{"one task", 1 << 30, 0, true}, {"four tasks", 0, 0, false}, {"copied in slices", 0, 1000, false}} {
+		t.Run(c.name, func(t *testing.T) { timelineDrawnOnce(t, c.limit, c.slice, c.quick) })
 	}
 }
 
 // timelineDrawnOnce is TestSnapshotTimelineDrawnOnce with the page's
 // quick-read limit set to limit bytes (wantQuick: the way the result must
-// then be read).
-func timelineDrawnOnce(t *testing.T, limit int, wantQuick bool) {
+// then be read) and, if slice > 0, its buffers copied slice bytes a task.
+func timelineDrawnOnce(t *testing.T, limit, slice int, wantQuick bool) {
 	s := serveSite(t, distDir(t), "", "no-store")
 	tb := newTab(t, s)
 	tb.open("/snapshot")
@@ -216,11 +219,21 @@ func timelineDrawnOnce(t *testing.T, limit int, wantQuick bool) {
 	_, want := expectedReport(t, path)
 	evalJS[bool](tb, keepFirstChartJS)
 	evalJS[bool](tb, fmt.Sprintf(`(window.__oomscopeQuickResult = %d, delete window.__oomscopeQuickTaken, true)`, limit))
+	if slice > 0 {
+		evalJS[bool](tb, fmt.Sprintf(`(window.__oomscopeCopySlice = %d, window.__oomscopeCopyPauses = 0, true)`, slice))
+	}
 	tb.uploadFile("#snap-file", path)
 	requireSnapshot(tb, "the page shows an error")
 	tb.assertNoErrorBanner("after the result")
 	if got := evalJS[string](tb, `String(window.__oomscopeQuickTaken)`); got != strconv.FormatBool(wantQuick) {
 		t.Errorf("the page read the result in one task: %s, want %v", got, wantQuick)
+	}
+	if slice > 0 {
+		// The result's buffers (its timeline and steps, packed) are tens
+		// of kilobytes: many slices.
+		if n := evalJS[int](tb, `window.__oomscopeCopyPauses`); n < 5 {
+			t.Errorf("the page copied the result's buffers with %d pauses, want one every %d bytes", n, slice)
+		}
 	}
 	same := sameChartJS
 	if !evalJS[bool](tb, same) {
