@@ -474,7 +474,7 @@ func viewsLen(views []app.Value) int {
 }
 
 // copySlice is the most bytes copyViews copies between two pauses.
-const copySlice = 4 << 20
+const copySlice = 1 << 20
 
 // copySliceBytes is copySlice, or for the e2e tests a number in
 // window.__oomscopeCopySlice; each pause copyViews then makes is counted in
@@ -490,7 +490,8 @@ func copySliceBytes() (n int, knob bool) {
 // after each copySlice bytes (a browser task each, where pause is
 // nextTask): the steps of the 4 GiB distinct-stacks file's diagnosis,
 // copied in the message's task, made it a task of 30 ms of CPU, 57 ms on
-// the 2-core machine with the worker busy.
+// the 2-core machine with the worker busy; 4 MiB a task, tasks of 11.5 ms
+// of CPU (the copy into new Go memory is slower than a memcpy).
 func copyViews(views []app.Value, pause func()) [][]byte {
 	var out [][]byte
 	slice, knob := copySliceBytes()

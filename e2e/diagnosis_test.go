@@ -196,7 +196,7 @@ const (
 // (window.__oomscopeQuickResult = 0), in four tasks (as it does a big
 // one); the page says which way it took (window.__oomscopeQuickTaken).
 // The third reads it in four tasks with its buffers copied into Go 1,000
-// bytes a task (window.__oomscopeCopySlice; a big message's are copied 4
+// bytes a task (window.__oomscopeCopySlice; a big message's are copied 1
 // MiB a task), which the page counts (window.__oomscopeCopyPauses).
 func TestSnapshotTimelineDrawnOnce(t *testing.T) {
 	for _, c := range []struct {
