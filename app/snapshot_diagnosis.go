@@ -224,19 +224,6 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport, withTable bool) app
 	if len(d.Steps) == 0 {
 		return app.Section().ID("snap-steps").Body(app.H2().Text("Steps"), app.P().Class("muted").Text(upperFirst(d.StepInfo.Rule)+"."))
 	}
-	in := diagchart.Input{Unit: p.unit, Steps: make([]diagchart.Step, 0, len(d.Steps))}
-	for _, s := range d.Steps {
-		in.Steps = append(in.Steps, diagchart.Step{Peak: s.PeakAllocatedBytes, End: s.EndAllocatedBytes, Partial: s.Partial})
-	}
-	if lk := d.Leak; lk != nil {
-		in.LeakPerStep = lk.BytesPerStep
-		for k, s := range d.Steps {
-			if !s.Partial {
-				in.LeakFrom = k
-				break
-			}
-		}
-	}
 	// Only the table's rows need their phase peaks, in an array per row
 	// (a map keyed by step and phase was a third of this function on a
 	// trace of many steps: the page's wasm hashes slowly).
@@ -251,6 +238,11 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport, withTable bool) app
 	}
 	peaks := make([]rowPeaks, shown)
 	for _, pp := range d.PhasePeaks {
+		if shown == 0 {
+			// The chart alone: the rows' peaks are not read (a trace of
+			// many steps has four a step).
+			break
+		}
 		if pp.Step < 0 || pp.Step >= shown {
 			continue
 		}
@@ -313,7 +305,7 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport, withTable bool) app
 	return app.Section().ID("snap-steps").Class("snap-steps").Body(
 		app.H2().Text("Steps and phases"),
 		app.P().Class("muted").Text(upperFirst(d.StepInfo.Rule)+". Phases from "+d.StepInfo.Phases+"."),
-		app.Div().ID("snap-step-chart").Class("diag-step-chart").Body(app.Raw(diagchart.Layout(in).SVG())),
+		app.Div().ID("snap-step-chart").Class("diag-step-chart").Body(app.Raw(p.stepsChartSVG(d))),
 		app.P().Class("muted").Text("Bars: each step's peak allocated memory; the dark mark: what was left at its end. "+
 			"Step-end memory that climbs step after step is a leak; the dashed line is the leak found."),
 		app.Div().Class("table-wrap").TabIndex(0).Role("region").Aria("label", "Steps").Body(
@@ -328,6 +320,44 @@ func (p *SnapshotPage) renderSteps(d *analysis.DeviceReport, withTable bool) app
 			)
 		}),
 	)
+}
+
+// stepsChart is a device's steps' chart drawn in a unit (drawSteps).
+type stepsChart struct {
+	dev  *analysis.DeviceReport
+	unit bytesize.Unit
+	svg  string
+}
+
+// stepsChartSVG returns the SVG of device d's steps' chart in the page's
+// unit, drawn once for each device and unit: the section is drawn again
+// when its table comes (stepTableStage), and the chart of a trace of many
+// steps took 8 ms of CPU to lay out each time. The reveal draws it ahead,
+// in a task of its own (revealMore).
+func (p *SnapshotPage) stepsChartSVG(d *analysis.DeviceReport) string {
+	if p.steps.dev != d || p.steps.unit != p.unit {
+		p.steps = stepsChart{dev: d, unit: p.unit, svg: drawSteps(d, p.unit)}
+	}
+	return p.steps.svg
+}
+
+// drawSteps draws device d's steps' chart in unit u: each step's peak and
+// end, and the leak found.
+func drawSteps(d *analysis.DeviceReport, u bytesize.Unit) string {
+	in := diagchart.Input{Unit: u, Steps: make([]diagchart.Step, 0, len(d.Steps))}
+	for _, s := range d.Steps {
+		in.Steps = append(in.Steps, diagchart.Step{Peak: s.PeakAllocatedBytes, End: s.EndAllocatedBytes, Partial: s.Partial})
+	}
+	if lk := d.Leak; lk != nil {
+		in.LeakPerStep = lk.BytesPerStep
+		for k, s := range d.Steps {
+			if !s.Partial {
+				in.LeakFrom = k
+				break
+			}
+		}
+	}
+	return diagchart.Layout(in).SVG()
 }
 
 func passesText(s analysis.Step) string {

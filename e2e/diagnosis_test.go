@@ -265,6 +265,7 @@ func timelineDrawnOnce(t *testing.T, limit, slice int, wantQuick bool) {
 		t.Errorf("fixes listed %v, want the analysis's %v (more than the 3 shown open)", fixes, wantFixes)
 	}
 	requireDrawingIs(t, tb, want, bytesize.Binary, "the result")
+	requireStepsChartIs(t, tb, want, bytesize.Binary, "the result")
 	tb.click("#snap-copy")
 	poll[bool](tb, `!!document.getElementById("snap-markdown")`, 10*time.Second)
 	if !evalJS[bool](tb, same) {
@@ -275,6 +276,7 @@ func timelineDrawnOnce(t *testing.T, limit, slice int, wantQuick bool) {
 	// drawing shown is the new one.
 	switchToGB(t, tb)
 	requireDrawingIs(t, tb, want, bytesize.Decimal, "a switch to GB")
+	requireStepsChartIs(t, tb, want, bytesize.Decimal, "a switch to GB")
 	tb.assertNoErrorBanner("after the switch to GB")
 	tb.assertClean()
 }
@@ -292,6 +294,36 @@ func requireDrawingIs(t *testing.T, tb *tab, d analysis.DeviceReport, u bytesize
 	}
 	if !svgShownIs(tb, drawingSel, c.SVG) {
 		t.Errorf("after %s, the timeline's drawing is not package chart's SVG of the device's timeline in %s", after, map[bytesize.Unit]string{bytesize.Binary: "GiB", bytesize.Decimal: "GB"}[u])
+	}
+}
+
+// requireStepsChartIs checks that the steps' chart shown is the SVG that
+// package diagchart draws of device d's steps (each step's peak and end
+// allocated bytes, partial or not, and the leak from its first whole step)
+// in unit u, as the browser's HTML parser reads it; it waits up to 10 s
+// for the section.
+func requireStepsChartIs(t *testing.T, tb *tab, d analysis.DeviceReport, u bytesize.Unit, after string) {
+	t.Helper()
+	in := diagchart.Input{Unit: u}
+	for _, s := range d.Steps {
+		in.Steps = append(in.Steps, diagchart.Step{Peak: s.PeakAllocatedBytes, End: s.EndAllocatedBytes, Partial: s.Partial})
+	}
+	if d.Leak != nil {
+		in.LeakPerStep = d.Leak.BytesPerStep
+		if k := slices.IndexFunc(d.Steps, func(s analysis.Step) bool { return !s.Partial }); k > 0 {
+			in.LeakFrom = k
+		}
+	}
+	if len(in.Steps) == 0 {
+		t.Fatal("no steps to draw")
+	}
+	markup := diagchart.Layout(in).SVG()
+	for deadline := time.Now().Add(10 * time.Second); !svgShownIs(tb, "#snap-step-chart > svg", markup); {
+		if time.Now().After(deadline) {
+			t.Errorf("after %s, the steps' chart is not package diagchart's SVG of the device's steps in %s", after, map[bytesize.Unit]string{bytesize.Binary: "GiB", bytesize.Decimal: "GB"}[u])
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
