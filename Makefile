@@ -101,10 +101,12 @@ bench:
 # OOMSCOPE_BENCH_TRACE=1 their CPU time and when each step of the page and
 # the worker happened (one clock), the worker's warm-up state at the
 # hand-over and the WebAssembly compiles after it (first calls per thread,
-# functions optimised; OOMSCOPE_BENCH_TRACEFILE=FILE also writes the trace's
-# events there, as JSON), OOMSCOPE_BENCH_PROFILES=DIR writes CPU profiles of
+# functions optimised, the tasks of the most wall time and what ran in them;
+# OOMSCOPE_BENCH_TRACEFILE=FILE also writes the trace's events there, as
+# JSON, and a copy a round in FILE.1, FILE.2, ...), OOMSCOPE_BENCH_PROFILES=DIR writes CPU profiles of
 # the page and the analysis worker, OOMSCOPE_BENCH_JSFLAGS passes V8 flags
-# (diagnosis only, e.g. --no-liftoff).
+# (diagnosis only, e.g. --no-liftoff) and OOMSCOPE_BENCH_CHROMELOG=FILE
+# keeps Chromium's output (what --trace-wasm-compilation-times prints).
 bench-browser: chromium axe dist
 	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 60m -run '^$$' -bench 'Browser(Snapshot|Estimate)' -benchtime 1x ./e2e/
 
