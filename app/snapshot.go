@@ -646,7 +646,8 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			// between them. A large answer is parsed in a task of its own
 			// too: a goroutine started here runs in the message's task
 			// (Go returns to the browser only when no goroutine can run),
-			// after the copy of its buffers.
+			// after the copy of a small or quick message's buffers (a big
+			// one's are copied below, a slice a task).
 			if !small && !quick && (len(js) > 4096 || len(views) > 0) {
 				nextTask(0)
 			}
