@@ -353,22 +353,8 @@ func (ts *traceSums) print(b *testing.B, tb *tab) {
 		}
 	}
 	for _, task := range top[:min(3, len(top))] {
-		in := map[string]float64{}
-		for _, e := range ts.evs {
-			if e.Ph == "X" && ts.main[e.Tid] && e.TS >= task.TS && e.TS+e.Dur <= task.TS+task.Dur && e.Name != task.Name {
-				in[e.Name] += e.Dur
-			}
-		}
-		keys := make([]string, 0, len(in))
-		for k := range in {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool { return in[keys[i]] > in[keys[j]] })
-		var parts []string
-		for _, k := range keys[:min(6, len(keys))] {
-			parts = append(parts, fmt.Sprintf("%s %.1f", k, in[k]/1e3))
-		}
-		fmt.Printf("  task at %.0f ms: %.1f ms CPU, %.1f ms wall: %s\n", (task.TS-t0)/1e3, task.TDur/1e3, task.Dur/1e3, strings.Join(parts, ", "))
+		fmt.Printf("  task at %.0f ms: %.1f ms CPU, %.1f ms wall: %s\n", (task.TS-t0)/1e3, task.TDur/1e3, task.Dur/1e3,
+			ts.inTask(task, 6, func(e traceEvent) string { return e.Name }))
 	}
 	// The tasks of the most wall time: what the long-task observer
 	// counts (over 50 ms), with their CPU and what ran in them.
@@ -377,22 +363,8 @@ func (ts *traceSums) print(b *testing.B, tb *tab) {
 		if task.Dur < 30e3 {
 			break
 		}
-		in := map[string]float64{}
-		for _, e := range ts.evs {
-			if e.Ph == "X" && ts.main[e.Tid] && e.TS >= task.TS && e.TS+e.Dur <= task.TS+task.Dur && e.Name != task.Name {
-				in[traceDetail(e)] += e.Dur
-			}
-		}
-		keys := make([]string, 0, len(in))
-		for k := range in {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool { return in[keys[i]] > in[keys[j]] })
-		var parts []string
-		for _, k := range keys[:min(10, len(keys))] {
-			parts = append(parts, fmt.Sprintf("%s %.1f", k, in[k]/1e3))
-		}
-		fmt.Printf("  long (wall) task at %.0f ms: %.1f ms wall, %.1f ms CPU: %s\n", (task.TS-t0)/1e3, task.Dur/1e3, task.TDur/1e3, strings.Join(parts, ", "))
+		fmt.Printf("  long (wall) task at %.0f ms: %.1f ms wall, %.1f ms CPU: %s\n", (task.TS-t0)/1e3, task.Dur/1e3, task.TDur/1e3,
+			ts.inTask(task, 10, traceDetail))
 	}
 	keys := make([]string, 0, len(ts.dur))
 	for k := range ts.dur {
@@ -444,6 +416,27 @@ func (ts *traceSums) printWasmCompiles() {
 	}
 	sort.Strings(parts)
 	fmt.Printf("wasm: %.0f functions optimised (%.0f ms of CPU on background threads); %s\n", opt, optCPU/1e3, strings.Join(parts, "; "))
+}
+
+// inTask lists what ran on the main thread within task, by name(event),
+// with its wall ms: the n names of the most time, the most first.
+func (ts *traceSums) inTask(task traceEvent, n int, name func(traceEvent) string) string {
+	in := map[string]float64{}
+	for _, e := range ts.evs {
+		if e.Ph == "X" && ts.main[e.Tid] && e.TS >= task.TS && e.TS+e.Dur <= task.TS+task.Dur && e.Name != task.Name {
+			in[name(e)] += e.Dur
+		}
+	}
+	keys := make([]string, 0, len(in))
+	for k := range in {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return in[keys[i]] > in[keys[j]] })
+	var parts []string
+	for _, k := range keys[:min(n, len(keys))] {
+		parts = append(parts, fmt.Sprintf("%s %.1f", k, in[k]/1e3))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // traceDetail names a trace event with what it ran, where the event
