@@ -102,7 +102,14 @@ func (w *worker) warm() {
 	// self.__oomscopeWarm says how far it got, for the e2e tests.
 	state := js.Global().Set
 	state("__oomscopeWarm", "running")
-	switch err := load.WarmUp(w.requested.Load, yielder()); {
+	yield := yielder()
+	// The sample first, on the small heap (the generated files' garbage
+	// would raise the worker's memory), then the generated files.
+	err := load.ErrWarmUpStopped
+	if repeatWarm(warmRepeats, w.requested.Load, yield, func() { loadSample(false) }) {
+		err = load.WarmUp(w.requested.Load, yield)
+	}
+	switch {
 	case err == nil:
 		state("__oomscopeWarm", "done")
 	case errors.Is(err, load.ErrWarmUpStopped):
@@ -160,14 +167,20 @@ var warmSnapshot []byte
 // page asks for with load.RequestWarm (postSample).
 func warmUp() {
 	defer close(sampleReady)
+	loadSample(true)
+}
+
+// loadSample loads warmSnapshot as warmUp says, its answers encoded and
+// dropped; keep keeps them as the sample (sample).
+func loadSample(keep bool) {
 	r := bytes.NewReader(warmSnapshot)
 	var msgs []encoded
-	keep := func(resp load.Response) {
+	add := func(resp load.Response) {
 		if js1, bufs, err := load.EncodeResponse(resp); err == nil {
 			msgs = append(msgs, encoded{resp.Type, js1, bufs})
 		}
 	}
-	first := func(res *load.Result) { keep(load.Response{Type: load.ResponseResult, Result: res}) }
+	first := func(res *load.Result) { add(load.Response{Type: load.ResponseResult, Result: res}) }
 	// The summary is encoded too, and dropped (the sample has none): the
 	// first file's summary no longer pays for its encoder's compilation
 	// (40-57 ms in node on the first file after load.WarmUp).
@@ -179,15 +192,15 @@ func warmUp() {
 	if err != nil {
 		return
 	}
-	keep(load.Response{Type: load.ResponseDiagnosis, Diagnosis: load.NewDiagnosis(f)})
+	add(load.Response{Type: load.ResponseDiagnosis, Diagnosis: load.NewDiagnosis(f)})
 	if len(f.Report.Devices) > 0 {
 		dr := &f.Report.Devices[0]
 		if d := f.Analysis.Device(dr.Device); d != nil {
 			st := d.StateAt(dr.PeakIndex, load.StateSegments, load.StateSites)
-			keep(load.Response{Type: load.ResponseState, State: &st})
+			add(load.Response{Type: load.ResponseState, State: &st})
 		}
 	}
-	if len(msgs) == 3 {
+	if len(msgs) == 3 && keep {
 		sample = msgs
 	}
 	runtime.GC()
