@@ -97,7 +97,7 @@ func main() {
 // the generated files leave a real snapshot's paths cold (memo gets,
 // segments and blocks, the classification, the steps, the encoding):
 // after WarmUp alone, the first drop of the 3.2 MB real snapshot had
-// TurboFan compile 76 functions of the worker (0.6 s of CPU), and 18 after
+// TurboFan compile 76 functions of the worker (450 ms of CPU), 20 after
 // 48 loads of the sample (--trace-wasm-compilation-times in Chromium 156).
 // Measured in the browser benchmark (settle 3 s, 10 rounds alternated in
 // both orders, 2 cores at load 2-5), medians of drop to timeline without
