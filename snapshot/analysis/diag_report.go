@@ -131,6 +131,9 @@ type earlyDiag struct {
 	head DeviceReport
 	st   *stepper
 	join func()
+	// replayScanned is how many entries the replay pipeline had scanned
+	// (earlyScan; -1: it did not begin the scan), for tests.
+	replayScanned int
 }
 
 // startEarly starts making the device's early diagnosis on a goroutine.
@@ -138,20 +141,83 @@ func (d *Device) startEarly() *earlyDiag {
 	h := d.Headline()
 	e := &earlyDiag{ready: make(chan struct{}), head: stepsHead(d, &DeviceReport{InitialAllocatedBytes: d.initialAllocated,
 		PeakAllocatedBytes: h.PeakAllocatedBytes, PeakIndex: h.PeakIndex})}
+	// The steps' scan, where the replay pipeline began it: finished
+	// below, with the source it made.
+	sc := d.scan
+	d.scan = nil
+	if sc != nil && sc.l == nil {
+		sc = nil // not begun
+	}
+	e.replayScanned = -1
+	if sc != nil {
+		e.replayScanned = sc.l.base
+	}
 	// Joined once, whatever the number of reports (and raising a panic
 	// again at each).
 	e.join = sync.OnceFunc(goOrRun(func() {
 		func() {
 			defer close(e.ready)
 			e.sizes = d.allocs.takeSizes()
-			e.src = newSourceSized(d, e.sizes)
+			if sc != nil {
+				e.src = sc.src
+				e.src.sizes = e.sizes
+			} else {
+				e.src = newSourceSized(d, e.sizes)
+			}
 			e.ok = true
 		}()
 		joinByteTime := goOrRun(func() { e.bt = byteTime(e.src) })
-		e.st = scanSteps(e.src, &e.head, 0) // classify runs meanwhile
+		if sc != nil {
+			e.st = sc.stepper(&e.head, e.sizes)
+		} else {
+			e.st = scanSteps(e.src, &e.head, 0) // classify runs meanwhile
+		}
 		joinByteTime()
 	}))
 	return e
+}
+
+// earlyScan is the steps' scan of a device's entries (stepper.scan) begun
+// during the replay, by the replay pipeline's second goroutine while it
+// waits for the matcher (replayer.pipeline), a chunk at a time; the early
+// diagnosis scans the rest. The scan reads the entries, the stacks and the
+// action counts, not what the replay finds, but for the allocated memory
+// before the first entry, which it takes as 0 (stepper.shift adds it).
+type earlyScan struct {
+	d *Device
+	// onRequested and legacyFree are source.endsOnRequested's and
+	// legacyFree's answers from the action counts, which the replay
+	// writes meanwhile.
+	onRequested, legacyFree bool
+	src                     source // without sizes
+	st                      *stepper
+	l                       *scanLoop // nil: not begun
+}
+
+// step does a little of the scan: the source and the scan's start, then a
+// chunk of entries. It returns false when the scan has nothing left to do
+// before finish.
+func (s *earlyScan) step() bool {
+	if s.l == nil {
+		s.src = newSourceFree(s.d, nil, s.legacyFree)
+		s.st = newStepperFrom(s.src, 0, s.onRequested)
+		s.l = s.st.scanStart()
+		return true
+	}
+	return s.l.next()
+}
+
+// stepper finishes the scan for the report head (stepsHead) and returns
+// it, made with the allocations' sizes: the same as scanSteps(src, head,
+// 0) with src the source made with sizes, which source returns.
+func (s *earlyScan) stepper(head *DeviceReport, sizes []int64) *stepper {
+	for s.l.next() {
+	}
+	peak, at := s.l.finish()
+	st := s.st
+	st.src.sizes = sizes
+	st.check(st.shift(head.InitialAllocatedBytes, peak), at, head)
+	return st
 }
 
 // stepper returns the steps' scan once made, if it was made for head (a

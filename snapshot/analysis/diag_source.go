@@ -58,9 +58,16 @@ func newSourceSized(d *Device, sizes []int64) source {
 	if sizes == nil {
 		sizes = d.allocs.takeSizes()
 	}
+	return newSourceFree(d, sizes, d.Actions["free"] > 0)
+}
+
+// newSourceFree is newSourceSized with legacyFree given: it reads nothing
+// that the replay writes (sizes nil: the source has no sizes yet), so the
+// steps' scan can begin during the replay (earlyScan).
+func newSourceFree(d *Device, sizes []int64, legacyFree bool) source {
 	st := &d.a.Snap.Stacks
 	info := make([]stackInfo, st.Len())
-	src := source{d: d, tr: d.Trace, sizes: sizes, info: info, legacyFree: d.Actions["free"] > 0}
+	src := source{d: d, tr: d.Trace, sizes: sizes, info: info, legacyFree: legacyFree}
 	if frames := d.a.Snap.Frames; (len(frames) <= len(info)/8 || lazyInfoAlways) && !mayZeroGrad(frames) {
 		// No stack is inside zero_grad: the bytes are made when read.
 		return src

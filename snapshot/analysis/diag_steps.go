@@ -391,6 +391,15 @@ func (sc *scanState) cutBefore(i int) int {
 // Where the trace does not pair cleanly, remeasure corrects the memory
 // (the runs and interval bounds do not depend on it).
 func (st *stepper) scan() (int64, int) {
+	l := st.scanStart()
+	for l.next() {
+	}
+	return l.finish()
+}
+
+// scanStart starts scan: the entries are then scanned a chunk at a time
+// (scanLoop.next), and scanLoop.finish ends the scan.
+func (st *stepper) scanStart() *scanLoop {
 	st.runs, st.ivs = st.runs[:0], st.ivs[:0]
 	var cuts []gapCut
 	if h := st.runsHint; h > 0 && cap(st.runs) == 0 {
@@ -412,7 +421,6 @@ func (st *stepper) scan() (int64, int) {
 	stackZeroGrad := len(st.zgStarts) == 0 && st.stacked && st.src.anyZeroGrad()
 	sc := &scanState{st: st, cur: st.initial, ivMax: math.MinInt64, ivArg: -1, streak: -1}
 	cur, ivMax, ivArg, streak := sc.cur, sc.ivMax, sc.ivArg, sc.streak
-	peak, peakIdx := cur, -1
 	gap := -1 // the last run, until its first allocation after it
 	zg, pt := 0, 0
 	seenAlloc := false
@@ -454,15 +462,29 @@ func (st *stepper) scan() (int64, int) {
 		}
 		l.phaseOf[v] = p
 	}
-	// By chunk (see inBlocks).
-	var sizes []int64
-	for base := 0; base < st.n; {
-		ch := st.src.chunk(base, &sizes)
-		l.chunk(base, ch)
-		base += len(ch.codes)
+	return l
+}
+
+// next scans the next chunk of entries (see inBlocks); it returns false
+// when none was left.
+func (l *scanLoop) next() bool {
+	if l.base >= l.st.n {
+		return false
 	}
-	cur, ivMax, ivArg, streak, cuts = l.cur, l.ivMax, l.ivArg, l.streak, l.cuts
+	ch := l.st.src.chunk(l.base, &l.sizes)
+	l.chunk(l.base, ch)
+	l.base += len(ch.codes)
+	return true
+}
+
+// finish ends the scan once next has scanned every entry; it returns
+// scan's result.
+func (l *scanLoop) finish() (int64, int) {
+	st, sc := l.st, l.sc
+	cur, ivMax, ivArg, streak, cuts := l.cur, l.ivMax, l.ivArg, l.streak, l.cuts
 	sc.cur, sc.ivMax, sc.ivArg, sc.streak = cur, ivMax, ivArg, streak
+	// The highest memory: before the first entry, or an interval's.
+	peak, peakIdx := st.initial, -1
 	if st.n > 0 {
 		st.ivs = append(st.ivs, interval{start: int32(sc.ivStart), max: sc.ivMax, arg: int32(sc.ivArg), end: sc.cur})
 	}
@@ -484,7 +506,11 @@ func (st *stepper) scan() (int64, int) {
 type scanLoop struct {
 	st *stepper
 	sc *scanState
-	w  *phaseSweep
+	// base is the next chunk's first entry; sizes the chunks' buffer
+	// (source.chunk).
+	base  int
+	sizes []int64
+	w     *phaseSweep
 	// The scan's state, as scan describes it.
 	cur, ivMax                 int64
 	ivArg, streak, gap, zg, pt int
@@ -1053,14 +1079,37 @@ func findSteps(src source, r *DeviceReport) stepResult {
 func scanSteps(src source, r *DeviceReport, runsHint int) *stepper {
 	st := newStepper(src, r)
 	st.runsHint = runsHint
-	if peak, at := st.scan(); peak != r.PeakAllocatedBytes || at != r.PeakIndex || st.end() != src.replayEnd() || src.replayBadSizes() > 0 {
-		// An address allocated twice, a free whose size differs from its
-		// alloc's, an impossible size: the entries' sizes do not follow
-		// the replay (its peak or end differ); read the allocated memory
-		// from the live ranges.
-		st.remeasure(allocatedCurve(src))
-	}
+	peak, at := st.scan()
+	st.check(peak, at, r)
 	return st
+}
+
+// check makes sure that the memory the scan summed (its peak and the entry
+// where it was first reached) follows the replay, whose report r is; where
+// it does not (an address allocated twice, a free whose size differs from
+// its alloc's, an impossible size), it reads the allocated memory from the
+// live ranges instead.
+func (st *stepper) check(peak int64, at int, r *DeviceReport) {
+	if peak != r.PeakAllocatedBytes || at != r.PeakIndex || st.end() != st.src.replayEnd() || st.src.replayBadSizes() > 0 {
+		st.remeasure(allocatedCurve(st.src))
+	}
+}
+
+// shift adds initial, the allocated memory before the first entry, to the
+// memory of a scan made from 0 (earlyScan) and to its peak, as if it
+// had started from initial: the scan only adds the entries' sizes to it
+// and compares sums, so the result is the same. An interval's max of
+// math.MinInt64 (no entry in it) stays.
+func (st *stepper) shift(initial, peak int64) int64 {
+	st.initial = initial
+	for i := range st.ivs {
+		iv := &st.ivs[i]
+		if iv.max != math.MinInt64 {
+			iv.max += initial
+		}
+		iv.end += initial
+	}
+	return peak + initial
 }
 
 // result is the rest of findSteps after scanSteps: the steps, phases and
@@ -1226,8 +1275,14 @@ func (st *stepper) measure(res *stepResult, spans []span, peakIndex, oom int) {
 // newStepper returns the stepper of src, whose report r gives the
 // allocated memory before the first entry, ready to scan.
 func newStepper(src source, r *DeviceReport) *stepper {
-	st := &stepper{src: src, n: src.entries(), marks: marks(src.annotations()), initial: r.InitialAllocatedBytes,
-		onRequested: src.endsOnRequested()}
+	return newStepperFrom(src, r.InitialAllocatedBytes, src.endsOnRequested())
+}
+
+// newStepperFrom is newStepper given the allocated memory before the first
+// entry and whether live ranges end at free_requested.
+func newStepperFrom(src source, initial int64, onRequested bool) *stepper {
+	st := &stepper{src: src, n: src.entries(), marks: marks(src.annotations()), initial: initial,
+		onRequested: onRequested}
 	for _, m := range st.marks {
 		switch m.kind {
 		case markZeroGrad:

@@ -50,6 +50,9 @@ type Device struct {
 	// early is the part of the diagnosis made beside classify (nil:
 	// none, where there is one core).
 	early *earlyDiag
+	// scan is the steps' scan of the entries begun by the replay
+	// pipeline (nil: none; see earlyScan), which startEarly takes.
+	scan *earlyScan
 	// pre is what the replay pipeline found ahead of classify.
 	pre preSites
 	// phaseRuns is the number of classify's phase runs (0: not classified
@@ -117,13 +120,15 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 		base += len(ch.Actions)
 	}
 	nAlloc, nComp, nReq := kinds[snapshot.KindAlloc], kinds[snapshot.KindFreeCompleted], kinds[snapshot.KindFreeRequested]
+	nFree := 0 // torch 1.x "free" entries
 	if kinds[snapshot.KindOther] > 0 {
 		for i := range n {
 			if r.isFreeName(i) {
-				nComp++
+				nFree++
 			}
 		}
 	}
+	nComp += nFree
 	// Every alloc entry makes one allocation; unmatched frees and live
 	// blocks add a few more.
 	d.allocs = newAllocTable(a, tr, nAlloc+nAlloc/16+64)
@@ -139,10 +144,13 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	d.buckets.record(-1, 0, 0)
 	r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex = d.peakRel, d.peakIndex, d.resPeakRel, d.resPeakIndex
 	if concurrent() && n >= pipelineMin {
+		// The action counts the scan reads are known: the replay's mode
+		// is source.endsOnRequested's answer, nFree legacyFree's.
+		r.scan = &earlyScan{d: d, onRequested: r.mode == freeOnRequested, legacyFree: nFree > 0}
 		r.pre.site = make([]int32, 0, cap(d.allocs.start))
 		r.pre.phase = make([]phase, 0, cap(d.allocs.start))
 		r.pipeline()
-		d.pre = r.pre
+		d.pre, d.scan = r.pre, r.scan
 	} else {
 		// chunk counts no kind but KindOther's actions.
 		copy(r.counts[:], kinds[:snapshot.KindOther])
@@ -222,6 +230,9 @@ type replayer struct {
 	reqBefore int
 	// pre is the pipeline's head start on classify (replayer.presite).
 	pre preSites
+	// scan is the steps' scan the pipeline does while it waits for the
+	// matcher (nil: none).
+	scan *earlyScan
 	// delta and segRes are chunk's buffers (see allocsOf).
 	delta, segRes []int64
 	// addrs holds the addresses of the chunk that chunk (or the

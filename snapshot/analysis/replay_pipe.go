@@ -7,6 +7,12 @@ import "oomscope/snapshot"
 // so that tests can run the pipeline on small traces.
 var pipelineMin = 1 << 17
 
+// pipelineScanSteps, where not -1, is how many steps of the steps' scan
+// (earlyScan.step) the pipeline takes: all before its first chunk, none
+// while it waits. Tests set it to have the scan begun, partly or wholly
+// made during the replay, whatever the timing.
+var pipelineScanSteps = -1
+
 // pipelineDepth is how many matched chunks the pipeline's matcher may be
 // ahead of the replay.
 const pipelineDepth = 4
@@ -56,7 +62,28 @@ func (r *replayer) pipeline() {
 			base += len(ch.Actions)
 		}
 	})
-	for m := range jobs {
+	idle := r.scan // what to do while the matcher is behind
+	if pipelineScanSteps >= 0 && idle != nil {
+		for i := 0; i < pipelineScanSteps && idle.step(); i++ {
+		}
+		idle = nil
+	}
+	for {
+		var m matchedChunk
+		var ok bool
+		select {
+		case m, ok = <-jobs:
+		default:
+			// The matcher is behind: a chunk of the steps' scan
+			// meanwhile (earlyScan).
+			if idle != nil && idle.step() {
+				continue
+			}
+			m, ok = <-jobs
+		}
+		if !ok {
+			break
+		}
 		r.replayRest(m.base, m.ch, m.out)
 		bufs <- m.out
 		r.presite()

@@ -3,6 +3,7 @@ package analysis
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,5 +131,146 @@ func TestReplayPipelineFramelessLive(t *testing.T) {
 	}
 	if g, w := mustJSON(par.Report()), mustJSON(seq.Report()); g != w {
 		t.Error("the report's JSON differs with the pipeline")
+	}
+}
+
+// TestEarlyScanSame checks the steps' scan that the replay pipeline begins
+// while it waits for the matcher (earlyScan), from 0 and with the action
+// counts the replay knows before its first entry: begun only, one chunk
+// made, or all of it made during the replay (pipelineScanSteps: whatever
+// the timing), the scan the early diagnosis finishes is the one scanSteps
+// makes afterwards from the replay's results (its runs, intervals, peak
+// and cuts), and the report is the one made on one goroutine, on every
+// file of numbersCases and a trace without free_completed; not begun
+// (0 steps), the early diagnosis scans as before.
+func TestEarlyScanSame(t *testing.T) {
+	partly := false // some device had a scan made in part during the replay
+	// And a trace without free_completed (skip_actions), where live ranges
+	// end at free_requested, that starts with memory allocated.
+	onlyRequested := numbersCase{name: "only_free_requested", snap: func(*testing.T) *snapshot.Snapshot {
+		b := newBuilder()
+		fwd, bwd := b.stack(py("model.py", 10, "forward")), b.stack(py("torch/autograd/graph.py", 20, "backward"))
+		b.ev(snapshot.ActionFreeRequested, 0x9000, 4096, fwd) // allocated before the trace
+		for step := range 3 {
+			base := uint64(0x10000 * (step + 1))
+			for i := range 4 {
+				b.ev(snapshot.ActionAlloc, base+uint64(i)*0x100, 256, fwd)
+			}
+			for i := range 4 {
+				b.ev(snapshot.ActionAlloc, base+0x800+uint64(i)*0x100, 128, bwd)
+				b.ev(snapshot.ActionFreeRequested, base+uint64(i)*0x100, 256, bwd)
+			}
+			for i := range 4 {
+				b.ev(snapshot.ActionFreeRequested, base+0x800+uint64(i)*0x100, 128, bwd)
+			}
+		}
+		return b.s
+	}}
+	for _, c := range append(numbersCases(t), onlyRequested) {
+		t.Run(c.name, func(t *testing.T) {
+			var b []byte
+			if c.data != nil {
+				b = c.data(t)
+			}
+			load := func() *snapshot.Snapshot {
+				if c.snap != nil {
+					return c.snap(t)
+				}
+				s, err := snapshot.Decode(bytes.NewReader(b), int64(len(b)), &snapshot.Options{Summarize: Summarizer(),
+					Source: bytes.NewReader(b), HoldFrames: 32})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return s
+			}
+			opt := Options{TimelinePoints: 300}
+			sequentialOnly.Store(true)
+			seq := mustJSON(Analyze(load(), opt).Report())
+			sequentialOnly.Store(false)
+			for _, first := range []int{0, 1, 2, 1 << 30} {
+				pipelineScanSteps = first
+				var pa *Analysis
+				withPipeline(t, func() { pa = Analyze(load(), opt) })
+				pipelineScanSteps = -1
+				for _, d := range pa.Devices {
+					e := d.early
+					if e == nil {
+						t.Fatalf("device %d: no early diagnosis", d.ID)
+					}
+					n := d.Trace.Len()
+					// first steps: the start, then a chunk each.
+					switch got := e.replayScanned; {
+					case n == 0:
+					case first == 0 && got != -1, first == 1 && got != 0, first == 2 && (got <= 0 || got > 1<<14), first > 2 && got != n:
+						t.Fatalf("device %d: %d of %d entries scanned during the replay after %d steps", d.ID, got, n, first)
+					case got > 0 && got < n:
+						partly = true
+					}
+					e.join()
+					got := e.st
+					want := scanSteps(newSourceFree(d, e.sizes, d.Actions["free"] > 0), &e.head, 0)
+					if got.initial != want.initial || got.onRequested != want.onRequested || got.src.legacyFree != want.src.legacyFree ||
+						got.stacked != want.stacked || got.pythonOnly != want.pythonOnly || got.firstWork != want.firstWork ||
+						got.lastInit != want.lastInit || got.zgBeforeWork != want.zgBeforeWork || got.zgBeforeRuns != want.zgBeforeRuns ||
+						got.workCut != want.workCut || got.end() != want.end() {
+						t.Errorf("device %d, %d steps: the early scan's state differs from scanSteps's", d.ID, first)
+					}
+					if !slices.Equal(got.runs, want.runs) || !slices.Equal(got.ivs, want.ivs) {
+						t.Errorf("device %d, %d steps: the early scan's runs or intervals differ from scanSteps's", d.ID, first)
+					}
+				}
+				if g := mustJSON(pa.Report()); g != seq {
+					t.Errorf("%d steps: the report's JSON differs with the early scan:\n got %.2000s\nwant %.2000s", first, g, seq)
+				}
+			}
+		})
+	}
+	if !partly {
+		t.Error("no scan was made in part during the replay: the test checks less than it says")
+	}
+}
+
+// TestScanShift checks stepper.shift: a scan from 0 shifted by the
+// allocated memory before the first entry gives the peak, its entry and
+// the intervals of the scan from that memory, on every device of
+// numbersCases, some of which start with memory allocated.
+func TestScanShift(t *testing.T) {
+	initial := 0 // devices with memory allocated before the first entry
+	for _, c := range numbersCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			var s *snapshot.Snapshot
+			if c.snap != nil {
+				s = c.snap(t)
+			} else {
+				b := c.data(t)
+				var err error
+				if s, err = snapshot.DecodeBytes(b, &snapshot.Options{Summarize: Summarizer()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sequentialOnly.Store(true)
+			a := Analyze(s, Options{})
+			sequentialOnly.Store(false)
+			for _, d := range a.Devices {
+				src := newSource(d)
+				h := d.Headline()
+				head := stepsHead(d, &DeviceReport{InitialAllocatedBytes: d.initialAllocated, PeakAllocatedBytes: h.PeakAllocatedBytes, PeakIndex: h.PeakIndex})
+				if head.InitialAllocatedBytes != 0 {
+					initial++
+				}
+				want := newStepper(src, &head)
+				wantPeak, wantAt := want.scan()
+				got := newStepperFrom(src, 0, src.endsOnRequested())
+				peak, at := got.scan()
+				peak = got.shift(head.InitialAllocatedBytes, peak)
+				if peak != wantPeak || at != wantAt || got.initial != want.initial || got.end() != want.end() || !slices.Equal(got.ivs, want.ivs) {
+					t.Errorf("device %d: shifted scan peak %d at %d, end %d; want %d at %d, end %d (or the intervals differ)",
+						d.ID, peak, at, got.end(), wantPeak, wantAt, want.end())
+				}
+			}
+		})
+	}
+	if initial == 0 {
+		t.Error("no device starts with memory allocated: the shift is not checked")
 	}
 }
