@@ -37,10 +37,12 @@ const (
 // pipeline replays the trace as chunk does, on two goroutines: a matcher
 // does the look-ups of the open allocations by address (the replay's
 // biggest cost on big files, a cache miss each) and hands each chunk's
-// results on to this goroutine, which does the rest (replayRest). The
-// matcher numbers the allocations as allocTable.add will: one per alloc
-// entry and one per free that matches nothing. The result is chunk's,
-// entry for entry; r.open is the matcher's map once both are done.
+// results on to this goroutine, which does the rest (replayRest) and, when
+// it has caught up with the matcher, a chunk of the steps' scan at a time
+// rather than wait (r.scan: earlyScan). The matcher numbers the
+// allocations as allocTable.add will: one per alloc entry and one per free
+// that matches nothing. The result is chunk's, entry for entry; r.open is
+// the matcher's map once both are done.
 func (r *replayer) pipeline() {
 	jobs := make(chan matchedChunk, pipelineDepth)
 	bufs := make(chan []openAlloc, pipelineDepth+2)
