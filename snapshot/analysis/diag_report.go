@@ -117,7 +117,9 @@ func (g *diagnosisRun) steps() {
 // steps' scan of the entries (scanSteps). Where there is a second core
 // they are made on goroutines while classify runs on the caller's (0.09 s
 // of the 1 GiB distinct-stacks file that had one core busy), not in the
-// report, where the steps were its longest part (0.13 s there).
+// report, where the steps were its longest part (0.13 s there). The
+// replay pipeline may have begun the steps' scan (earlyScan): it is
+// finished here.
 type earlyDiag struct {
 	// ready is closed once sizes and src are set (ok), or the goroutine
 	// failed (join raises its panic again).
@@ -141,16 +143,15 @@ func (d *Device) startEarly() *earlyDiag {
 	h := d.Headline()
 	e := &earlyDiag{ready: make(chan struct{}), head: stepsHead(d, &DeviceReport{InitialAllocatedBytes: d.initialAllocated,
 		PeakAllocatedBytes: h.PeakAllocatedBytes, PeakIndex: h.PeakIndex})}
-	// The steps' scan, where the replay pipeline began it: finished
-	// below, with the source it made.
+	// The steps' scan, where the replay pipeline began it (earlyScan):
+	// finished below, with the source it made.
 	sc := d.scan
 	d.scan = nil
-	if sc != nil && sc.l == nil {
-		sc = nil // not begun
-	}
 	e.replayScanned = -1
-	if sc != nil {
+	if sc != nil && sc.l != nil {
 		e.replayScanned = sc.l.base
+	} else {
+		sc = nil // not begun
 	}
 	// Joined once, whatever the number of reports (and raising a panic
 	// again at each).
@@ -207,9 +208,9 @@ func (s *earlyScan) step() bool {
 	return s.l.next()
 }
 
-// stepper finishes the scan for the report head (stepsHead) and returns
-// it, made with the allocations' sizes: the same as scanSteps(src, head,
-// 0) with src the source made with sizes, which source returns.
+// stepper finishes the scan for the report head (stepsHead) and gives
+// its source the allocations' sizes: it returns the stepper that
+// scanSteps(src, head, 0) makes, src being s.src with those sizes.
 func (s *earlyScan) stepper(head *DeviceReport, sizes []int64) *stepper {
 	for s.l.next() {
 	}
