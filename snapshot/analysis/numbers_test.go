@@ -26,6 +26,27 @@ type numbersCase struct {
 	snap func(t *testing.T) *snapshot.Snapshot
 }
 
+// lazyLoader returns a function that makes the case's snapshot afresh at
+// each call: built, or decoded with the summarizer, the file as the
+// source and a tiny HoldFrames, so that most stacks stay in the file.
+func (c numbersCase) lazyLoader(t *testing.T) func() *snapshot.Snapshot {
+	var b []byte
+	if c.data != nil {
+		b = c.data(t)
+	}
+	return func() *snapshot.Snapshot {
+		if c.snap != nil {
+			return c.snap(t)
+		}
+		s, err := snapshot.Decode(bytes.NewReader(b), int64(len(b)), &snapshot.Options{Summarize: Summarizer(),
+			Source: bytes.NewReader(b), HoldFrames: 32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+}
+
 // numbersCases lists every real, generated and fuzz-seed snapshot whose
 // numbers are pinned in testdata/numbers: the real files, every generator
 // scenario, small files of both benchmark families, the generator's

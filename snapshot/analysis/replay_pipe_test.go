@@ -1,7 +1,6 @@
 package analysis
 
 import (
-	"bytes"
 	"reflect"
 	"slices"
 	"strings"
@@ -33,21 +32,7 @@ func withPipeline(t *testing.T, f func()) {
 func TestReplayPipelineSame(t *testing.T) {
 	for _, c := range numbersCases(t) {
 		t.Run(c.name, func(t *testing.T) {
-			var b []byte
-			if c.data != nil {
-				b = c.data(t)
-			}
-			load := func() *snapshot.Snapshot {
-				if c.snap != nil {
-					return c.snap(t)
-				}
-				s, err := snapshot.Decode(bytes.NewReader(b), int64(len(b)), &snapshot.Options{Summarize: Summarizer(),
-					Source: bytes.NewReader(b), HoldFrames: 32})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return s
-			}
+			load := c.lazyLoader(t)
 			opt := Options{TimelinePoints: 300}
 			sequentialOnly.Store(true)
 			seq := Analyze(load(), opt)
@@ -168,21 +153,7 @@ func TestEarlyScanSame(t *testing.T) {
 	}}
 	for _, c := range append(numbersCases(t), onlyRequested) {
 		t.Run(c.name, func(t *testing.T) {
-			var b []byte
-			if c.data != nil {
-				b = c.data(t)
-			}
-			load := func() *snapshot.Snapshot {
-				if c.snap != nil {
-					return c.snap(t)
-				}
-				s, err := snapshot.Decode(bytes.NewReader(b), int64(len(b)), &snapshot.Options{Summarize: Summarizer(),
-					Source: bytes.NewReader(b), HoldFrames: 32})
-				if err != nil {
-					t.Fatal(err)
-				}
-				return s
-			}
+			load := c.lazyLoader(t)
 			opt := Options{TimelinePoints: 300}
 			sequentialOnly.Store(true)
 			seq := mustJSON(Analyze(load(), opt).Report())
