@@ -21,6 +21,7 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 
 	"oomscope/static"
@@ -341,18 +342,50 @@ type tab struct {
 // newTab opens an isolated tab on the shared browser.
 func newTab(t testing.TB, s *site) *tab {
 	t.Helper()
+	return openTab(t, s, chromedp.WithNewBrowserContext())
+}
+
+// newProfileTab opens a tab in the browser's own profile (on disk, as a
+// user's; newTab's are in memory, as an incognito window's). Its caches
+// are shared by every such tab: each test that uses it serves its own site
+// (a new origin).
+func newProfileTab(t testing.TB, s *site) *tab {
+	t.Helper()
+	return openTab(t, s)
+}
+
+// openTab opens a tab on the shared browser with the given options.
+func openTab(t testing.TB, s *site, opts ...chromedp.ContextOption) *tab {
+	t.Helper()
 	rec := &recorder{name: "page"}
-	ctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext(), chromedp.WithListener(rec.listen))
+	ctx, cancel := chromedp.NewContext(browserCtx, append(opts, chromedp.WithListener(rec.listen))...)
 	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() { cancelT(); cancel() })
 	if err := chromedp.Do(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if c := chromedp.FromContext(ctx); c.BrowserContextID == "" {
+		// The profile's own context: named, as the others, for the
+		// tests that tell a tab's workers by it (analysisWorker).
+		info, err := chromedp.Call(ctx, target.GetTargetInfo, target.GetTargetInfoParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.BrowserContextID = info.TargetInfo.BrowserContextID
 	}
 	tb := &tab{t: t, ctx: ctx, rec: rec, s: s, kids: &children{}}
 	if err := tb.watchChildren(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return tb
+}
+
+// sibling opens another tab in tb's browser context: the same profile
+// (HTTP cache, service worker, code cache), as a user's next visit in a
+// new tab.
+func (tb *tab) sibling() *tab {
+	tb.t.Helper()
+	return openTab(tb.t, tb.s, chromedp.WithExistingBrowserContext(chromedp.FromContext(tb.ctx).BrowserContextID))
 }
 
 // do runs actions and fails the test on error.

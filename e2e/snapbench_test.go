@@ -11,11 +11,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/profiler"
+	"github.com/chromedp/cdproto/tracing"
 	"github.com/chromedp/chromedp"
 
 	"oomscope/snapshot"
@@ -122,7 +124,10 @@ func (in *benchInput) describe(b *testing.B) {
 // analysis worker (Chrome's .cpuprofile, for DevTools) there, one pair a
 // file (with a settle time: the worker must be running);
 // OOMSCOPE_BENCH_TRACE=1 prints the main thread's longest tasks and trace
-// events (as BenchmarkBrowserSnapshotRanks).
+// events (as BenchmarkBrowserSnapshotRanks). OOMSCOPE_BENCH_VISITS=N
+// measures a returning user: each file is dropped on visit N, in a new tab
+// of the browser's profile after N-1 visits (firstVisit) to a site of its
+// own, and the code-cache events of each visit are logged (wasmCaching).
 func BenchmarkBrowserSnapshot(b *testing.B) {
 	dir := os.Getenv("OOMSCOPE_BENCH_DIR")
 	if dir == "" {
@@ -130,6 +135,8 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 	}
 	settle := benchSettle(b)
 	s := serveSite(b, distDir(b), "", "no-store")
+	visits := benchVisits(b)
+	version := siteVersion(b, distDir(b))
 	type row struct {
 		in                        benchInput
 		summary, timeline, long   float64
@@ -144,9 +151,26 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 		in.describe(b)
 		b.Run(in.name, func(b *testing.B) {
 			for b.Loop() {
-				tb := newTab(b, s)
+				var tb *tab
+				if visits == 1 {
+					tb = newTab(b, s)
+				} else {
+					// In the profile, as a user's; on a site of its own
+					// (a new origin), for a first visit with nothing cached.
+					tb = newProfileTab(b, serveSite(b, distDir(b), "", ""))
+					for range visits - 1 {
+						tb = firstVisit(b, tb, version)
+					}
+				}
+				var caching func() []string
+				if visits > 1 {
+					caching = wasmCaching(b, tb)
+				}
 				tb.open("/snapshot")
 				time.Sleep(settle)
+				if caching != nil {
+					b.Logf("visit %d: WebAssembly code cache before the drop %q", visits, caching())
+				}
 				evalJS[bool](tb, `(() => {
 					window.__gap = {max: 0, last: performance.now(), on: true, long: 0};
 					window.__tasks = [];
@@ -227,6 +251,9 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 	if settle > 0 {
 		fmt.Fprintf(&out, "(each file handed over %v after the page was ready: OOMSCOPE_BENCH_SETTLE)\n", settle)
 	}
+	if visits > 1 {
+		fmt.Fprintf(&out, "(visit %d: each file dropped in a new tab after %d visits in the same browser context: OOMSCOPE_BENCH_VISITS)\n", visits, visits-1)
+	}
 	fmt.Print(out.String())
 }
 
@@ -243,6 +270,55 @@ func benchSettle(b *testing.B) time.Duration {
 		b.Fatalf("OOMSCOPE_BENCH_SETTLE=%q: want milliseconds", v)
 	}
 	return time.Duration(ms) * time.Millisecond
+}
+
+// benchVisits is OOMSCOPE_BENCH_VISITS: the visit the file is dropped
+// on, 1 (the default: a first visit) or more (a returning user's).
+func benchVisits(b *testing.B) int {
+	v := os.Getenv("OOMSCOPE_BENCH_VISITS")
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("OOMSCOPE_BENCH_VISITS=%q: want 1, 2, ...", v)
+	}
+	return n
+}
+
+// cacheWait is how long a first visit stays after the worker's warm-up:
+// V8 writes a module's optimised code to the code cache once no function
+// was optimised for 2 s (--wasm-caching-timeout-ms).
+const cacheWait = 4 * time.Second
+
+// firstVisit is a visit before the one measured, in tb: it opens the
+// snapshot page, waits until the service worker holds the site (version)
+// and the analysis worker's warm-up is done, stays cacheWait longer, logs
+// the visit's code-cache events, then leaves the page (its workers end)
+// and returns a new tab in the same browser context, for the next visit.
+// With OOMSCOPE_BENCH_CHROMELOG it logs the log's length at that point:
+// what follows is the next visit's.
+func firstVisit(b testing.TB, tb *tab, version string) *tab {
+	caching := wasmCaching(b, tb)
+	tb.open("/snapshot")
+	tb.waitOfflineReady(version)
+	deadline := time.Now().Add(2 * time.Minute)
+	for w := workerWarm(b, tb); w != "done"; w = workerWarm(b, tb) {
+		if time.Now().After(deadline) {
+			b.Fatalf("first visit: the worker's warm-up is %s after 2 minutes", w)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(cacheWait)
+	tb.assertClean()
+	b.Logf("earlier visit: WebAssembly code cache %q", caching())
+	tb.do(chromedp.Navigate("about:blank"))
+	if f := os.Getenv("OOMSCOPE_BENCH_CHROMELOG"); f != "" {
+		if st, err := os.Stat(f); err == nil {
+			b.Logf("next visit: Chromium's log from byte %d", st.Size())
+		}
+	}
+	return tb.sibling()
 }
 
 // printMarks prints when the worker and the page reached each point of
@@ -285,7 +361,7 @@ func printMarks(b *testing.B, tb *tab, name string) {
 // workerWarm says how far the analysis worker's warm-up got
 // (self.__oomscopeWarm: running, done, stopped, failed: ...; undefined
 // before the page asks for it).
-func workerWarm(b *testing.B, tb *tab) string {
+func workerWarm(b testing.TB, tb *tab) string {
 	wctx, cancel := analysisWorker(b, tb)
 	defer cancel()
 	v, err := chromedp.Run(wctx, chromedp.Evaluate[string](`String(self.__oomscopeWarm)`))
@@ -434,5 +510,64 @@ func (p *cpuProfile) stop(b *testing.B) {
 	}
 	if err := os.WriteFile(p.path, data, 0o644); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// wasmCaching records Chromium's WebAssembly code-cache events in tb
+// (trace events v8.wasm.*: moduleCacheHit when a module's compiled code
+// came from the cache, cachedModule when code was written to it, ...)
+// until the returned function is called; it returns them in order, each
+// as "name url" (the url, where the event has one, without the origin).
+func wasmCaching(t testing.TB, tb *tab) func() []string {
+	var mu sync.Mutex
+	var evs []string
+	done := make(chan struct{})
+	err := chromedp.Listen(tb.ctx, func(ev any) {
+		switch e := ev.(type) {
+		case *tracing.EventDataCollected:
+			mu.Lock()
+			defer mu.Unlock()
+			for _, v := range e.Value {
+				var te traceEvent
+				if json.Unmarshal(v, &te) == nil && strings.HasPrefix(te.Name, "v8.wasm.") {
+					u, _ := te.Args["url"].(string)
+					if data, ok := te.Args["data"].(map[string]any); ok && u == "" {
+						u, _ = data["url"].(string)
+					}
+					if strings.HasPrefix(te.Name, "v8.wasm.compileConsume") || strings.HasPrefix(te.Name, "v8.wasm.compileDigest") {
+						continue // the bytes streamed in, many
+					}
+					ev := strings.TrimSpace(te.Name + " " + strings.TrimPrefix(u, tb.s.Origin))
+					for _, k := range []string{"producedCacheSize", "consumedCacheSize"} {
+						if n, ok := te.Args[k].(float64); ok {
+							ev += fmt.Sprintf(" %.1f MB", n/1e6)
+						}
+					}
+					evs = append(evs, ev)
+				}
+			}
+		case *tracing.EventTracingComplete:
+			close(done)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(tb.ctx, tracing.Start, tracing.StartParams{TransferMode: tracing.StartTransferModeReportEvents,
+		TraceConfig: &tracing.TraceConfig{IncludedCategories: []string{"disabled-by-default-devtools.timeline"}}}); err != nil {
+		t.Fatal(err)
+	}
+	return func() []string {
+		if _, err := chromedp.Call(tb.ctx, tracing.End, cdp.Empty{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("the trace did not complete")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return evs
 	}
 }
