@@ -107,6 +107,12 @@ bench:
 # the page and the analysis worker, OOMSCOPE_BENCH_JSFLAGS passes V8 flags
 # (diagnosis only, e.g. --no-liftoff) and OOMSCOPE_BENCH_CHROMELOG=FILE
 # keeps Chromium's output (what --trace-wasm-compilation-times prints).
+# OOMSCOPE_BENCH_VISITS=2 drops each file on a returning user's visit: in a
+# new tab of the browser's profile after a first visit (warm-up done, the
+# service worker's cache full) on a site of its own; 3 after two such
+# visits, the first that gets the worker's optimised code from the code
+# cache. It logs the WebAssembly code-cache events of each visit
+# (v8.wasm.moduleCacheHit, cachedModule); see docs/site.md#returning-visits.
 bench-browser: chromium axe dist
 	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 60m -run '^$$' -bench 'Browser(Snapshot|Estimate)' -benchtime 1x ./e2e/
 

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,14 +37,10 @@ func TestWorkerCodeCache(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	evs := caching()
-	if !slices.ContainsFunc(evs, func(e string) bool { return hasPrefixWord(e, "v8.wasm.moduleCacheHit /web/snapworker.wasm") }) {
+	if !slices.ContainsFunc(evs, func(e string) bool { return strings.HasPrefix(e, "v8.wasm.moduleCacheHit /web/snapworker.wasm ") }) {
 		t.Errorf("third visit: snapworker.wasm did not come from the code cache; WebAssembly code-cache events %q", evs)
 	}
 	tb.assertNoErrorBanner("third visit")
 	tb.assertClean()
 }
 
-// hasPrefixWord reports whether s is prefix or starts with prefix and a space.
-func hasPrefixWord(s, prefix string) bool {
-	return s == prefix || len(s) > len(prefix) && s[:len(prefix)] == prefix && s[len(prefix)] == ' '
-}
