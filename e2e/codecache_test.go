@@ -43,4 +43,3 @@ func TestWorkerCodeCache(t *testing.T) {
 	tb.assertNoErrorBanner("third visit")
 	tb.assertClean()
 }
-
