@@ -23,7 +23,11 @@ import (
 func TestWorkerCodeCache(t *testing.T) {
 	dir := distDir(t)
 	version := siteVersion(t, dir)
-	tb := newProfileTab(t, serveSite(t, dir, "", "no-store"))
+	// A browser context of its own, kept by Chrome in memory, caches code
+	// as the profile does; in the profile, the workers of other tests' tabs
+	// were asked for the analysis worker too (one kept the test waiting
+	// for 3 minutes).
+	tb := newTab(t, serveSite(t, dir, "", "no-store"))
 	tb = firstVisit(t, tb, version)
 	tb = firstVisit(t, tb, version)
 	caching := wasmCaching(t, tb)
