@@ -6,10 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,21 +41,8 @@ import (
 // drops the files that many milliseconds after the page is ready (default:
 // at once). make bench-browser runs it.
 func BenchmarkBrowserSnapshotRanks(b *testing.B) {
-	n, mb := 16, int64(10)
-	if v := os.Getenv("OOMSCOPE_BENCH_RANKS"); v != "" {
-		k, err := strconv.Atoi(v)
-		if err != nil || k < 1 || k > 128 {
-			b.Fatalf("OOMSCOPE_BENCH_RANKS=%q: want 1 to 128", v)
-		}
-		n = k
-	}
-	if v := os.Getenv("OOMSCOPE_BENCH_RANK_MB"); v != "" {
-		k, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || k < 1 {
-			b.Fatalf("OOMSCOPE_BENCH_RANK_MB=%q: want a size in MiB", v)
-		}
-		mb = k
-	}
+	n := benchInt(b, "OOMSCOPE_BENCH_RANKS", 16, 1, 128, "1 to 128")
+	mb := int64(benchInt(b, "OOMSCOPE_BENCH_RANK_MB", 10, 1, math.MaxInt, "a size in MiB"))
 	dir := os.Getenv("OOMSCOPE_BENCH_DIR")
 	if dir == "" {
 		dir = b.TempDir()
@@ -78,14 +65,7 @@ func BenchmarkBrowserSnapshotRanks(b *testing.B) {
 		paths = append(paths, p)
 		total += int64(len(data))
 	}
-	cores := int64(0)
-	if v := os.Getenv("OOMSCOPE_BENCH_CORES"); v != "" {
-		k, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || k < 1 {
-			b.Fatalf("OOMSCOPE_BENCH_CORES=%q: want a number of cores", v)
-		}
-		cores = k
-	}
+	cores := int64(benchInt(b, "OOMSCOPE_BENCH_CORES", 0, 1, math.MaxInt, "a number of cores"))
 	settle := benchSettle(b)
 	s := serveSite(b, distDir(b), "", "no-store")
 	for b.Loop() {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -257,33 +258,32 @@ func BenchmarkBrowserSnapshot(b *testing.B) {
 	fmt.Print(out.String())
 }
 
+// benchInt is the benchmark setting in the environment variable name: def
+// where unset, else an integer from lo to hi, or the benchmark fails
+// saying it wants what want says.
+func benchInt(b *testing.B, name string, def, lo, hi int, want string) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		b.Fatalf("%s=%q: want %s", name, v, want)
+	}
+	return n
+}
+
 // benchSettle is how long a benchmark waits after the page is ready
 // before it hands the files over: OOMSCOPE_BENCH_SETTLE milliseconds, 0
 // where unset (a cold drop, the worker maybe still starting).
 func benchSettle(b *testing.B) time.Duration {
-	v := os.Getenv("OOMSCOPE_BENCH_SETTLE")
-	if v == "" {
-		return 0
-	}
-	ms, err := strconv.Atoi(v)
-	if err != nil || ms < 0 {
-		b.Fatalf("OOMSCOPE_BENCH_SETTLE=%q: want milliseconds", v)
-	}
-	return time.Duration(ms) * time.Millisecond
+	return time.Duration(benchInt(b, "OOMSCOPE_BENCH_SETTLE", 0, 0, math.MaxInt, "milliseconds")) * time.Millisecond
 }
 
 // benchVisits is OOMSCOPE_BENCH_VISITS: the visit the file is dropped
 // on, 1 (the default: a first visit) or more (a returning user's).
 func benchVisits(b *testing.B) int {
-	v := os.Getenv("OOMSCOPE_BENCH_VISITS")
-	if v == "" {
-		return 1
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		b.Fatalf("OOMSCOPE_BENCH_VISITS=%q: want 1, 2, ...", v)
-	}
-	return n
+	return benchInt(b, "OOMSCOPE_BENCH_VISITS", 1, 1, math.MaxInt, "1, 2, ...")
 }
 
 // cacheWait is how long a first visit stays after the worker's warm-up:
