@@ -106,14 +106,16 @@ func sizeLimit(s *snapshot.Snapshot) int64 {
 func Analyze(s *snapshot.Snapshot, opt Options) *Analysis { return AnalyzeSummary(s, opt, nil) }
 
 // AnalyzeSummary is Analyze that also calls summary (if not nil) with each
-// device's Headline as soon as every device is replayed. Where the
+// device's Headline and Timeline (nil without Options.TimelinePoints: the
+// report's Timeline, the same slice, not to be modified) as soon as every
+// device is replayed. Where the
 // analysis runs on one goroutine (WebAssembly), that is before the
 // allocations are classified: the headline numbers need the replay
 // alone, and classify, which costs a quarter of the analysis there, runs
 // after summary returns (device by device, in order: the sites are
 // numbered as Analyze numbers them). Elsewhere each device is classified
 // right after its replay, beside the early diagnosis, as Analyze does.
-func AnalyzeSummary(s *snapshot.Snapshot, opt Options, summary func([]Headline)) *Analysis {
+func AnalyzeSummary(s *snapshot.Snapshot, opt Options, summary func(hs []Headline, timelines [][]Point)) *Analysis {
 	a := &Analysis{
 		Snap:      s,
 		opt:       opt.withDefaults(),
@@ -139,10 +141,11 @@ func AnalyzeSummary(s *snapshot.Snapshot, opt Options, summary func([]Headline))
 	}
 	if summary != nil {
 		hs := make([]Headline, len(a.Devices))
+		tls := make([][]Point, len(a.Devices))
 		for i, d := range a.Devices {
-			hs[i] = d.Headline()
+			hs[i], tls[i] = d.Headline(), d.timeline
 		}
-		summary(hs)
+		summary(hs, tls)
 	}
 	for _, dev := range unclassified {
 		dev.classify()

@@ -52,7 +52,7 @@ func TestAnalyzeSummary(t *testing.T) {
 	for _, seq := range []bool{true, false} {
 		sequentialOnly.Store(seq)
 		var got [][]Headline
-		a := AnalyzeSummary(twoDevices(), Options{TimelinePoints: 50}, func(hs []Headline) {
+		a := AnalyzeSummary(twoDevices(), Options{TimelinePoints: 50}, func(hs []Headline, _ [][]Point) {
 			got = append(got, slices.Clone(hs))
 		})
 		sequentialOnly.Store(false)

@@ -243,7 +243,7 @@ func TestReplayTimeline(t *testing.T) {
 				if n == 0 {
 					continue
 				}
-				got, want := d.timeline(), d.Series(-1, n-1, points, 1).Points
+				got, want := d.Timeline(), d.Series(-1, n-1, points, 1).Points
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s device %d, %d points: timeline %v, want %v", name, d.ID, points, got, want)
 				}

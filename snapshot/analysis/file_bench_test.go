@@ -26,7 +26,7 @@ func BenchmarkFileStages(b *testing.B) {
 	for b.Loop() {
 		t0 := cputime.Now()
 		var t1, t2 time.Duration
-		an := AnalyzeSummary(s, Options{TimelinePoints: DefaultTimelinePoints}, func([]Headline) { t1 = cputime.Now() })
+		an := AnalyzeSummary(s, Options{TimelinePoints: DefaultTimelinePoints}, func([]Headline, [][]Point) { t1 = cputime.Now() })
 		an.ReportFirst(func(*Report) { t2 = cputime.Now() })
 		t3 := cputime.Now()
 		analyze += t1 - t0

@@ -38,6 +38,9 @@ type Device struct {
 	segEvents []int32 // indices of segment_* entries
 	ooms      []int32 // indices of oom entries
 	buckets   buckets
+	// timeline is the downsampled timeline (Timeline), made from buckets
+	// once the replay is done.
+	timeline []Point
 
 	// traceStreams are the distinct streams of the trace's entries
 	// (Trace.Streams); mapped: some entry is a segment_map or
@@ -193,6 +196,11 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 	if ex := d.initialAllocated + over - d.initialReserved; ex > 0 && (overAt >= 0 || d.initialAllocated > d.initialReserved) {
 		d.warn(fmt.Sprintf("allocated memory exceeds reserved memory by up to %s (%s): the trace and the segments disagree; "+
 			"free memory counts as 0 then", bytesize.FormatGiB(ex), When(overAt, 0, 0, n)))
+	}
+	// The timeline needs the replay alone: made here, once, it goes with
+	// the summary (AnalyzeSummary) and into every report.
+	if a.opt.TimelinePoints > 0 {
+		d.timeline = d.points(d.buckets, d.initialAllocated, d.initialReserved)
 	}
 	return d
 }

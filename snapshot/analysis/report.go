@@ -332,7 +332,7 @@ func (d *Device) reportFirst() (DeviceReport, *diagnosisRun) {
 		r.OOMEvents = append(r.OOMEvents, d.oomEvent(int(k)))
 	}
 	if opt.TimelinePoints > 0 {
-		r.Timeline = d.timeline()
+		r.Timeline = d.timeline
 		r.SiteSeries = d.siteSeries(r.Timeline, peak.TopSites, opt.SeriesSites, sizes)
 	}
 	r.Warnings = append([]string{}, d.Warnings...)
@@ -458,10 +458,11 @@ func (d *Device) oomEvent(i int) OOMEvent {
 	return ev
 }
 
-// timeline turns the replay's buckets into points (see points).
-func (d *Device) timeline() []Point {
-	return d.points(d.buckets, d.initialAllocated, d.initialReserved)
-}
+// Timeline is the device's downsampled allocated/reserved curve (nil
+// without Options.TimelinePoints, or without entries), made from the
+// replay's buckets once the replay is done (see points): every report's
+// Timeline is this slice, which its users must not modify.
+func (d *Device) Timeline() []Point { return d.timeline }
 
 // points turns buckets into points in index order, adding the offsets to
 // the bucket values. Each bucket gives its lowest and highest allocated

@@ -89,9 +89,12 @@ type Options struct {
 	// so far and in all (-1 if unknown), every ProgressEvery bytes while
 	// decoding and once at each later stage.
 	Progress func(stage Stage, done, total int64)
-	// Summary, when set, is called with each device's headline numbers as
-	// soon as they are known (before the report, which costs more).
-	Summary func([]analysis.Headline)
+	// Summary, when set, is called with each device's headline numbers
+	// and downsampled timeline (nil without Analysis.TimelinePoints) as
+	// soon as they are known, right after the replay (before the report,
+	// which costs more): the report's Timelines are the same slices, not
+	// to be modified.
+	Summary func(hs []analysis.Headline, timelines [][]analysis.Point)
 	// First, when set, is called with the result made before the devices'
 	// diagnoses, which cost the most (analysis.ReportFirst): everything
 	// else is there, Diagnosing is set, each DiagnosisReport is zero and
@@ -230,11 +233,11 @@ func Load(in Input, opt Options) (f *File, err error) {
 	if opt.canceled != nil && opt.canceled() {
 		return nil, fmt.Errorf("%s: %w", in.Name, snapshot.ErrCanceled)
 	}
-	var summary func([]analysis.Headline)
+	var summary func([]analysis.Headline, [][]analysis.Point)
 	if opt.Summary != nil {
-		summary = func(hs []analysis.Headline) {
+		summary = func(hs []analysis.Headline, tls [][]analysis.Point) {
 			if len(hs) > 0 {
-				opt.Summary(hs)
+				opt.Summary(hs, tls)
 			}
 		}
 	}

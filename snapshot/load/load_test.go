@@ -237,7 +237,7 @@ func TestLoadProgressAndSummary(t *testing.T) {
 			last = done
 			events = append(events, string(st))
 		},
-		Summary: func(hs []analysis.Headline) { summary = hs; events = append(events, "summary") },
+		Summary: func(hs []analysis.Headline, _ [][]analysis.Point) { summary = hs; events = append(events, "summary") },
 	})
 	if err != nil {
 		t.Fatal(err)

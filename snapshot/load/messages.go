@@ -27,7 +27,8 @@ import (
 // Request types.
 const (
 	// RequestAnalyze analyses the File sent with it and keeps it for later
-	// queries; answered by progress, summary, result (everything but the
+	// queries; answered by progress, summary (the headlines and the
+	// timelines), result (everything but the
 	// devices' diagnoses, Result.Diagnosing), then diagnosis (the
 	// diagnoses alone, which the page adds to the result: AddDiagnosis).
 	RequestAnalyze = "analyze"
@@ -125,6 +126,11 @@ type Response struct {
 	Progress *Progress `json:"progress,omitempty"`
 	// Summary is set on summary messages: each device's headline.
 	Summary []analysis.Headline `json:"summary,omitempty"`
+	// Timelines go with Summary: each device's downsampled timeline, the
+	// result's Timeline known early (Options.Summary; nil for a device
+	// without one), packed out of the JSON, a buffer per device, so
+	// that the page draws the memory curve before the result comes.
+	Timelines [][]analysis.Point `json:"-"`
 	// Result is set on result messages.
 	Result *Result `json:"result,omitempty"`
 	// Diagnosis is set on diagnosis messages.
@@ -238,8 +244,8 @@ func Compare(before, after *File) *Comparison {
 }
 
 // EncodeResponse turns r into the JSON and the buffers of a message: the
-// timelines of a result (one per device) and of a series go packed into
-// buffers, out of the JSON, and so do a result's or a diagnosis's steps,
+// timelines of a summary and of a result (one per device) and of a series
+// go packed into buffers, out of the JSON, and so do a result's or a diagnosis's steps,
 // phase peaks and phase spans (a second buffer per device for a result,
 // one per device for a diagnosis, see packSteps). r is not modified.
 func EncodeResponse(r Response) (string, [][]byte, error) {
@@ -262,6 +268,17 @@ func EncodeResponse(r Response) (string, [][]byte, error) {
 		}
 		res.Report = &rep
 		r.Result = &res
+	case len(r.Summary) > 0:
+		if len(r.Timelines) > len(r.Summary) {
+			return "", nil, fmt.Errorf("a summary of %d devices with %d timelines", len(r.Summary), len(r.Timelines))
+		}
+		for i := range r.Summary {
+			var pts []analysis.Point
+			if i < len(r.Timelines) {
+				pts = r.Timelines[i]
+			}
+			bufs = append(bufs, analysis.PackSeries(pts, nil))
+		}
 	case r.Diagnosis != nil:
 		dg := *r.Diagnosis
 		dg.Devices = append([]analysis.DiagnosisReport(nil), dg.Devices...)
@@ -327,6 +344,23 @@ func DecodeResponsePaced(js string, bufs [][]byte, pause func()) (Response, erro
 			devs[i].Timeline = pts
 			if devs[i].SiteSeries != nil {
 				devs[i].SiteSeries.Values = rows
+			}
+		}
+	case len(r.Summary) > 0:
+		if len(bufs) != len(r.Summary) {
+			return Response{}, fmt.Errorf("the summary has %d devices but %d buffers (one per device: timeline)", len(r.Summary), len(bufs))
+		}
+		r.Timelines = make([][]analysis.Point, len(bufs))
+		for i, b := range bufs {
+			pts, rows, err := analysis.UnpackSeries(b)
+			if err != nil {
+				return Response{}, err
+			}
+			if len(rows) > 0 {
+				return Response{}, fmt.Errorf("a summary's timeline with %d site bands", len(rows))
+			}
+			if len(pts) > 0 {
+				r.Timelines[i] = pts
 			}
 		}
 	case r.Diagnosis != nil:

@@ -44,8 +44,8 @@ func BenchmarkWorkerStages(b *testing.B) {
 				ta = cputime.Now()
 			}
 		},
-		Summary: func(hs []analysis.Headline) {
-			encode(Response{Type: ResponseSummary, Summary: hs})
+		Summary: func(hs []analysis.Headline, tls [][]analysis.Point) {
+			encode(Response{Type: ResponseSummary, Summary: hs, Timelines: tls})
 			ts = cputime.Now()
 		},
 		First: func(r *Result) {

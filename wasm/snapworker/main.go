@@ -200,8 +200,8 @@ func loadSample(keep bool) {
 	// The summary is encoded too, and dropped (the sample has none): the
 	// first file's summary no longer pays for its encoder's compilation
 	// (40-57 ms in node on the first file after load.WarmUp).
-	summary := func(hs []analysis.Headline) {
-		load.EncodeResponse(load.Response{Type: load.ResponseSummary, Summary: hs})
+	summary := func(hs []analysis.Headline, tls [][]analysis.Point) {
+		load.EncodeResponse(load.Response{Type: load.ResponseSummary, Summary: hs, Timelines: tls})
 	}
 	f, err := load.Load(load.Input{Name: "warm-up", R: r, Size: r.Size(), Source: bytes.NewReader(warmSnapshot)},
 		load.Options{Analysis: analysis.Options{TimelinePoints: load.TimelinePoints}, First: first, Summary: summary})
@@ -388,9 +388,12 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 		},
 	}
 	if req.Type != load.RequestRank { // a rank's row carries its headlines
-		opt.Summary = func(hs []analysis.Headline) {
+		opt.Summary = func(hs []analysis.Headline, tls [][]analysis.Point) {
 			mark("summary")
-			post(load.Response{Type: load.ResponseSummary, ID: req.ID, Summary: hs})
+			// With the timelines (an analyze request's; a comparison
+			// has none): the page draws the memory curve at once.
+			post(load.Response{Type: load.ResponseSummary, ID: req.ID, Summary: hs, Timelines: tls})
+			summaryTest()
 		}
 	}
 	if req.Type == load.RequestAnalyze {
@@ -429,6 +432,20 @@ func diagnosisTest() {
 	}
 	if v := t.Get("fail"); v.Type() == js.TypeString && v.String() != "" {
 		panic("diagnosis test: " + v.String())
+	}
+}
+
+// summaryTest is a test-only knob of the e2e tests, read after the
+// summary is posted: self.__oomscopeSummaryTest = {delayMs} waits delayMs
+// before the rest of the analysis, so that the page's state between the
+// summary and the result can be seen on a small file.
+func summaryTest() {
+	t := js.Global().Get("__oomscopeSummaryTest")
+	if !t.Truthy() {
+		return
+	}
+	if v := t.Get("delayMs"); v.Type() == js.TypeNumber {
+		time.Sleep(time.Duration(v.Float() * float64(time.Millisecond)))
 	}
 }
 
