@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -411,5 +412,60 @@ func TestWithShades(t *testing.T) {
 	}
 	if got.WithShades(nil, nil, nil).ShadesSVG != "" {
 		t.Error("no shades still draw some")
+	}
+}
+
+// TestAllocatedBand: the timeline the page draws from a summary (one band,
+// chart.AllocatedBand) keeps the scale, the grid, the reserved line and
+// the peak line of the one drawn later with the site bands (whose columns
+// add up to the allocated bytes), and its band's top is the top of their
+// stack: the chart does not move when the sites come.
+func TestAllocatedBand(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n, nb = 500, 4
+	pts := make([]analysis.Point, n)
+	bands := &analysis.SiteSeries{Values: make([][]int64, nb)}
+	for k := range bands.Values {
+		bands.Values[k] = make([]int64, n)
+		bands.Sites = append(bands.Sites, fmt.Sprint("site ", k))
+		bands.SiteIndex = append(bands.SiteIndex, int32(k))
+	}
+	idx := -1
+	for j := range pts {
+		var sum int64
+		for k := range bands.Values {
+			v := rng.Int64N(5 << 30)
+			bands.Values[k][j] = v
+			sum += v
+		}
+		pts[j] = analysis.Point{Index: idx, Allocated: sum, Reserved: sum + rng.Int64N(4<<30)}
+		idx += 1 + rng.IntN(300)
+	}
+	o := Options{Unit: bytesize.Binary, Peak: pts[n/3].Index}
+	early, full := NewTimeline(pts, AllocatedBand(pts), o), NewTimeline(pts, bands, o)
+	if early.Top != full.Top || fmt.Sprint(early.Ticks) != fmt.Sprint(full.Ticks) || early.From != full.From || early.To != full.To {
+		t.Errorf("scale: top %d, ticks %v, entries %d…%d; with the sites %d, %v, %d…%d", early.Top, early.Ticks, early.From, early.To,
+			full.Top, full.Ticks, full.From, full.To)
+	}
+	if len(early.Bands.Sites) != 1 || early.Bands.Sites[0] != AllocatedLabel {
+		t.Errorf("bands %q, want one, %q", early.Bands.Sites, AllocatedLabel)
+	}
+	// Everything but the bands' paths is the same drawing.
+	bandPath := regexp.MustCompile(`<path class="snap-band snap-band-\d+" d="([^"]*)"/>`)
+	if a, b := bandPath.ReplaceAllString(early.SVG, ""), bandPath.ReplaceAllString(full.SVG, ""); a != b {
+		t.Errorf("the drawings differ beyond their bands:\n%.300s\n%.300s", a, b)
+	}
+	eb, fb := bandPath.FindAllStringSubmatch(early.SVG, -1), bandPath.FindAllStringSubmatch(full.SVG, -1)
+	if len(eb) != 1 || len(fb) != nb {
+		t.Fatalf("%d and %d band paths, want 1 and %d", len(eb), len(fb), nb)
+	}
+	// A band's path is its top, left to right, then its base back: the
+	// top of the one band is that of the last site band.
+	top := func(d string) string { return strings.Join(strings.SplitAfter(d, "L")[:n], "") }
+	if top(eb[0][1]) != top(fb[nb-1][1]) {
+		t.Errorf("the allocated band's top differs from the top of the site bands' stack")
+	}
+	if !strings.Contains(early.SVG, `class="snap-peak-line"`) {
+		t.Error("no peak line")
 	}
 }

@@ -88,6 +88,23 @@ type Timeline struct {
 	opt Options
 }
 
+// AllocatedLabel names the one band of AllocatedBand.
+const AllocatedLabel = "allocated (sites to come)"
+
+// AllocatedBand is the band of a timeline drawn before its sites are known
+// (the page's, from the summary): one band, each point's allocated bytes,
+// labelled AllocatedLabel. The timeline keeps the scale, the reserved line
+// and the peak of the one drawn later with the site bands, whose stack
+// tops it follows: the site series' columns add up to the points'
+// allocated bytes.
+func AllocatedBand(pts []analysis.Point) *analysis.SiteSeries {
+	row := make([]int64, len(pts))
+	for j, p := range pts {
+		row[j] = p.Allocated
+	}
+	return &analysis.SiteSeries{Sites: []string{AllocatedLabel}, SiteIndex: []int32{-1}, Values: [][]int64{row}}
+}
+
 // NewTimeline lays out pts with their site bands; it returns nil when
 // there is nothing to draw.
 func NewTimeline(pts []analysis.Point, bands *analysis.SiteSeries, opt Options) *Timeline {
