@@ -49,7 +49,11 @@ type SnapshotPage struct {
 
 	// summary is each device's headline, known before the result.
 	summary []analysis.Headline
-	res     *load.Result
+	// early is the device whose timeline the summary brought, as its
+	// headline knows it: until the result, the page draws that timeline
+	// (p.chart) for it.
+	early *analysis.DeviceReport
+	res   *load.Result
 	// diagnosing says that res came without the devices' diagnoses
 	// (load.Result.Diagnosing), which the worker is making: the answer
 	// says "Diagnosing…", the reveal stops before the sections that need
@@ -254,6 +258,24 @@ func markAfterRender(ctx app.Context, attr, value string) {
 	ctx.Defer(func(app.Context) { MarkBody(attr, value) })
 }
 
+// markTimeline sets the <body> marker data-snapshot-timeline to the page
+// clock once the current update is drawn, if it is not set yet: it says
+// when the file's memory curve first came on screen (from the summary or
+// from the result, for the benchmark's drop→timeline); the drawings after
+// it (the result's site bands, another device) leave it. reset clears it
+// for the next file.
+func markTimeline(ctx app.Context) {
+	ctx.Defer(func(app.Context) {
+		if !app.IsClient {
+			return
+		}
+		if v := app.Window().Get("document").Get("body").Call("getAttribute", "data-snapshot-timeline"); v.Truthy() {
+			return
+		}
+		MarkBody("data-snapshot-timeline", now())
+	})
+}
+
 // timeMark records when the page reached a point of showing a result, in
 // window.__oomscopeMarks[name] as milliseconds since the epoch
 // (performance.timeOrigin + performance.now(), comparable with the
@@ -426,7 +448,7 @@ func warmUp() {
 
 // reset forgets the previous file.
 func (p *SnapshotPage) reset() {
-	p.errMsg, p.res, p.summary, p.state, p.stateErr, p.zoom = "", nil, nil, nil, "", nil
+	p.errMsg, p.res, p.summary, p.early, p.state, p.stateErr, p.zoom = "", nil, nil, nil, nil, "", nil
 	p.chart, p.markdown, p.copyNote, p.cmp, p.setupModel, p.stacks, p.steps = nil, "", "", snapCompare{}, "", siteStacks{}, stepsChart{}
 	p.progress, p.dev, p.hover, p.dragging, p.stepRows = 0, 0, -1, false, 0
 	p.diagnosing, p.revealWaits = false, false
@@ -596,8 +618,10 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			timeMark("received")
 		}
 		var sent, before chan struct{}
-		diagnosis := false
+		diagnosis, summary := false, false
 		switch jsString(d, "type") {
+		case load.ResponseSummary:
+			summary = true
 		case load.ResponseResult:
 			sent = make(chan struct{})
 			resultSent = sent
@@ -620,7 +644,9 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		// of a long trace: 5,340 steps in the 55 MB distinct-stacks file)
 		// is read as a result is, apart from the message's task, which
 		// with its reading and drawing took 64 ms of the main thread.
-		small := diagnosis && size < 64<<10
+		// So is a summary: its headlines and its timelines (25 KB a
+		// device), drawn at once.
+		small := (diagnosis || summary) && size < 64<<10
 		// A small result (the 3.2 MB real file's: 42 KB of JSON, a few
 		// milliseconds to read and lay out) is read, laid out and handed
 		// over in its message's task: three browser tasks for it, each
@@ -681,6 +707,14 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 				timeMark("chart")
 				if !quick {
 					nextTask(0)
+				}
+			}
+			if err == nil && summary {
+				// The memory curve, laid out and parsed here, is drawn
+				// with the summary.
+				m.first = newSummaryChart(r.Summary, r.Timelines, p.unit)
+				if m.first != nil && m.first.chart != nil {
+					preparseSVG(m.first.chart.SVG)
 				}
 			}
 			if before != nil {
@@ -796,13 +830,19 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		timeMark("summary")
 		p.summary = m.Summary
 		markAfterRender(ctx, "data-snapshot-summary", now())
+		if f := m.first; f != nil && f.chart != nil && f.unit == p.unit && p.res == nil {
+			// The memory curve before the result: its site bands, its
+			// steps and the rest come with it.
+			p.early, p.chart = f.rep, f.chart
+			markTimeline(ctx)
+		}
 	case load.ResponseResult:
 		if m.ID != p.fileReq || m.Result == nil {
 			return
 		}
 		timeMark("dispatched")
 		r := m.Result
-		p.res, p.phase, p.diagnosing, p.release = r, snapDone, r.Diagnosing, m.release
+		p.res, p.phase, p.diagnosing, p.release, p.early = r, snapDone, r.Diagnosing, m.release, nil
 		if !r.Diagnosing {
 			markAfterRender(ctx, "data-snapshot-diagnosis", now())
 		}
@@ -810,7 +850,7 @@ func (p *SnapshotPage) onWorker(ctx app.Context, m workerMsg) {
 		p.selectDevice(ctx, p.dev)
 		if f := m.first; f != nil && f.chart != nil && f.dev == p.dev && f.unit == p.unit {
 			p.chart, p.reveal = f.chart, timelineStage
-			markAfterRender(ctx, "data-snapshot-timeline", now())
+			markTimeline(ctx)
 		}
 		if f := p.pendingCompare; f != nil {
 			p.pendingCompare = nil
@@ -1062,7 +1102,7 @@ func (p *SnapshotPage) revealStage(ctx app.Context, file, dev int, stacks *siteS
 	switch p.reveal {
 	case timelineStage:
 		p.chart = p.newChart(d.Timeline, d.SiteSeries)
-		ctx.Defer(func(app.Context) { MarkBody("data-snapshot-timeline", now()) })
+		markTimeline(ctx)
 	case stateStage:
 		p.requestState(ctx, d.PeakIndex)
 	case revealStages:

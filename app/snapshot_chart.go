@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/maxence-charriere/go-app/v10/pkg/app"
 
@@ -14,9 +15,13 @@ import (
 
 // newChart lays out the timeline of the shown device (pts and bands: the
 // whole trace or a zoomed range) in the page's unit; nil when there is
-// nothing to draw.
+// nothing to draw. Before the result, the device is the one the summary's
+// timeline shows (SnapshotPage.early).
 func (p *SnapshotPage) newChart(pts []analysis.Point, bands *analysis.SiteSeries) *chart.Timeline {
 	d := p.device()
+	if p.res == nil {
+		d = p.early
+	}
 	if d == nil {
 		return nil
 	}
@@ -47,13 +52,16 @@ func withPhaseShades(c *chart.Timeline, d *analysis.DeviceReport) *chart.Timelin
 	return s
 }
 
-// firstChart is the whole timeline of the device a result shows first, in
-// unit u: laid out while the result is read, in a task of its own, so that
-// the result's first frame draws it with the answer.
+// firstChart is the whole timeline of the device a result (or, its
+// memory curve alone, a summary: newSummaryChart) shows first, in unit u:
+// laid out while the message is read, so that the frame that shows the
+// message draws it too.
 type firstChart struct {
 	dev   int
 	unit  bytesize.Unit
 	chart *chart.Timeline
+	// rep is the device a summary's chart shows (newSummaryChart).
+	rep *analysis.DeviceReport
 }
 
 // newFirstChart lays out the timeline of r's busiest device.
@@ -64,6 +72,31 @@ func newFirstChart(r *load.Result, u bytesize.Unit) *firstChart {
 	}
 	d := &r.Devices[i]
 	return &firstChart{dev: i, unit: u, chart: deviceChart(d, d.Timeline, d.SiteSeries, u)}
+}
+
+// newSummaryChart lays out the timeline of the busiest device of a
+// summary (its headlines and timelines, load.Response), before the
+// result: the memory curve alone, one band of allocated bytes
+// (chart.AllocatedBand) under the reserved line, on the scale the
+// result's timeline will have. rep is that device as its headline knows
+// it, for the chart's peak line and axis. nil when it has no timeline.
+func newSummaryChart(hs []analysis.Headline, tls [][]analysis.Point, u bytesize.Unit) *firstChart {
+	i := max(0, analysis.BusiestHeadline(hs))
+	if i >= len(hs) || i >= len(tls) || len(tls[i]) == 0 {
+		return nil
+	}
+	rep := headlineDevice(hs[i])
+	return &firstChart{dev: i, unit: u, rep: rep, chart: deviceChart(rep, tls[i], chart.AllocatedBand(tls[i]), u)}
+}
+
+// headlineDevice is a device's report as its headline knows it (the
+// numbers the timeline reads: its device, entries, times and peaks), the
+// rest to come with the result.
+func headlineDevice(h analysis.Headline) *analysis.DeviceReport {
+	return &analysis.DeviceReport{Device: h.Device, Entries: h.Entries, FirstTimeUS: h.FirstTimeUS, LastTimeUS: h.LastTimeUS,
+		PeakAllocatedBytes: h.PeakAllocatedBytes, PeakIndex: h.PeakIndex, PeakTimeUS: h.PeakTimeUS,
+		PeakReservedBytes: h.PeakReservedBytes, PeakReservedIndex: h.PeakReservedIndex,
+		FinalAllocatedBytes: h.FinalAllocatedBytes, FinalReservedBytes: h.FinalReservedBytes}
 }
 
 // pointer returns the pointer position over the chart as fractions of its
@@ -106,7 +139,11 @@ func (p *SnapshotPage) onChartMove(ctx app.Context, e app.Event) {
 	j := c.Nearest(c.IndexAt(fx))
 	p.hover = j
 	p.hoverBand = c.BandAt(j, c.BytesAt(fy))
-	setOverlay(ctx, c.TipHTML(p.device(), j, p.hoverBand, p.unit))
+	d := p.device()
+	if p.res == nil {
+		d = p.early // the summary's timeline
+	}
+	setOverlay(ctx, c.TipHTML(d, j, p.hoverBand, p.unit))
 }
 
 func (p *SnapshotPage) onChartLeave(ctx app.Context, e app.Event) {
@@ -125,7 +162,9 @@ func isTouch(e app.Event) bool { return e.Get("pointerType").String() == "touch"
 
 func (p *SnapshotPage) onChartDown(ctx app.Context, e app.Event) {
 	ctx.PreventUpdate()
-	if p.chart == nil {
+	if p.chart == nil || p.res == nil {
+		// Before the result (the summary's timeline), the worker holds
+		// no analysis to zoom into or to ask a state of.
 		return
 	}
 	e.PreventDefault()
@@ -213,7 +252,9 @@ func (p *SnapshotPage) renderTimeline(d *analysis.DeviceReport) app.UI {
 				"%d step and phase bands are narrower than the chart can show at this zoom: zoom in to see them.", c.HiddenShades))
 		}),
 		app.Div().Class("snap-toolbar").Body(
-			app.Button().Class("secondary").Text("Zoom to the peak").OnClick(p.onZoomPeak),
+			// Before the result (the summary's timeline), the worker holds
+			// no analysis to zoom into.
+			app.Button().Class("secondary").Text("Zoom to the peak").Disabled(p.res == nil).OnClick(p.onZoomPeak),
 			app.If(zoomed, func() app.UI {
 				return app.Button().Class("secondary").ID("snap-zoom-reset").Text("Show the whole trace").OnClick(p.onZoomReset)
 			}),
@@ -222,7 +263,9 @@ func (p *SnapshotPage) renderTimeline(d *analysis.DeviceReport) app.UI {
 		// Pointer events serve mouse, pen and touch alike: on a touch
 		// screen a tap shows the tooltip and selects the moment, a
 		// sideways drag zooms, and vertical swipes still scroll the page.
-		app.Div().ID("snap-chart").Class("snap-chart").
+		// data-top is the y axis's top in bytes, the scale of the
+		// drawing's heights (for the tests).
+		app.Div().ID("snap-chart").Class("snap-chart").DataSet("top", strconv.FormatInt(c.Top, 10)).
 			On("pointermove", p.onChartMove).On("pointerleave", p.onChartLeave).On("pointercancel", p.onChartLeave).
 			On("pointerdown", p.onChartDown).On("pointerup", p.onChartUp).
 			Body(overlay...),

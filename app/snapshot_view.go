@@ -124,8 +124,12 @@ func (p *SnapshotPage) renderResults() app.UI {
 		// The comparison's drop zone after the timeline's frame, which
 		// then draws less (unless a comparison is under way or shown).
 		slot(!skeleton && (reveal > timelineStage || p.cmp.phase != snapIdle), func() app.UI { return p.renderCompare() }),
-		app.If(skeleton, func() app.UI {
+		// From the summary on, the memory curve it brought (p.early),
+		// the same section the result updates in place.
+		app.If(skeleton && (p.early == nil || p.chart == nil), func() app.UI {
 			return app.P().Class("muted").Text("Finding the allocation sites, categories and timeline…")
+		}).ElseIf(skeleton, func() app.UI {
+			return p.timelineView(p.early)
 		}).ElseIf(reveal < timelineStage, func() app.UI {
 			return app.P().Class("muted").Text("Drawing the timeline…")
 		}).Else(func() app.UI { return p.timelineView(d) }),
