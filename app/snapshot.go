@@ -579,6 +579,12 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 	// drawn: a diagnosis message, small and read sooner, waits for it so
 	// that it never comes before its result, nor in its frame.
 	var resultSent chan struct{}
+	// summaryShown is closed once the last summary message read has been
+	// drawn and painted: a result that comes before that waits for it, so
+	// that the memory curve the summary brings is on screen first (a
+	// result read at once, in its message's task, put the summary's frame
+	// after it).
+	var summaryShown chan struct{}
 	// diagnosed is closed once the next message after a result without
 	// its diagnoses has been drawn, if that is not the diagnosis (an
 	// error): the collector, off while the result is read and drawn, stays
@@ -622,9 +628,12 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 		switch jsString(d, "type") {
 		case load.ResponseSummary:
 			summary = true
+			sent = make(chan struct{})
+			summaryShown = sent
 		case load.ResponseResult:
 			sent = make(chan struct{})
 			resultSent = sent
+			before = summaryShown
 		case load.ResponseDiagnosis:
 			timeMark("received_diagnosis")
 			diagnosis, before = true, resultSent
@@ -659,6 +668,15 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 			bufs = copyViews(views, nil)
 		}
 		go func() {
+			if result && before != nil {
+				// The summary's frame first (a second at most: it is
+				// due within a frame or two).
+				select {
+				case <-before:
+				case <-time.After(time.Second):
+				}
+				before = nil
+			}
 			if diagnosis && !small && before != nil {
 				// A big diagnosis is read once its result is drawn:
 				// read meanwhile, its slices shared the tasks of the
@@ -749,6 +767,10 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 					}
 				}
 				release()
+			} else if summary {
+				<-drawn
+				afterFrame()
+				close(sent)
 			} else if diagnosis && err == nil {
 				diagnosed = nil
 			} else if diagnosed != nil {

@@ -57,6 +57,17 @@ func (p *SnapshotPage) warmSample(js string, bufs [][]byte) {
 	if err != nil {
 		return
 	}
+	if r.Type == load.ResponseSummary {
+		// The summary's timeline, laid out, parsed and drawn as the
+		// first file's will be, before its result.
+		if f := newSummaryChart(r.Summary, r.Timelines, p.unit); f != nil && f.chart != nil && p.phase == snapIdle {
+			parseSVG(f.chart.SVG)
+			wp := &SnapshotPage{summary: r.Summary, early: f.rep, chart: f.chart, unit: p.unit, hover: -1, fileName: "sample"}
+			wp.renderResults()
+			wp.renderTimeline(f.rep)
+		}
+		return
+	}
 	s := &sampleParts
 	s.Lock()
 	switch r.Type {
