@@ -580,10 +580,10 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 	// that it never comes before its result, nor in its frame.
 	var resultSent chan struct{}
 	// summaryShown is closed once the last summary message read has been
-	// drawn and painted: a result that comes before that waits for it, so
-	// that the memory curve the summary brings is on screen first (a
-	// result read at once, in its message's task, put the summary's frame
-	// after it).
+	// drawn and painted if it brought a memory curve (at once if not): a
+	// result that comes before that waits for it, so that the curve is on
+	// screen first (a result read at once, in its message's task, put the
+	// summary's frame after it).
 	var summaryShown chan struct{}
 	// diagnosed is closed once the next message after a result without
 	// its diagnoses has been drawn, if that is not the diagnosis (an
@@ -768,8 +768,11 @@ func (p *SnapshotPage) ensureWorker(ctx app.Context) app.Value {
 				}
 				release()
 			} else if summary {
-				<-drawn
-				afterFrame()
+				if m.first != nil {
+					// Its memory curve on screen before the result.
+					<-drawn
+					afterFrame()
+				}
 				close(sent)
 			} else if diagnosis && err == nil {
 				diagnosed = nil

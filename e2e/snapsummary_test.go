@@ -42,8 +42,9 @@ const summaryStateJS = `(() => {
 // the worker held 500 ms after its summary, so that the page draws it
 // before the result whatever the machine's load) and
 // checks the page's state between the summary and the result: the peaks
-// as the analysis run here gives them, "Diagnosing…", the timeline (the
-// summary brings it: TestSnapshotTimelineFromSummary) but no culprit yet; then that the result's frame updated those elements in
+// as the analysis run here gives them, "Diagnosing…", no timeline (the
+// file has fewer than load.EarlyTimelineEntries entries: its summary
+// carries none) and no culprit yet; then that the result's frame updated those elements in
 // place rather than drawing new ones (the summary is drawn as the result's
 // frame), with the result's numbers.
 func TestSnapshotSummaryFirst(t *testing.T) {
@@ -66,9 +67,8 @@ func TestSnapshotSummaryFirst(t *testing.T) {
 	s := serveSite(t, distDir(t), "", "no-store")
 	tb := newTab(t, s)
 	tb.open("/snapshot")
-	// The worker waits a little after the summary (its test knob): the
-	// page, busy drawing the summary's timeline when the result came,
-	// drew both in one frame on a loaded machine.
+	// The worker waits a little after the summary (its test knob): on a
+	// loaded machine the page drew summary and result in one frame.
 	inWorker[bool](t, tb, `self.__oomscopeSummaryTest = {delayMs: 500}, true`)
 	evalJS[bool](tb, summaryStateJS)
 	tb.uploadFile("#snap-file", path)
@@ -89,8 +89,8 @@ func TestSnapshotSummaryFirst(t *testing.T) {
 	if !strings.Contains(sum["reserved"], reserved) || !strings.Contains(sum["reserved"], bytesize.Commas(want.PeakReservedBytes)+" B") {
 		t.Errorf("summary's reserved card %q, want %s", sum["reserved"], reserved)
 	}
-	if sum["file"] != "distinct-8MiB.pickle" || sum["diagnosing"] != "true" || sum["chart"] != "true" {
-		t.Errorf("summary: file %q, diagnosing %s, chart %s; want the file's name, Diagnosing…, the summary's timeline", sum["file"], sum["diagnosing"], sum["chart"])
+	if sum["file"] != "distinct-8MiB.pickle" || sum["diagnosing"] != "true" || sum["chart"] != "false" {
+		t.Errorf("summary: file %q, diagnosing %s, chart %s; want the file's name, Diagnosing…, no timeline yet", sum["file"], sum["diagnosing"], sum["chart"])
 	}
 	if strings.Contains(sum["culprit"], want.TopSites[0].Label) {
 		t.Errorf("the summary names the culprit %q, which only the result knows", sum["culprit"])
@@ -174,7 +174,9 @@ func TestSnapshotTimelineFromSummary(t *testing.T) {
 	tb := newTab(t, s)
 	tb.open("/snapshot")
 	tb.waitText("#snap-private", "never leaves your browser")
-	inWorker[bool](t, tb, `self.__oomscopeSummaryTest = {delayMs: 3000}, true`)
+	// earlyEntries 1: this small file's summary carries its timeline,
+	// as a file of load.EarlyTimelineEntries entries' does.
+	inWorker[bool](t, tb, `self.__oomscopeSummaryTest = {delayMs: 3000, earlyEntries: 1}, true`)
 	tb.uploadFile("#snap-file", path)
 	early := poll[earlyChart](tb, earlyChartJS, 60*time.Second)
 	if early.Results || !early.Summary {

@@ -57,7 +57,8 @@ func TestSummaryTimelines(t *testing.T) {
 			var sent *Response
 			var result *Response
 			f, err := Load(Input{Name: name, R: bytes.NewReader(data), Size: int64(len(data)), Source: bytes.NewReader(data)}, Options{
-				Analysis: analysis.Options{TimelinePoints: TimelinePoints},
+				Analysis:      analysis.Options{TimelinePoints: TimelinePoints},
+				EarlyTimeline: 1, // these files are smaller than EarlyTimelineEntries
 				Summary: func(hs []analysis.Headline, tls [][]analysis.Point) {
 					r := roundTrip(t, Response{Type: ResponseSummary, ID: 2, Summary: hs, Timelines: tls})
 					sent = &r
@@ -122,6 +123,7 @@ func TestSummaryTimelines(t *testing.T) {
 			// points: its summary carries none, and still decodes.
 			var cmp *Response
 			if _, err := Load(Input{Name: name, R: bytes.NewReader(data), Size: int64(len(data))}, Options{
+				EarlyTimeline: 1,
 				Summary: func(hs []analysis.Headline, tls [][]analysis.Point) {
 					r := roundTrip(t, Response{Type: ResponseSummary, ID: 3, Summary: hs, Timelines: tls})
 					cmp = &r
@@ -159,5 +161,45 @@ func TestSummaryMessageChecks(t *testing.T) {
 	}
 	if _, _, err := EncodeResponse(Response{Type: ResponseSummary, Summary: hs[:1], Timelines: [][]analysis.Point{nil, pts}}); err == nil {
 		t.Error("a summary with more timelines than devices encoded")
+	}
+}
+
+// TestEarlyTimeline: a summary carries the timelines only for files of at
+// least Options.EarlyTimeline trace entries (all devices together; 0:
+// EarlyTimelineEntries), counted here from the result, not the headlines.
+func TestEarlyTimeline(t *testing.T) {
+	data, _, err := gen.Bytes(gen.Scenario("everything"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	load := func(early int) (hs []analysis.Headline, tls [][]analysis.Point, entries int) {
+		f, err := Load(Input{Name: "everything", R: bytes.NewReader(data), Size: int64(len(data))}, Options{
+			Analysis:      analysis.Options{TimelinePoints: TimelinePoints},
+			EarlyTimeline: early,
+			Summary:       func(h []analysis.Headline, p [][]analysis.Point) { hs, tls = h, p },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Report.Devices {
+			entries += d.Entries
+		}
+		return hs, tls, entries
+	}
+	_, _, n := load(1)
+	if n < 2 || n >= EarlyTimelineEntries {
+		t.Fatalf("%d entries: the test needs a file of two or more, under EarlyTimelineEntries (%d)", n, EarlyTimelineEntries)
+	}
+	for _, c := range []struct {
+		early int
+		want  bool
+	}{{0, false}, {1, true}, {n - 1, true}, {n, true}, {n + 1, false}} {
+		hs, tls, _ := load(c.early)
+		if len(hs) < 2 {
+			t.Fatalf("EarlyTimeline %d: %d headlines, want the file's two devices", c.early, len(hs))
+		}
+		if got := len(tls) == len(hs) && !slices.ContainsFunc(tls, func(p []analysis.Point) bool { return len(p) == 0 }); got != c.want || !c.want && tls != nil {
+			t.Errorf("EarlyTimeline %d, %d entries: timelines %d (%v), want them: %v", c.early, n, len(tls), tls != nil, c.want)
+		}
 	}
 }

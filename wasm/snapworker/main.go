@@ -205,7 +205,9 @@ func loadSample(keep bool) {
 		add(load.Response{Type: load.ResponseSummary, Summary: hs, Timelines: tls})
 	}
 	f, err := load.Load(load.Input{Name: "warm-up", R: r, Size: r.Size(), Source: bytes.NewReader(warmSnapshot)},
-		load.Options{Analysis: analysis.Options{TimelinePoints: load.TimelinePoints}, First: first, Summary: summary})
+		// EarlyTimeline 1: the sample's summary has its timeline, for the
+		// page's warm-up, though the sample is small.
+		load.Options{Analysis: analysis.Options{TimelinePoints: load.TimelinePoints}, First: first, Summary: summary, EarlyTimeline: 1})
 	if err != nil {
 		return
 	}
@@ -389,6 +391,7 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 		},
 	}
 	if req.Type != load.RequestRank { // a rank's row carries its headlines
+		opt.EarlyTimeline = summaryTestEntries()
 		opt.Summary = func(hs []analysis.Headline, tls [][]analysis.Point) {
 			mark("summary")
 			// With the timelines (an analyze request's; a comparison
@@ -437,9 +440,11 @@ func diagnosisTest() {
 }
 
 // summaryTest is a test-only knob of the e2e tests, read after the
-// summary is posted: self.__oomscopeSummaryTest = {delayMs} waits delayMs
-// before the rest of the analysis, so that the page's state between the
-// summary and the result can be seen on a small file.
+// summary is posted: self.__oomscopeSummaryTest = {delayMs, earlyEntries}
+// waits delayMs before the rest of the analysis, so that the page's state
+// between the summary and the result can be seen on a small file, whose
+// summary carries the timelines if earlyEntries says so
+// (summaryTestEntries).
 func summaryTest() {
 	t := js.Global().Get("__oomscopeSummaryTest")
 	if !t.Truthy() {
@@ -448,6 +453,20 @@ func summaryTest() {
 	if v := t.Get("delayMs"); v.Type() == js.TypeNumber {
 		time.Sleep(time.Duration(v.Float() * float64(time.Millisecond)))
 	}
+}
+
+// summaryTestEntries is load.Options.EarlyTimeline as the e2e tests'
+// knob self.__oomscopeSummaryTest.earlyEntries sets it (0, load's
+// default, without it).
+func summaryTestEntries() int {
+	t := js.Global().Get("__oomscopeSummaryTest")
+	if !t.Truthy() {
+		return 0
+	}
+	if v := t.Get("earlyEntries"); v.Type() == js.TypeNumber {
+		return v.Int()
+	}
+	return 0
 }
 
 // publishMemory sets self.__oomscopeMem to the Go heap's numbers after a
