@@ -46,13 +46,14 @@ const (
 // the page then draws the memory curve before the result. On smaller
 // files the result follows the summary within a frame or two, and drawing
 // the curve from the summary first delayed the diagnosis (the answer) by
-// more than it brought the curve forward: the worker's summary → page's
-// curve, then → diagnosis, medians of 7 rounds in Chromium on 2 cores
-// (ms), without and with the early curve: the 3.2 MB real snapshot (19 K
-// entries) 58 → 40 and 97 → 136; the 55 MB distinct-stacks file (432 K)
-// 94 → 44 and 190 → 232; the 200 MB one (1.6 M) 143 → 37 and 371 → 381;
-// 1 GB (8 M) 307–525 → 33–35, the diagnosis not later.
-const EarlyTimelineEntries = 1 << 19
+// more than it brought the curve forward. The worker's summary → the
+// page's curve, then → the diagnosis, medians in Chromium on 2 cores (ms),
+// without and with the curve from the summary: the 3.2 MB real snapshot
+// (19 K entries) 58 → 40 and 97 → 136 (7 rounds, load 6-9); the 55 MB
+// distinct-stacks file (432 K) 94 → 44 and 190 → 232 (load 6-9), 98 → 30
+// and 146 → 144 (5 rounds, load 2-5); the 200 MB one (1.6 M) 143 → 37
+// and 371 → 381; 1 GB (8 M) 307-525 → 33-35, the diagnosis not later.
+const EarlyTimelineEntries = 1 << 18
 
 // MemoryLimit is the soft memory limit (debug.SetMemoryLimit) the CLI sets
 // for analysing files of size bytes in all: 32 MiB plus 0.42 bytes per
