@@ -329,12 +329,7 @@ func TestTimelinePaths(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	const n, nb = 700, 5
 	pts := make([]analysis.Point, n)
-	bands := &analysis.SiteSeries{Values: make([][]int64, nb)}
-	for k := range bands.Values {
-		bands.Values[k] = make([]int64, n)
-		bands.Sites = append(bands.Sites, fmt.Sprint("site ", k))
-		bands.SiteIndex = append(bands.SiteIndex, int32(k))
-	}
+	bands := zeroBands(nb, n)
 	idx := 100
 	for j := range pts {
 		idx += 1 + rng.IntN(5000)
@@ -415,6 +410,17 @@ func TestWithShades(t *testing.T) {
 	}
 }
 
+// zeroBands returns nb site bands ("site k") of n zero values each.
+func zeroBands(nb, n int) *analysis.SiteSeries {
+	bands := &analysis.SiteSeries{Values: make([][]int64, nb)}
+	for k := range bands.Values {
+		bands.Values[k] = make([]int64, n)
+		bands.Sites = append(bands.Sites, fmt.Sprint("site ", k))
+		bands.SiteIndex = append(bands.SiteIndex, int32(k))
+	}
+	return bands
+}
+
 // TestAllocatedBand: the timeline the page draws from a summary (one band,
 // chart.AllocatedBand) keeps the scale, the grid, the reserved line and
 // the peak line of the one drawn later with the site bands (whose columns
@@ -424,12 +430,7 @@ func TestAllocatedBand(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const n, nb = 500, 4
 	pts := make([]analysis.Point, n)
-	bands := &analysis.SiteSeries{Values: make([][]int64, nb)}
-	for k := range bands.Values {
-		bands.Values[k] = make([]int64, n)
-		bands.Sites = append(bands.Sites, fmt.Sprint("site ", k))
-		bands.SiteIndex = append(bands.SiteIndex, int32(k))
-	}
+	bands := zeroBands(nb, n)
 	idx := -1
 	for j := range pts {
 		var sum int64

@@ -427,14 +427,8 @@ func loadFile(req load.Request, file js.Value, points int) (*load.File, error) {
 // then fails as a bug in the diagnosis would (a panic, which load.Load
 // reports as an internal error).
 func diagnosisTest() {
-	t := js.Global().Get("__oomscopeDiagnosisTest")
-	if !t.Truthy() {
-		return
-	}
-	if v := t.Get("delayMs"); v.Type() == js.TypeNumber {
-		time.Sleep(time.Duration(v.Float() * float64(time.Millisecond)))
-	}
-	if v := t.Get("fail"); v.Type() == js.TypeString && v.String() != "" {
+	knobDelay("__oomscopeDiagnosisTest")
+	if v := testKnob("__oomscopeDiagnosisTest", "fail"); v.Type() == js.TypeString && v.String() != "" {
 		panic("diagnosis test: " + v.String())
 	}
 }
@@ -445,28 +439,33 @@ func diagnosisTest() {
 // between the summary and the result can be seen on a small file, whose
 // summary carries the timelines if earlyEntries says so
 // (summaryTestEntries).
-func summaryTest() {
-	t := js.Global().Get("__oomscopeSummaryTest")
-	if !t.Truthy() {
-		return
-	}
-	if v := t.Get("delayMs"); v.Type() == js.TypeNumber {
-		time.Sleep(time.Duration(v.Float() * float64(time.Millisecond)))
-	}
-}
+func summaryTest() { knobDelay("__oomscopeSummaryTest") }
 
 // summaryTestEntries is load.Options.EarlyTimeline as the e2e tests'
 // knob self.__oomscopeSummaryTest.earlyEntries sets it (0, load's
 // default, without it).
 func summaryTestEntries() int {
-	t := js.Global().Get("__oomscopeSummaryTest")
-	if !t.Truthy() {
-		return 0
-	}
-	if v := t.Get("earlyEntries"); v.Type() == js.TypeNumber {
+	if v := testKnob("__oomscopeSummaryTest", "earlyEntries"); v.Type() == js.TypeNumber {
 		return v.Int()
 	}
 	return 0
+}
+
+// testKnob returns the field of the e2e tests' knob self[name] (undefined
+// without the knob).
+func testKnob(name, field string) js.Value {
+	t := js.Global().Get(name)
+	if !t.Truthy() {
+		return js.Undefined()
+	}
+	return t.Get(field)
+}
+
+// knobDelay waits the delayMs of the e2e tests' knob self[name], if set.
+func knobDelay(name string) {
+	if v := testKnob(name, "delayMs"); v.Type() == js.TypeNumber {
+		time.Sleep(time.Duration(v.Float() * float64(time.Millisecond)))
+	}
 }
 
 // publishMemory sets self.__oomscopeMem to the Go heap's numbers after a
