@@ -83,7 +83,11 @@ func (t *uintMap[V]) swap(key uint64, v V) (old V, had bool) {
 }
 
 // take removes key and returns what it mapped to, if held (del after get,
-// with one probe).
+// with one probe). It does remove's work itself: the replay takes an
+// address at every free, and in WebAssembly a call costs its caller the
+// reload of every variable it holds, and the callee a prologue (the
+// distinct-stacks 55 MiB file's replay: 5 % fewer instructions than with
+// a call to remove, cachegrind of node).
 func (t *uintMap[V]) take(key uint64) (v V, ok bool) {
 	if key == 0 {
 		v, ok = t.zero, t.hasZero
@@ -99,7 +103,15 @@ func (t *uintMap[V]) take(key uint64) (v V, ok bool) {
 		i = (i + 1) & mask
 	}
 	v = t.slots[i].v
-	t.remove(i)
+	// remove(i):
+	for j := (i + 1) & mask; t.slots[j].key != 0; j = (j + 1) & mask {
+		if h := t.home(t.slots[j].key); (j-h)&mask >= (j-i)&mask {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = uintSlot[V]{}
+	t.n--
 	return v, true
 }
 
@@ -140,7 +152,7 @@ func (t *uintMap[V]) del(key uint64) {
 	t.remove(i)
 }
 
-// remove empties slot i, which holds a key.
+// remove empties slot i, which holds a key (take does the same itself).
 func (t *uintMap[V]) remove(i int) {
 	mask := len(t.slots) - 1
 	// Shift back each following entry whose home is not between the hole
