@@ -18,8 +18,11 @@ type Chunk struct {
 // 32 bits a value (narrow) or 64 (wide): At reads value j.
 type Values[T int64 | uint64] struct{ p narrowPage[T] }
 
-// At returns value j.
-func (v Values[T]) At(j int) T {
+// At returns value j. Its receiver is a pointer: a loop's v.At(j),
+// inlined, copied the 72-byte Values at each call otherwise, which Go's
+// WebAssembly does with a memory.copy, a call out of the compiled code in
+// V8 (the replay reads a size per alloc entry this way).
+func (v *Values[T]) At(j int) T {
 	if v.p.w != nil {
 		return v.p.w[j]
 	}
