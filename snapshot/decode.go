@@ -50,8 +50,9 @@ type Options struct {
 	// it (a mapped file cut short meanwhile) is an ErrTruncated error.
 	Data []byte
 	// DataDone, when set with Data, is called with each stretch [from, to)
-	// of Data that a decoder has moved past (about every 4 MiB), on the
-	// decoding goroutines (two at once in a split decode): the caller may
+	// of Data that a decoder has moved past (about every 4 MiB, and the
+	// rest once the decode is done), on the decoding goroutines (two at
+	// once in a split decode): the caller may
 	// let those bytes go from memory (a mapped file's pages), provided Data
 	// still reads the same bytes if they are touched again.
 	DataDone func(from, to int64)
@@ -192,6 +193,9 @@ func decodeInput(in input, gz bool, readAhead func(), rawDone func() int64, opt 
 	}
 	first := append([]byte(nil), v.in.data[:min(len(v.in.data), 512)]...)
 	s, err := v.decode(opt)
+	if err == nil {
+		v.in.finish()
+	}
 	if err == errSplitRestart {
 		// A part was taken and the rest of the file refers to its memo
 		// ids: decode again, alone.

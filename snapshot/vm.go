@@ -1950,6 +1950,15 @@ func (in *input) moveTo(to int64, n int) {
 	in.base, in.pos, in.data = to, 0, in.whole[to:end:end]
 }
 
+// finish hands the rest of a whole input, from the window's start on, to
+// wholeDone: the decode is done with it (without this the last window, up
+// to streamWindow and a folio, stayed mapped on a decode without a split).
+func (in *input) finish() {
+	if in.wholeDone != nil && in.data != nil && in.base < in.size {
+		in.wholeDone(in.base, in.size)
+	}
+}
+
 // fillChunks is fill from a read-ahead (in.ra): each chunk becomes the
 // window, the unread bytes copied into the room before its bytes, so that
 // the input is not copied once more; unread bytes that do not fit the
