@@ -16,12 +16,9 @@ import (
 // newChart lays out the timeline of the shown device (pts and bands: the
 // whole trace or a zoomed range) in the page's unit; nil when there is
 // nothing to draw. Before the result, the device is the one the summary's
-// timeline shows (SnapshotPage.early).
+// timeline shows (chartDevice).
 func (p *SnapshotPage) newChart(pts []analysis.Point, bands *analysis.SiteSeries) *chart.Timeline {
-	d := p.device()
-	if p.res == nil {
-		d = p.early
-	}
+	d := p.chartDevice()
 	if d == nil {
 		return nil
 	}
@@ -50,6 +47,16 @@ func withPhaseShades(c *chart.Timeline, d *analysis.DeviceReport) *chart.Timelin
 	s := c.WithShades(shades, class, label)
 	s.HiddenShades += hidden
 	return s
+}
+
+// chartDevice is the device the timeline shows: the shown device of the
+// result, or before it the one whose timeline the summary brought
+// (SnapshotPage.early).
+func (p *SnapshotPage) chartDevice() *analysis.DeviceReport {
+	if p.res == nil {
+		return p.early
+	}
+	return p.device()
 }
 
 // firstChart is the whole timeline of the device a result (or, its
@@ -139,11 +146,7 @@ func (p *SnapshotPage) onChartMove(ctx app.Context, e app.Event) {
 	j := c.Nearest(c.IndexAt(fx))
 	p.hover = j
 	p.hoverBand = c.BandAt(j, c.BytesAt(fy))
-	d := p.device()
-	if p.res == nil {
-		d = p.early // the summary's timeline
-	}
-	setOverlay(ctx, c.TipHTML(d, j, p.hoverBand, p.unit))
+	setOverlay(ctx, c.TipHTML(p.chartDevice(), j, p.hoverBand, p.unit))
 }
 
 func (p *SnapshotPage) onChartLeave(ctx app.Context, e app.Event) {
