@@ -153,10 +153,7 @@ func (m *memoTable) packPage(pi int) {
 	for i := 0; i < pageSize; {
 		if u := p[i]; vkind(u&15) == kRow {
 			row := u >> 4
-			j := i + 1
-			for j < pageSize && p[j] == m.want(row, j-i) {
-				j++
-			}
+			j := m.runEnd(p, i, row)
 			if j-i >= memoRunMin {
 				runs = append(runs, memoRun{off: uint16(i), n: uint16(j - i), row: row})
 				i = j
@@ -186,6 +183,33 @@ func (m *memoTable) packPage(pi int) {
 	}
 	m.c.pages[pi] = m.marker
 	m.spare = append(m.spare, p)
+}
+
+// runEnd returns where the run of page p from slot i, which holds kRow
+// row, ends: the first slot from i+1 on that does not hold want(row,
+// slot-i), or pageSize. want's loop, a row and its stack a step: the
+// stacks' page is looked up once per page of rows, not once per slot (a
+// page of the memo is 16 Ki slots a large file packs).
+func (m *memoTable) runEnd(p []uint32, i int, row uint32) int {
+	p = p[:pageSize]
+	var sp []StackID // the page of the stacks that holds row r
+	for j, r := i+1, row; ; r++ {
+		// Slot j holds row r's stack, slot j+1 row r+1.
+		if j >= pageSize {
+			return j
+		}
+		if sp == nil || int(r)&pageMask == 0 {
+			sp = m.stacks.pages[int(r)>>pageBits]
+		}
+		s := sp[int(r)&pageMask]
+		if s < 0 || s >= 1<<28 || p[j] != uint32(s)<<4|uint32(kStackRef) {
+			return j
+		}
+		if j++; j >= pageSize || p[j] != (r+1)<<4|uint32(kRow) {
+			return j
+		}
+		j++
+	}
 }
 
 // packed reports whether page pi is packed.

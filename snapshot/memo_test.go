@@ -268,3 +268,92 @@ func TestMemoPackDecode(t *testing.T) {
 		t.Errorf("e3's old list: %d frames, e3 now: %d frames; want 3 and 2", len(a), len(b))
 	}
 }
+
+// TestMemoRunEnd checks runEnd against want, slot by slot, on pages whose
+// runs cross the stacks' pages (rows by 16 Ki), break at a changed row, a
+// changed stack, a stack that does not pack and the end of the page.
+func TestMemoRunEnd(t *testing.T) {
+	var stacks column[StackID]
+	for r := range 3 * pageSize {
+		s := StackID(r*7 + 1)
+		switch r % 5000 {
+		case 4999:
+			s = NoStack // does not pack
+		case 2500:
+			s = 1 << 28 // nor this
+		}
+		stacks.push(s)
+	}
+	m := memoTable{stacks: &stacks}
+	// naive is the run's end by want.
+	naive := func(p []uint32, i int, row uint32) int {
+		j := i + 1
+		for j < pageSize && p[j] == m.want(row, j-i) {
+			j++
+		}
+		return j
+	}
+	p := make([]uint32, pageSize)
+	for _, first := range []int{0, pageSize - 3000, 2*pageSize - 1, 2*pageSize - 6000} {
+		// Slots: kRow r, kStackRef stacks[r], … from row first, with a
+		// break every 3001 slots (a row skipped or another stack).
+		r := uint32(first)
+		for j := 0; j < pageSize; j += 2 {
+			if j%3001 < 2 {
+				r++ // a row left out
+			}
+			p[j] = r<<4 | uint32(kRow)
+			if j+1 < pageSize {
+				p[j+1] = uint32(stacks.at(int(r)))<<4 | uint32(kStackRef)
+				if j%4099 < 2 {
+					p[j+1] = 3<<4 | uint32(kStackRef) // another stack
+				}
+			}
+			r++
+		}
+		runs := 0
+		for i := 0; i < pageSize; i++ {
+			if vkind(p[i]&15) != kRow {
+				continue
+			}
+			got, want := m.runEnd(p, i, p[i]>>4), naive(p, i, p[i]>>4)
+			if got != want {
+				t.Fatalf("rows from %d: run from slot %d ends at %d, want %d", first, i, got, want)
+			}
+			if want-i > pageSize/8 {
+				runs++
+			}
+		}
+		if runs == 0 {
+			t.Fatalf("rows from %d: no long run", first)
+		}
+	}
+}
+
+// BenchmarkMemoPackPage packs a page of entry slots (a row and its stack,
+// the page of a large file's trace) as memoTable.push does.
+func BenchmarkMemoPackPage(b *testing.B) {
+	var stacks column[StackID]
+	for r := range pageSize {
+		stacks.push(StackID(r))
+	}
+	src := make([]uint32, pageSize)
+	for j := range src {
+		r := uint32(j / 2)
+		src[j] = r<<4 | uint32(kRow)
+		if j&1 == 1 {
+			src[j] = uint32(stacks.at(int(r)))<<4 | uint32(kStackRef)
+		}
+	}
+	p := make([]uint32, pageSize)
+	var marker []uint32 // made by the first packPage
+	for b.Loop() {
+		copy(p, src)
+		m := memoTable{stacks: &stacks, limit: 1 << 30, c: column[uint32]{pages: [][]uint32{p}}, n: pageSize, marker: marker}
+		m.packPage(0)
+		marker = m.marker
+		if !m.packed(0) {
+			b.Fatal("not packed")
+		}
+	}
+}
