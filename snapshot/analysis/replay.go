@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"slices"
 
 	"oomscope/bytesize"
 	"oomscope/snapshot"
@@ -295,85 +296,214 @@ func (r *replayer) chunk(base int, ch snapshot.Chunk) {
 // to r.segRes as the event is to d.segEvents. The entries' kinds are
 // counted already (r.counts, from replay's countKinds) but for the
 // actions torch did not write when this was written (d.Actions).
+//
+// It goes by runs of touchRun entries: the run's slots of the open
+// allocations read ahead (uintMap.touch), then allocsRun, a loop without
+// a call, over the entries of the common cases, and entry for each of the
+// others. In WebAssembly a call costs its caller the store and reload of
+// every variable it holds (Go keeps them in memory across calls, where a
+// goroutine may switch), and one loop holding both the common and the
+// rare cases kept its variables in memory around their calls at every
+// entry.
 func (r *replayer) allocsOf(base int, ch snapshot.Chunk, delta []int64) {
-	d, tr, n, open := r.d, r.tr, r.n, r.open
-	maxSize, mode, reqBefore := r.maxSize, r.mode, r.reqBefore
 	addrs := ch.Addrs.Plain(&r.addrs)
 	delta = delta[:len(ch.Actions)]
-	for j, code := range ch.Actions {
-		i := base + j
-		if j%touchRun == 0 {
-			open.touch(addrs[j:min(j+touchRun, len(addrs))])
+	fast := r.mode == freeOnCompleted
+	for j0 := 0; j0 < len(ch.Actions); j0 += touchRun {
+		j1 := min(j0+touchRun, len(ch.Actions))
+		r.open.touch(addrs[j0:j1])
+		for j := j0; j < j1; j++ {
+			if fast {
+				r.reserve(j1 - j)
+				if j = r.allocsRun(base, j, j1, &ch, addrs, delta); j == j1 {
+					break
+				}
+			}
+			r.entry(base, j, &ch, addrs, delta)
 		}
-		k := min(snapshot.ActionKind(code), snapshot.KindOther)
-		if k == snapshot.KindOther {
-			d.Actions[string(tr.Action(i))]++
+	}
+}
+
+// reserve makes room for m more open allocations in r.open and m more
+// allocations in the table's columns, which allocsRun fills without a
+// call (it neither grows the map nor appends).
+func (r *replayer) reserve(m int) {
+	if open := r.open; 2*(open.n+m) > len(open.slots) {
+		for 2*(open.n+m) > len(open.slots) {
+			open.grow()
 		}
-		isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && r.isFreeName(i))
-		if mode == freeOnRequested {
-			isFree = k == snapshot.KindFreeRequested
+	}
+	t := &r.d.allocs
+	if l := len(t.start); cap(t.start)-l < m || cap(t.end)-l < m || cap(t.freeReq)-l < m || cap(t.stacks)-l < m || cap(t.sizeCol)-l < m {
+		// Room for this run and, amortized, many more (append's growth).
+		g := max(m, l/4)
+		t.start, t.end, t.freeReq = slices.Grow(t.start, g), slices.Grow(t.end, g), slices.Grow(t.freeReq, g)
+		t.stacks, t.sizeCol = slices.Grow(t.stacks, g), slices.Grow(t.sizeCol, g)
+	}
+}
+
+// allocsRun is allocsOf for entries base+j0 … base+j1-1 (mode
+// freeOnCompleted, room made by reserve) as long as they are of the common
+// cases, which it does without a call; it returns the first entry it
+// left, j1 when none: an alloc of a sane size at an address not open, a
+// free_completed of an open allocation whose size is below bigOpen, a
+// free_requested not at the chunk's end, at a non-zero address. Where
+// it stops, it has changed nothing for that entry: entry does it.
+func (r *replayer) allocsRun(base, j0, j1 int, ch *snapshot.Chunk, addrs []uint64, delta []int64) int {
+	open, t := r.open, &r.d.allocs
+	slots, shift, nOpen := open.slots, open.shift, open.n
+	mask := len(slots) - 1
+	k := len(t.start)
+	start, end, freeReq, stacks, sizes := t.start[:cap(t.start)], t.end[:cap(t.end)], t.freeReq[:cap(t.freeReq)],
+		t.stacks[:cap(t.stacks)], t.sizeCol[:cap(t.sizeCol)]
+	maxSize, reqBefore, n := r.maxSize, r.reqBefore, int32(r.n)
+	actions := ch.Actions
+	j := j0
+loop:
+	for ; j < j1; j++ {
+		i, addr := base+j, addrs[j]
+		if addr == 0 {
+			break
 		}
+		h := int((addr * 0x9E3779B97F4A7C15) >> shift) // uintMap.home
 		var dc int64
-		switch {
-		case k == snapshot.KindAlloc:
+		switch actions[j] {
+		case uint8(snapshot.KindAlloc):
 			size := ch.Sizes.At(j)
 			if size < 0 || size > maxSize {
-				size = 0
-				d.badSizes++
+				break loop
 			}
-			if o, had := open.swap(addrs[j], opened(d.allocs.add(int32(i), int32(n), ch.Stacks[j], size), size)); had {
-				d.allocs.end[o.k] = int32(i)
-				dc -= o.bytes(&d.allocs)
-				r.doubleAlloc++
-			}
-			dc += size
-		case isFree:
-			if o, ok := open.take(addrs[j]); ok {
-				// Freed right after its free_requested: end ^i, for
-				// splitEnds to set both, one random write fewer here.
-				e := int32(i)
-				if reqBefore == i-1 {
-					e = ^e
+			for ; slots[h].key != 0; h = (h + 1) & mask {
+				if slots[h].key == addr {
+					break loop // an alloc at an open address
 				}
-				d.allocs.end[o.k] = e
-				dc = -o.bytes(&d.allocs)
-			} else {
-				size := d.count(ch.Sizes.At(j))
-				d.allocs.add(-1, int32(i), ch.Stacks[j], size)
-				d.initialAllocated += size
-				d.preTrace++
-				dc = -size
 			}
-		case k == snapshot.KindFreeRequested:
-			// torch writes the free_completed right after its
-			// free_requested when no other stream holds the block: its
-			// take (above) then finds what a look-up here would, and the
-			// address is looked up once (a cache miss each, the replay's
-			// biggest cost on big files).
-			addr := addrs[j]
-			freedNext, inChunk := nextFreed(ch.Actions, addrs, j, addr)
-			if !inChunk {
-				freedNext = i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr
+			slots[h] = uintSlot[openAlloc]{addr, opened(int32(k), size)}
+			nOpen++
+			start[k], end[k], freeReq[k], stacks[k], sizes[k] = int32(i), n, -1, ch.Stacks[j], size
+			k++
+			dc = size
+		case uint8(snapshot.KindFreeCompleted):
+			for ; slots[h].key != addr; h = (h + 1) & mask {
+				if slots[h].key == 0 {
+					break loop // a free of an allocation before the trace
+				}
 			}
-			if freedNext {
+			o := slots[h].v
+			if o.size == bigOpen {
+				break loop
+			}
+			// uintMap.take's removal.
+			for g := (h + 1) & mask; slots[g].key != 0; g = (g + 1) & mask {
+				if hg := int((slots[g].key * 0x9E3779B97F4A7C15) >> shift); (g-hg)&mask >= (g-h)&mask {
+					slots[h] = slots[g]
+					h = g
+				}
+			}
+			slots[h] = uintSlot[openAlloc]{}
+			nOpen--
+			e := int32(i)
+			if reqBefore == i-1 {
+				e = ^e
+			}
+			end[o.k] = e
+			dc = -int64(o.size)
+		case uint8(snapshot.KindFreeRequested):
+			if j+1 >= len(actions) || j+1 >= len(addrs) {
+				break loop
+			}
+			if actions[j+1] == uint8(snapshot.KindFreeCompleted) && addrs[j+1] == addr {
 				reqBefore = i
-			} else if o, ok := open.get(addr); ok {
-				d.allocs.freeReq[o.k] = int32(i)
+				break
 			}
-		case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
-			r.segRes = append(r.segRes, d.count(ch.Sizes.At(j)))
-			d.segEvents = append(d.segEvents, int32(i))
-			d.mapped = d.mapped || k == snapshot.KindSegmentMap
-		case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
-			r.segRes = append(r.segRes, -d.count(ch.Sizes.At(j)))
-			d.segEvents = append(d.segEvents, int32(i))
-			d.mapped = d.mapped || k == snapshot.KindSegmentUnmap
-		case k == snapshot.KindOOM:
-			d.ooms = append(d.ooms, int32(i))
+			for ; slots[h].key != 0; h = (h + 1) & mask {
+				if slots[h].key == addr {
+					freeReq[slots[h].v.k] = int32(i)
+					break
+				}
+			}
+		default:
+			break loop
 		}
 		delta[j] = dc
 	}
+	open.n = nOpen
+	t.start, t.end, t.freeReq, t.stacks, t.sizeCol = start[:k], end[:k], freeReq[:k], stacks[:k], sizes[:k]
 	r.reqBefore = reqBefore
+	return j
+}
+
+// entry replays entry base+j of chunk ch for allocsOf, any entry.
+func (r *replayer) entry(base, j int, ch *snapshot.Chunk, addrs []uint64, delta []int64) {
+	d, tr, n, open := r.d, r.tr, r.n, r.open
+	i := base + j
+	k := min(snapshot.ActionKind(ch.Actions[j]), snapshot.KindOther)
+	if k == snapshot.KindOther {
+		d.Actions[string(tr.Action(i))]++
+	}
+	isFree := k == snapshot.KindFreeCompleted || (k == snapshot.KindOther && r.isFreeName(i))
+	if r.mode == freeOnRequested {
+		isFree = k == snapshot.KindFreeRequested
+	}
+	var dc int64
+	switch {
+	case k == snapshot.KindAlloc:
+		size := ch.Sizes.At(j)
+		if size < 0 || size > r.maxSize {
+			size = 0
+			d.badSizes++
+		}
+		if o, had := open.swap(addrs[j], opened(d.allocs.add(int32(i), int32(n), ch.Stacks[j], size), size)); had {
+			d.allocs.end[o.k] = int32(i)
+			dc -= o.bytes(&d.allocs)
+			r.doubleAlloc++
+		}
+		dc += size
+	case isFree:
+		if o, ok := open.take(addrs[j]); ok {
+			// Freed right after its free_requested: end ^i, for
+			// splitEnds to set both, one random write fewer here.
+			e := int32(i)
+			if r.reqBefore == i-1 {
+				e = ^e
+			}
+			d.allocs.end[o.k] = e
+			dc = -o.bytes(&d.allocs)
+		} else {
+			size := d.count(ch.Sizes.At(j))
+			d.allocs.add(-1, int32(i), ch.Stacks[j], size)
+			d.initialAllocated += size
+			d.preTrace++
+			dc = -size
+		}
+	case k == snapshot.KindFreeRequested:
+		// torch writes the free_completed right after its
+		// free_requested when no other stream holds the block: its
+		// take (above) then finds what a look-up here would, and the
+		// address is looked up once (a cache miss each, the replay's
+		// biggest cost on big files).
+		addr := addrs[j]
+		freedNext, inChunk := nextFreed(ch.Actions, addrs, j, addr)
+		if !inChunk {
+			freedNext = i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr
+		}
+		if freedNext {
+			r.reqBefore = i
+		} else if o, ok := open.get(addr); ok {
+			d.allocs.freeReq[o.k] = int32(i)
+		}
+	case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
+		r.segRes = append(r.segRes, d.count(ch.Sizes.At(j)))
+		d.segEvents = append(d.segEvents, int32(i))
+		d.mapped = d.mapped || k == snapshot.KindSegmentMap
+	case k == snapshot.KindSegmentFree || k == snapshot.KindSegmentUnmap:
+		r.segRes = append(r.segRes, -d.count(ch.Sizes.At(j)))
+		d.segEvents = append(d.segEvents, int32(i))
+		d.mapped = d.mapped || k == snapshot.KindSegmentUnmap
+	case k == snapshot.KindOOM:
+		d.ooms = append(d.ooms, int32(i))
+	}
+	delta[j] = dc
 }
 
 // track folds the state after each entry base+j of a chunk, the allocated

@@ -8,7 +8,9 @@ import (
 )
 
 // TestReplayTable replays random traces of 40 000 entries (three chunks)
-// over a pool of 300 addresses, on one goroutine (replayer.chunk) and,
+// over a pool of 300 addresses and, rarely, address 0, with a few segment,
+// oom and unknown entries among them, on one goroutine (replayer.chunk:
+// allocsRun, and entry where it stops) and,
 // where there is a second core, as a pipeline, and checks every
 // allocation and the peak against a replay written here from the pairing
 // rule (docs/snapshot.md) with a Go map: allocs that reuse an open
@@ -22,7 +24,12 @@ func TestReplayTable(t *testing.T) {
 		b := newBuilder()
 		stacks := []snapshot.StackID{b.stack(py("a.py", 1, "f")), b.stack(py("b.py", 2, "g"))}
 		rng := rand.New(rand.NewPCG(seed, 9))
-		addr := func() uint64 { return 0x100000 + uint64(rng.IntN(300))*512 }
+		addr := func() uint64 {
+			if rng.IntN(500) == 0 {
+				return 0 // uintMap's key 0, kept aside
+			}
+			return 0x100000 + uint64(rng.IntN(300))*512
+		}
 		size := func() int64 {
 			if rng.IntN(50) == 0 {
 				return 5<<30 + rng.Int64N(1<<20)
@@ -32,6 +39,16 @@ func TestReplayTable(t *testing.T) {
 		for b.s.DeviceTraces[0].Len() < 40000 {
 			st := stacks[rng.IntN(2)]
 			switch op := rng.IntN(10); {
+			case rng.IntN(200) == 0:
+				// Entries the replay's fast loop leaves to entry.
+				switch rng.IntN(3) {
+				case 0:
+					b.ev(snapshot.ActionSegmentAlloc, addr(), size(), st)
+				case 1:
+					b.ev(snapshot.ActionOOM, 0, size(), st)
+				default:
+					b.ev("some_new_action", addr(), size(), st)
+				}
 			case op < 4:
 				b.ev(snapshot.ActionAlloc, addr(), size(), st)
 			case op < 6:
@@ -44,7 +61,7 @@ func TestReplayTable(t *testing.T) {
 				b.ev(snapshot.ActionFreeCompleted, addr(), size(), st)
 			}
 		}
-		want, peak, peakIndex, final := referenceReplay(b.s.DeviceTraces[0])
+		want, _, _, _ := referenceReplay(b.s.DeviceTraces[0])
 		nAlloc, preFreed := 0, 0
 		for _, w := range want {
 			if w.Start >= 0 {
@@ -56,43 +73,80 @@ func TestReplayTable(t *testing.T) {
 		if preFreed <= nAlloc/16+64 {
 			t.Fatalf("seed %d: %d frees before the trace, too few for the table to grow", seed, preFreed)
 		}
-		check := func(t *testing.T) {
-			sequential := !concurrent()
-			a := Analyze(b.s, Options{TimelinePoints: 100})
-			// The replay again, its device as it leaves it (the
-			// pipeline's scan not yet taken by the early diagnosis).
-			d := a.replay(0, a.Devices[0].segments)
-			if sequential != (d.scan == nil) {
-				t.Fatalf("the replay ran as a pipeline: %v, want %v", d.scan != nil, !sequential)
+		checkReplayTable(t, b)
+	}
+}
+
+// checkReplayTable replays device 0 of b's snapshot on one goroutine and,
+// where there is a second core, as a pipeline, and checks every
+// allocation, the peak and the end against referenceReplay's.
+func checkReplayTable(t *testing.T, b *builder) {
+	t.Helper()
+	want, peak, peakIndex, final := referenceReplay(b.s.DeviceTraces[0])
+	check := func(t *testing.T) {
+		sequential := !concurrent()
+		a := Analyze(b.s, Options{TimelinePoints: 100})
+		// The replay again, its device as it leaves it (the
+		// pipeline's scan not yet taken by the early diagnosis).
+		d := a.replay(0, a.Devices[0].segments)
+		if sequential != (d.scan == nil) {
+			t.Fatalf("the replay ran as a pipeline: %v, want %v", d.scan != nil, !sequential)
+		}
+		if d.NumAllocs() != len(want) {
+			t.Fatalf("%d allocations, want %d", d.NumAllocs(), len(want))
+		}
+		tab := &d.allocs
+		if tab.sizeCol == nil {
+			t.Fatal("the replay's sizes were taken")
+		}
+		for k, w := range want {
+			g := Allocation{Start: tab.start[k], End: tab.end[k], FreeRequested: tab.freeReq[k], Size: tab.size(k), Stack: tab.stack(k)}
+			if tab.sizeCol[k] != g.Size {
+				t.Fatalf("allocation %d: size %d added, %d in the trace", k, tab.sizeCol[k], g.Size)
 			}
-			if d.NumAllocs() != len(want) {
-				t.Fatalf("%d allocations, want %d", d.NumAllocs(), len(want))
-			}
-			tab := &d.allocs
-			if tab.sizeCol == nil {
-				t.Fatal("the replay's sizes were taken")
-			}
-			for k, w := range want {
-				g := Allocation{Start: tab.start[k], End: tab.end[k], FreeRequested: tab.freeReq[k], Size: tab.size(k), Stack: tab.stack(k)}
-				if tab.sizeCol[k] != g.Size {
-					t.Fatalf("allocation %d: size %d added, %d in the trace", k, tab.sizeCol[k], g.Size)
-				}
-				if g.Start != w.Start || g.End != w.End || g.FreeRequested != w.FreeRequested || g.Size != w.Size || g.Stack != w.Stack {
-					t.Fatalf("allocation %d: start %d end %d free_requested %d size %d stack %d, want %d %d %d %d %d",
-						k, g.Start, g.End, g.FreeRequested, g.Size, g.Stack, w.Start, w.End, w.FreeRequested, w.Size, w.Stack)
-				}
-			}
-			if d.peakRel != peak || d.peakIndex != peakIndex || d.endRel != final {
-				t.Errorf("peak %d at %d, end %d; want %d at %d, end %d", d.peakRel, d.peakIndex, d.endRel, peak, peakIndex, final)
+			if g.Start != w.Start || g.End != w.End || g.FreeRequested != w.FreeRequested || g.Size != w.Size || g.Stack != w.Stack {
+				t.Fatalf("allocation %d: start %d end %d free_requested %d size %d stack %d, want %d %d %d %d %d",
+					k, g.Start, g.End, g.FreeRequested, g.Size, g.Stack, w.Start, w.End, w.FreeRequested, w.Size, w.Stack)
 			}
 		}
-		t.Run("sequential", func(t *testing.T) {
-			sequentialOnly.Store(true)
-			defer sequentialOnly.Store(false)
-			check(t)
-		})
-		t.Run("pipeline", func(t *testing.T) { withPipeline(t, func() { check(t) }) })
+		if d.peakRel != peak || d.peakIndex != peakIndex || d.endRel != final {
+			t.Errorf("peak %d at %d, end %d; want %d at %d, end %d", d.peakRel, d.peakIndex, d.endRel, peak, peakIndex, final)
+		}
 	}
+	t.Run("sequential", func(t *testing.T) {
+		sequentialOnly.Store(true)
+		defer sequentialOnly.Store(false)
+		check(t)
+	})
+	t.Run("pipeline", func(t *testing.T) { withPipeline(t, func() { check(t) }) })
+}
+
+// TestReplayFastGrowth replays a trace whose allocs and frees all take
+// the replay's fast loop (allocsRun: no call, no growth) after frees of
+// allocations made before the trace, taken by entry, that fill the room
+// the table makes for the allocations: the fast loop's reserve grows the
+// columns, and the open allocations' map from its first 64 slots to room
+// for 10 000 (neither grows anywhere else here).
+func TestReplayFastGrowth(t *testing.T) {
+	b := newBuilder()
+	st := b.stack(py("a.py", 1, "f"))
+	const nAlloc = 20000
+	for i := range nAlloc / 4 {
+		b.ev(snapshot.ActionFreeCompleted, 0x7000000000+uint64(i)*512, 100, st)
+	}
+	for round := range 2 {
+		for i := range nAlloc / 2 {
+			b.ev(snapshot.ActionAlloc, 0x100000+uint64(round*nAlloc+i)*512, int64(1000+i+round), st)
+		}
+		for i := range nAlloc / 2 {
+			if i%3 != 0 {
+				a := 0x100000 + uint64(round*nAlloc+i)*512
+				b.ev(snapshot.ActionFreeRequested, a, int64(1000+i+round), st)
+				b.ev(snapshot.ActionFreeCompleted, a, int64(1000+i+round), st)
+			}
+		}
+	}
+	checkReplayTable(t, b)
 }
 
 // referenceReplay replays tr by the pairing rule with a Go map: each alloc
