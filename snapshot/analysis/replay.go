@@ -253,12 +253,30 @@ type replayer struct {
 
 // countKinds adds the entries of each kind among actions to kinds
 // (KindOther for every other action). It is not inlined: the replay calls
-// it per chunk (see replayer).
+// it per chunk (see replayer). It counts into four tables by action code,
+// an entry in each in turn: in WebAssembly a count is a load and a store
+// in memory, and an entry's count waited for the store of the last entry
+// of its kind, most often the entry before (distinct 1 GiB file, 8 M
+// entries: 20 ms with one table, in Node).
 //
 //go:noinline
 func countKinds(kinds *[snapshot.KindOther + 1]int, actions []uint8) {
-	for _, c := range actions {
-		kinds[min(snapshot.ActionKind(c), snapshot.KindOther)]++
+	var c [4][256]int32 // a chunk has at most 2^31 entries
+	j := 0
+	for ; j+4 <= len(actions); j += 4 {
+		a := actions[j : j+4 : j+4]
+		c[0][a[0]]++
+		c[1][a[1]]++
+		c[2][a[2]]++
+		c[3][a[3]]++
+	}
+	for _, a := range actions[j:] {
+		c[0][a]++
+	}
+	for code := range 256 {
+		if n := c[0][code] + c[1][code] + c[2][code] + c[3][code]; n > 0 {
+			kinds[min(snapshot.ActionKind(code), snapshot.KindOther)] += int(n)
+		}
 	}
 }
 

@@ -192,3 +192,38 @@ func referenceReplay(tr snapshot.Trace) (allocs []Allocation, peak int64, peakIn
 	}
 	return allocs, peak, peakIndex, cur
 }
+
+// TestCountKinds compares countKinds with a count entry by entry, on
+// random action codes (known kinds and others) of every length up to 40
+// and a long run, added to counts already there.
+func TestCountKinds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 42 {
+		if n == 41 {
+			n = 16384 + 3
+		}
+		actions := make([]uint8, n)
+		for j := range actions {
+			if rng.IntN(4) == 0 {
+				actions[j] = uint8(rng.IntN(256))
+			} else {
+				actions[j] = uint8(rng.IntN(int(snapshot.KindOther)))
+			}
+		}
+		var got, want [snapshot.KindOther + 1]int
+		for k := range got {
+			got[k], want[k] = k, k
+		}
+		countKinds(&got, actions)
+		for _, a := range actions {
+			if snapshot.ActionKind(a) >= snapshot.KindOther {
+				want[snapshot.KindOther]++
+			} else {
+				want[a]++
+			}
+		}
+		if got != want {
+			t.Fatalf("%d entries: counted %v, want %v", n, got, want)
+		}
+	}
+}
