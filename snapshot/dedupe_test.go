@@ -126,3 +126,59 @@ func testDedupeFrom(t *testing.T, repeats bool) {
 		}
 	}
 }
+
+// TestDedupeFewPlaces merges a table of lazy stacks of distinct hashes
+// but for three repeats, met pages after their first stacks (places to
+// find in the last page, in a middle one and in the first), on one
+// goroutine and on two: placeIDs stops once it has found the places,
+// which must not be before the last.
+func TestDedupeFewPlaces(t *testing.T) {
+	for _, two := range []bool{false, true} {
+		t.Run(fmt.Sprintf("two %v", two), func(t *testing.T) {
+			if two {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+				defer func(old int) { dedupeTwoMin = old }(dedupeTwoMin)
+				dedupeTwoMin = 0
+			}
+			r := rand.New(rand.NewPCG(5, 6))
+			var tab Stacks
+			tab.init()
+			const n = 4*pageSize + 11
+			// repeat[id] is the earlier stack whose hash stack id repeats.
+			repeat := map[int]int{2*pageSize + 5: 10, pageSize + 9: 3, 4*pageSize + 7: pageSize + 3}
+			hs := make([]uint64, n+1)
+			for id := 1; id <= n; id++ {
+				hs[id] = r.Uint64()
+				if e, ok := repeat[id]; ok {
+					hs[id] = hs[e]
+				}
+				tab.push(lazyAt(int64(id)*64, 40, 1), 0, hs[id])
+				if tab.lazyFrom == 0 {
+					tab.lazyFrom = StackID(id)
+				}
+			}
+			rep := tab.dedupeFrom(1)
+			if rep == nil {
+				t.Fatal("nothing merged")
+			}
+			// Kept stacks numbered in order; a repeat takes its first's.
+			want, next := make([]StackID, n+1), StackID(1)
+			for id := 1; id <= n; id++ {
+				if e, ok := repeat[id]; ok {
+					want[id] = want[e]
+					continue
+				}
+				want[id] = next
+				next++
+			}
+			for id := 1; id <= n; id++ {
+				if rep[id-1] != want[id] {
+					t.Fatalf("stack %d: new ID %d, want %d", id, rep[id-1], want[id])
+				}
+			}
+			if tab.count != int(next) {
+				t.Fatalf("%d stacks left, want %d", tab.count, next)
+			}
+		})
+	}
+}
