@@ -113,7 +113,8 @@ func Analyze(s *snapshot.Snapshot, opt Options) *Analysis { return AnalyzeSummar
 // allocations are classified: the headline numbers need the replay
 // alone, and classify, which costs a quarter of the analysis there, runs
 // after summary returns (device by device, in order: the sites are
-// numbered as Analyze numbers them). Elsewhere each device is classified
+// numbered as Analyze numbers them), as does the split of the
+// allocations' ends (allocTable.splitEnds). Elsewhere each device is classified
 // right after its replay, beside the early diagnosis, as Analyze does.
 func AnalyzeSummary(s *snapshot.Snapshot, opt Options, summary func(hs []Headline, timelines [][]Point)) *Analysis {
 	a := &Analysis{
@@ -133,6 +134,7 @@ func AnalyzeSummary(s *snapshot.Snapshot, opt Options, summary func(hs []Headlin
 		dev := a.replay(d, segs[d])
 		a.Devices = append(a.Devices, dev)
 		if concurrent() {
+			dev.allocs.splitEnds()
 			dev.early = dev.startEarly()
 			dev.classify()
 		} else {
@@ -148,6 +150,7 @@ func AnalyzeSummary(s *snapshot.Snapshot, opt Options, summary func(hs []Headlin
 		summary(hs, tls)
 	}
 	for _, dev := range unclassified {
+		dev.allocs.splitEnds()
 		dev.classify()
 	}
 	return a

@@ -106,7 +106,10 @@ const (
 )
 
 // replay replays device dev, whose segments are segs (indices in
-// Snap.Segments). Its allocations are not classified yet (classify).
+// Snap.Segments). Its allocations are not classified yet (classify), nor
+// their ends split (allocTable.splitEnds, which classify and the early
+// diagnosis need, the headline and the timeline not: AnalyzeSummary calls
+// it after the summary where it can).
 func (a *Analysis) replay(dev int, segs []int) *Device {
 	s := a.Snap
 	d := &Device{ID: dev, a: a, Actions: map[string]int{}, peakIndex: -1, resPeakIndex: -1, segments: segs}
@@ -164,7 +167,6 @@ func (a *Analysis) replay(dev int, segs []int) *Device {
 			base += len(ch.Actions)
 		}
 	}
-	d.allocs.splitEnds()
 	d.traceStreams = tr.Streams()
 	bs := &d.buckets
 	cur, res, counts, open, over, overAt, doubleAlloc := r.cur, r.res, r.counts, r.open, r.over, r.overAt, r.doubleAlloc

@@ -89,6 +89,7 @@ func checkReplayTable(t *testing.T, b *builder) {
 		// The replay again, its device as it leaves it (the
 		// pipeline's scan not yet taken by the early diagnosis).
 		d := a.replay(0, a.Devices[0].segments)
+		d.allocs.splitEnds() // as AnalyzeSummary does before classify
 		if sequential != (d.scan == nil) {
 			t.Fatalf("the replay ran as a pipeline: %v, want %v", d.scan != nil, !sequential)
 		}
