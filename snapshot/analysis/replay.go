@@ -433,34 +433,7 @@ loop:
 				break loop
 			}
 			if actions[j+1] == uint8(snapshot.KindFreeCompleted) && addrs[j+1] == addr {
-				if j+1 >= j1 {
-					// The free_completed is the next run's.
-					reqBefore = i
-					break
-				}
-				// Both at once, the free_completed's as below: one
-				// iteration fewer.
-				for ; slots[h].key != addr; h = (h + 1) & mask {
-					if slots[h].key == 0 {
-						break loop
-					}
-				}
-				o := slots[h].v
-				if o.size == bigOpen {
-					break loop
-				}
-				for g := (h + 1) & mask; slots[g].key != 0; g = (g + 1) & mask {
-					if hg := int((slots[g].key * 0x9E3779B97F4A7C15) >> shift); (g-hg)&mask >= (g-h)&mask {
-						slots[h] = slots[g]
-						h = g
-					}
-				}
-				slots[h] = uintSlot[openAlloc]{}
-				nOpen--
-				end[o.k] = ^int32(i + 1)
-				delta[j] = 0
-				j++
-				dc = -int64(o.size)
+				reqBefore = i
 				break
 			}
 			for ; slots[h].key != 0; h = (h + 1) & mask {
