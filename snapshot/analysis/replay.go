@@ -502,14 +502,9 @@ func (r *replayer) entry(base, j int, ch *snapshot.Chunk, addrs []uint64, delta 
 		// take (above) then finds what a look-up here would, and the
 		// address is looked up once (a cache miss each, the replay's
 		// biggest cost on big files).
-		addr := addrs[j]
-		freedNext, inChunk := nextFreed(ch.Actions, addrs, j, addr)
-		if !inChunk {
-			freedNext = i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr
-		}
-		if freedNext {
+		if nextFreed(tr, n, ch.Actions, addrs, j, i) {
 			r.reqBefore = i
-		} else if o, ok := open.get(addr); ok {
+		} else if o, ok := open.get(addrs[j]); ok {
 			d.allocs.freeReq[o.k] = int32(i)
 		}
 	case k == snapshot.KindSegmentAlloc || k == snapshot.KindSegmentMap:
@@ -746,14 +741,14 @@ func (d *Device) count(n int64) int64 {
 	return v
 }
 
-// nextFreed reports whether the entry after the free_requested of addr at
-// index j of a chunk (its actions and addrs) is that block's
-// free_completed, read from the chunk (not through the trace's pages);
-// inChunk is false at the chunk's last entry, whose next the caller reads
-// from the trace.
-func nextFreed(actions []uint8, addrs []uint64, j int, addr uint64) (freed, inChunk bool) {
+// nextFreed reports whether the entry after the free_requested at index j
+// of a chunk (its actions and addrs; entry i of the trace tr, of n
+// entries) is that block's free_completed: read from the chunk (not
+// through the trace's pages), or from the trace at the chunk's last entry.
+func nextFreed(tr snapshot.Trace, n int, actions []uint8, addrs []uint64, j, i int) bool {
+	addr := addrs[j]
 	if j+1 >= len(actions) || j+1 >= len(addrs) {
-		return false, false
+		return i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr
 	}
-	return actions[j+1] == uint8(snapshot.KindFreeCompleted) && addrs[j+1] == addr, true
+	return actions[j+1] == uint8(snapshot.KindFreeCompleted) && addrs[j+1] == addr
 }

@@ -165,14 +165,9 @@ func (r *replayer) match(base int, ch snapshot.Chunk, out []openAlloc, nextK int
 				nextK++
 			}
 		case k == snapshot.KindFreeRequested:
-			addr := addrs[j]
-			freedNext, inChunk := nextFreed(ch.Actions, addrs, j, addr)
-			if !inChunk {
-				freedNext = i+1 < n && tr.Kind(i+1) == snapshot.KindFreeCompleted && tr.Addr(i+1) == addr
-			}
-			if freedNext {
+			if nextFreed(tr, n, ch.Actions, addrs, j, i) {
 				o.k = matchNext
-			} else if prev, ok := open.get(addr); ok {
+			} else if prev, ok := open.get(addrs[j]); ok {
 				o = prev
 			}
 		}
