@@ -55,3 +55,28 @@ func TestUintMap(t *testing.T) {
 		}
 	}
 }
+
+// TestTouch checks that touch reads the first slot of every key: its sum
+// is the sum of the keys found in those slots, computed here key by key
+// with home, for every count of keys up to 40 (the four-key rounds and
+// the rest) on a map holding some of them.
+func TestTouch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	m := newUintMap[openAlloc]()
+	keys := make([]uint64, 40)
+	for j := range keys {
+		keys[j] = uint64(rng.IntN(1<<20)+1) << 9
+		if j%3 != 0 {
+			m.put(keys[j], openAlloc{k: int32(j)})
+		}
+	}
+	for n := range len(keys) + 1 {
+		var want uint64
+		for _, key := range keys[:n] {
+			want += m.slots[m.home(key)].key
+		}
+		if got := m.touch(keys[:n]); got != want {
+			t.Fatalf("touch of %d keys = %d, want %d", n, got, want)
+		}
+	}
+}
