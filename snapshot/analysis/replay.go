@@ -553,16 +553,10 @@ func (r *replayer) track(base int, delta []int64, segAt []int32, segRes []int64)
 			}
 			j1 = min(j1, bEnd-base)
 		}
-		cur0, lo, loJ, hi, hiJ := cur, cur, j0, cur, j0
-		for j, dc := range delta[j0+1 : j1] {
-			cur += dc
-			if cur < lo {
-				lo, loJ = cur, j0+1+j
-			}
-			if cur > hi {
-				hi, hiJ = cur, j0+1+j
-			}
-		}
+		cur0 := cur
+		var lo, hi int64
+		var loJ, hiJ int
+		cur, lo, loJ, hi, hiJ = extremes(delta[j0+1:j1], cur, j0)
 		if hi > peakRel {
 			peakRel, peakIndex = hi, base+hiJ
 		}
@@ -580,6 +574,48 @@ func (r *replayer) track(base int, delta []int64, segAt []int32, segRes []int64)
 	r.cur, r.res, r.over, r.overAt = cur, res, over, overAt
 	r.peakRel, r.peakIndex, r.resPeakRel, r.resPeakIndex = peakRel, peakIndex, resPeakRel, resPeakIndex
 	r.bk, r.bEnd = bk, bEnd
+}
+
+// extremes returns the allocated bytes after the entries j0+1, j0+2, …
+// that change them by ds[0], ds[1], … from cur after entry j0, and the
+// lowest and highest of cur and those, each with the entry where it was
+// first reached. It is track's loop over a stretch, a function of its own
+// so that its few variables stay in registers (in WebAssembly track holds
+// more than there are), two entries a round (each round ends in a jump
+// through the function's dispatch in WebAssembly).
+//
+//go:noinline
+func extremes(ds []int64, cur int64, j0 int) (end, lo int64, loJ int, hi int64, hiJ int) {
+	lo, loJ, hi, hiJ = cur, j0, cur, j0
+	x := 0
+	for ; x+2 <= len(ds); x += 2 {
+		d := ds[x : x+2 : x+2]
+		c1 := cur + d[0]
+		c2 := c1 + d[1]
+		if c1 < lo {
+			lo, loJ = c1, j0+1+x
+		}
+		if c1 > hi {
+			hi, hiJ = c1, j0+1+x
+		}
+		if c2 < lo {
+			lo, loJ = c2, j0+2+x
+		}
+		if c2 > hi {
+			hi, hiJ = c2, j0+2+x
+		}
+		cur = c2
+	}
+	if x < len(ds) {
+		cur += ds[x]
+		if cur < lo {
+			lo, loJ = cur, j0+1+x
+		}
+		if cur > hi {
+			hi, hiJ = cur, j0+1+x
+		}
+	}
+	return cur, lo, loJ, hi, hiJ
 }
 
 // pendingBlocks counts the device's active_pending_free blocks: frees

@@ -228,3 +228,33 @@ func TestCountKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestExtremes compares extremes with a running sum entry by entry (the
+// lowest and highest values and the first entry that reached each) on
+// random changes with many ties, every length up to 40.
+func TestExtremes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := range 41 {
+		for range 20 {
+			ds := make([]int64, n)
+			for x := range ds {
+				ds[x] = int64(rng.IntN(5)) - 2
+			}
+			cur0, j0 := int64(rng.IntN(7)-3), rng.IntN(100)
+			cur, lo, loJ, hi, hiJ := cur0, cur0, j0, cur0, j0
+			for x, d := range ds {
+				cur += d
+				if cur < lo {
+					lo, loJ = cur, j0+1+x
+				}
+				if cur > hi {
+					hi, hiJ = cur, j0+1+x
+				}
+			}
+			e, l, lj, h, hj := extremes(ds, cur0, j0)
+			if e != cur || l != lo || lj != loJ || h != hi || hj != hiJ {
+				t.Fatalf("extremes(%v, %d, %d) = %d %d@%d %d@%d, want %d %d@%d %d@%d", ds, cur0, j0, e, l, lj, h, hj, cur, lo, loJ, hi, hiJ)
+			}
+		}
+	}
+}
