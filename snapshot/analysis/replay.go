@@ -373,40 +373,64 @@ func (r *replayer) allocsRun(base, j0, j1 int, ch *snapshot.Chunk, addrs []uint6
 	open, t := r.open, &r.d.allocs
 	slots, shift, nOpen := open.slots, open.shift, open.n
 	mask := len(slots) - 1
+	if mask < 0 {
+		return j0
+	}
 	k := len(t.start)
-	start, end, freeReq, stacks, sizes := t.start[:cap(t.start)], t.end[:cap(t.end)], t.freeReq[:cap(t.freeReq)],
-		t.stacks[:cap(t.stacks)], t.sizeCol[:cap(t.sizeCol)]
+	// One length for the five columns (room) and one for the chunk's
+	// slices (m): a test of k (j) against it stands for the bounds checks
+	// of every store at k (load at j), and the loop holds two lengths, not
+	// nine (in WebAssembly the values beyond 16 live in memory).
+	room := min(cap(t.start), cap(t.end), cap(t.freeReq), cap(t.stacks), cap(t.sizeCol))
+	start, end, freeReq, stacks, sizes := t.start[:room], t.end[:room], t.freeReq[:room], t.stacks[:room], t.sizeCol[:room]
+	m := min(len(ch.Actions), len(ch.Stacks), len(addrs), len(delta))
+	actions, stacksIn := ch.Actions[:m], ch.Stacks[:m]
+	addrs, delta = addrs[:m], delta[:m]
 	maxSize, reqBefore, n := r.maxSize, r.reqBefore, int32(r.n)
-	actions := ch.Actions
-	j := j0
+	j := max(j0, 0)
+	j1 = min(j1, m)
 loop:
 	for ; j < j1; j++ {
 		i, addr := base+j, addrs[j]
 		if addr == 0 {
 			break
 		}
-		h := int((addr * 0x9E3779B97F4A7C15) >> shift) // uintMap.home
+		h := int((addr*0x9E3779B97F4A7C15)>>shift) & mask // uintMap.home (the mask for prove)
 		var dc int64
 		switch actions[j] {
 		case uint8(snapshot.KindAlloc):
 			size := ch.Sizes.At(j)
-			if size < 0 || size > maxSize {
+			if size < 0 || size > maxSize || k >= room {
 				break loop
 			}
-			for ; slots[h].key != 0; h = (h + 1) & mask {
-				if slots[h].key == addr {
-					break loop // an alloc at an open address
+			// Each probe tests the home slot before its loop: in
+			// WebAssembly entering and leaving a loop are jumps through
+			// the function's dispatch, which most look-ups (the key or
+			// an empty slot at home) now skip.
+			if slots[h].key != 0 {
+				for {
+					if slots[h].key == addr {
+						break loop // an alloc at an open address
+					}
+					if h = (h + 1) & mask; slots[h].key == 0 {
+						break
+					}
 				}
 			}
 			slots[h] = uintSlot[openAlloc]{addr, opened(int32(k), size)}
 			nOpen++
-			start[k], end[k], freeReq[k], stacks[k], sizes[k] = int32(i), n, -1, ch.Stacks[j], size
+			start[k], end[k], freeReq[k], stacks[k], sizes[k] = int32(i), n, -1, stacksIn[j], size
 			k++
 			dc = size
 		case uint8(snapshot.KindFreeCompleted):
-			for ; slots[h].key != addr; h = (h + 1) & mask {
-				if slots[h].key == 0 {
-					break loop // a free of an allocation before the trace
+			if slots[h].key != addr {
+				for {
+					if slots[h].key == 0 {
+						break loop // a free of an allocation before the trace
+					}
+					if h = (h + 1) & mask; slots[h].key == addr {
+						break
+					}
 				}
 			}
 			o := slots[h].v
@@ -414,10 +438,12 @@ loop:
 				break loop
 			}
 			// uintMap.take's removal.
-			for g := (h + 1) & mask; slots[g].key != 0; g = (g + 1) & mask {
-				if hg := int((slots[g].key * 0x9E3779B97F4A7C15) >> shift); (g-hg)&mask >= (g-h)&mask {
-					slots[h] = slots[g]
-					h = g
+			if g := (h + 1) & mask; slots[g].key != 0 {
+				for ; slots[g].key != 0; g = (g + 1) & mask {
+					if hg := int((slots[g].key * 0x9E3779B97F4A7C15) >> shift); (g-hg)&mask >= (g-h)&mask {
+						slots[h] = slots[g]
+						h = g
+					}
 				}
 			}
 			slots[h] = uintSlot[openAlloc]{}
@@ -429,7 +455,7 @@ loop:
 			end[o.k] = e
 			dc = -int64(o.size)
 		case uint8(snapshot.KindFreeRequested):
-			if j+1 >= len(actions) || j+1 >= len(addrs) {
+			if j+1 >= m {
 				break loop
 			}
 			if actions[j+1] == uint8(snapshot.KindFreeCompleted) && addrs[j+1] == addr {
