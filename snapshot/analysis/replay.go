@@ -406,8 +406,14 @@ loop:
 			// Each probe tests the home slot before its loop: in
 			// WebAssembly entering and leaving a loop are jumps through
 			// the function's dispatch, which most look-ups (the key or
-			// an empty slot at home) now skip.
-			if slots[h].key != 0 {
+			// an empty slot at home) skip. Where the slot's store is
+			// written in both branches (here and the removal's end),
+			// the common branch runs on into what follows, where one
+			// store after both jumped (Go lays the loop out next):
+			// 4 % and 2 % fewer instructions (cachegrind of Node).
+			if slots[h].key == 0 {
+				slots[h] = uintSlot[openAlloc]{addr, opened(int32(k), size)}
+			} else {
 				for {
 					if slots[h].key == addr {
 						break loop // an alloc at an open address
@@ -416,8 +422,8 @@ loop:
 						break
 					}
 				}
+				slots[h] = uintSlot[openAlloc]{addr, opened(int32(k), size)}
 			}
-			slots[h] = uintSlot[openAlloc]{addr, opened(int32(k), size)}
 			nOpen++
 			start[k], end[k], freeReq[k], stacks[k], sizes[k] = int32(i), n, -1, stacksIn[j], size
 			k++
@@ -438,15 +444,17 @@ loop:
 				break loop
 			}
 			// uintMap.take's removal.
-			if g := (h + 1) & mask; slots[g].key != 0 {
+			if g := (h + 1) & mask; slots[g].key == 0 {
+				slots[h] = uintSlot[openAlloc]{}
+			} else {
 				for ; slots[g].key != 0; g = (g + 1) & mask {
 					if hg := int((slots[g].key * 0x9E3779B97F4A7C15) >> shift); (g-hg)&mask >= (g-h)&mask {
 						slots[h] = slots[g]
 						h = g
 					}
 				}
+				slots[h] = uintSlot[openAlloc]{}
 			}
-			slots[h] = uintSlot[openAlloc]{}
 			nOpen--
 			e := int32(i)
 			if reqBefore == i-1 {
