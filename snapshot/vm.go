@@ -192,11 +192,10 @@ type vm struct {
 	fbuild        []Frame
 	ranges        []rng
 	// ekeys are the keys of an entry's leading pairs, by place, and eacts
-	// the action strings, as readKey and readAction met them last (entryRun);
-	// eactNext is the eacts slot to fill next.
-	ekeys    [8]entryKey
-	eacts    [4]entryKey
-	eactNext uint8
+	// the action strings, by their memo id's low bits, as readKey and
+	// readAction met them last (entryRun).
+	ekeys [8]entryKey
+	eacts [16]entryKey
 	// usedRanges marks the typed lists already handed out (traceList).
 	usedRanges map[int32]bool
 	builders   []builder
@@ -904,11 +903,11 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, 
 	e.ready() // the stream pair reads its streams
 	// The leading pairs' values (the last one of a key given twice), for
 	// the row, one pair a round. A key that is the memo reference met last
-	// in its place (vm.ekeys), and an action that is one of the action
-	// references met last (vm.eacts), is known without a memo lookup or a
+	// in its place (vm.ekeys), and an action that is the action reference
+	// met last in its slot (vm.eacts), is known without a memo lookup or a
 	// call (a memo reference names the same string as when it was met
 	// while no memo slot is stored twice); readKey and readAction look
-	// up any other. The ints are read here, the only place.
+	// up any other.
 	var action uint8
 	var addr uint64
 	var size, time int64
@@ -917,155 +916,91 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, 
 	var code uint8
 	var str int64
 	var q int
-	// First the pairs whose key and action are known (the common case:
-	// every leading pair), in a loop that makes no call, so that Go's
-	// WebAssembly code keeps its variables out of memory. It stops, at a
-	// pair's start, at anything else: the loop below (the same work,
-	// with readKey's and readAction's calls) goes on from that pair,
-	// unless a known key that is not a leading pair's ended the run.
-	i := 0
-	if known {
-	pairs:
-		for i < len(v.ekeys) && p+16 <= limit {
-			k := &v.ekeys[i]
-			if k.n == 0 || binary.LittleEndian.Uint64(d[p:])&(1<<(8*k.n)-1) != k.enc || i == 0 && k.code != keyAction {
+	// The pairs whose key and action are known (the common case: every
+	// leading pair) are read in a loop that makes no call, so that Go's
+	// WebAssembly code keeps its variables out of memory. In WebAssembly
+	// every jump Go's code takes goes back through the function's
+	// dispatch (see docs/snapshot.md): so the loop has no switch on the
+	// key (a chain of compares and jumps), no search of the actions (one
+	// slot to compare) and no branch on the int's opcode (intForms, read
+	// by arithmetic); the int goes to its variable by selects. The action
+	// comes first (readKey notes only an action as the first key), then
+	// the loop of ints, then the frames key ends the run. Anything else
+	// stops it at a pair's start: readKey (and readAction) look the key
+	// up and note it, and the reading goes on from that pair, or the run
+	// ends there, for the full path.
+	i, looked := 0, -1
+pairs:
+	for {
+		if known && i == 0 && p+16 <= limit && v.ekeys[0].matches(d, p) {
+			r := p + int(v.ekeys[0].n)
+			if a := &v.eacts[int(d[r+1])&(len(v.eacts)-1)]; a.matches(d, r) {
+				action, p, i = a.code, r+int(a.n), 1
+			}
+		}
+		for known && i > 0 && p+16 <= limit {
+			k := &v.ekeys[i&(len(v.ekeys)-1)] // (i == 8: the action's, not an int)
+			if !k.matches(d, p) || k.code-keyAddr > keyTimeUS-keyAddr {
 				break
 			}
-			r := p + int(k.n)
-			switch k.code {
-			case keyAction:
-				if r+8 > len(d) {
-					break pairs
-				}
-				w := binary.LittleEndian.Uint64(d[r:])
-				next := -1
-				for j := range v.eacts {
-					if a := &v.eacts[j]; a.n != 0 && w&(1<<(8*a.n)-1) == a.enc {
-						action, next = a.code, r+int(a.n)
-						break
-					}
-				}
-				if next < 0 {
-					break pairs
-				}
-				p = next
-			case keyAddr, keySize, keyTimeUS, keyStream:
-				// As below.
-				if r+10 > len(d) {
-					break pairs
-				}
-				b := d[r : r+10 : r+10]
-				f := intForms[b[0]]
-				w, at := uint(f&intWidth), 1
-				if f&intLong1 != 0 {
-					w, at = uint(b[1]), 2
-				}
-				if f == 0 || w-1 >= 8 {
-					break pairs
-				}
-				sh := 64 - 8*w
-				u := binary.LittleEndian.Uint64(b[at:]) << sh
-				n := int64(u >> sh)
-				if f&intSigned != 0 {
-					n = int64(u) >> sh
-				}
-				switch k.code {
-				case keyAddr:
-					addr = uint64(n)
-				case keySize:
-					size = n
-				case keyTimeUS:
-					time = n
-				default:
-					if n != v.lastStream {
-						break pairs
-					}
-					stream = v.lastStreamIdx
-				}
-				p = r + at + int(w)
-			default: // frames, or a pair for the full path: the run ends
-				code, str, q = k.code, k.str, r
-				goto row
+			r := p + int(k.n) // r+10 <= limit: n <= 5
+			b := d[r : r+10 : r+10]
+			f := intForms[b[0]]
+			long := uint(f>>intLong1Bit) & 1
+			w := uint(f&intWidth) + long*uint(b[1]) // LONG1: its width byte
+			sh := (64 - 8*w) & 63                   // (w is tested below)
+			u := binary.LittleEndian.Uint64(b[1+long:]) << sh
+			n := int64(u >> sh)
+			if f&intSigned != 0 {
+				n = int64(u) >> sh
 			}
+			if w-1 >= 8 || (n^v.lastStream)&k.stream != 0 { // w-1 >= 8: also f == 0
+				break
+			}
+			if k.code == keyAddr {
+				addr = uint64(n)
+			}
+			if k.code == keySize {
+				size = n
+			}
+			if k.code == keyTimeUS {
+				time = n
+			}
+			if k.code == keyStream {
+				stream = v.lastStreamIdx
+			}
+			p = r + int(1+long+w)
 			i++
 		}
-	}
-scalars:
-	for ; ; i++ {
-		if k := &v.ekeys[i&(len(v.ekeys)-1)]; i < len(v.ekeys) && p+16 <= limit && known && k.n != 0 &&
-			binary.LittleEndian.Uint64(d[p:])&(1<<(8*k.n)-1) == k.enc {
-			code, str, q = k.code, k.str, p+int(k.n)
-		} else {
-			code, str, q = v.readKey(d, p, limit, i)
+		if k := &v.ekeys[i&(len(v.ekeys)-1)]; known && i > 0 && i < len(v.ekeys) && p+16 <= limit &&
+			k.code == keyFrames && k.matches(d, p) {
+			code, str, q = keyFrames, k.str, p+int(k.n)
+			break
 		}
+		if i == looked { // looked up, and still not read above
+			code = keyOther
+			break
+		}
+		code, str, q = v.readKey(d, p, limit, i)
 		if i == 0 && code != keyAction {
 			return 0, nil, false, nil
 		}
 		switch code {
 		case keyAction:
 			next := -1
-			if q+8 <= len(d) && known {
-				w := binary.LittleEndian.Uint64(d[q:])
-				for j := range v.eacts {
-					if a := &v.eacts[j]; a.n != 0 && w&(1<<(8*a.n)-1) == a.enc {
-						action, next = a.code, q+int(a.n)
-						break
-					}
-				}
-			}
-			if next < 0 {
-				if action, next = v.readAction(d, q); next < 0 {
-					code = keyOther
-					break scalars
-				}
+			if action, next = v.readAction(d, q); next < 0 {
+				code = keyOther
+				break pairs
 			}
 			p = next
+			i++
 		case keyAddr, keySize, keyTimeUS, keyStream:
-			// An int: BININT1, BININT2, BININT or LONG1 of 1 to 8
-			// bytes, read as the w bytes after the opcode (and LONG1's
-			// width) at the top of a word, shifted down with or
-			// without their sign.
-			if q+10 > len(d) {
-				code = keyOther
-				break scalars
-			}
-			b := d[q : q+10 : q+10]
-			f := intForms[b[0]]
-			w, at := uint(f&intWidth), 1
-			if f&intLong1 != 0 {
-				w, at = uint(b[1]), 2
-			}
-			if f == 0 || w-1 >= 8 {
-				code = keyOther
-				break scalars
-			}
-			sh := 64 - 8*w
-			u := binary.LittleEndian.Uint64(b[at:]) << sh
-			n := int64(u >> sh)
-			if f&intSigned != 0 {
-				n = int64(u) >> sh
-			}
-			switch code {
-			case keyAddr:
-				addr = uint64(n)
-			case keySize:
-				size = n
-			case keyTimeUS:
-				time = n
-			default:
-				if n != v.lastStream {
-					code = keyOther
-					break scalars
-				}
-				stream = v.lastStreamIdx
-			}
-			p = q + at + int(w)
+			looked = i // noted: read above, if it can be
 		default: // frames, or a pair for the full path
-			break scalars
+			break pairs
 		}
 	}
 	// The dict, memoized, under a mark, as a row.
-row:
 	row := e.addRow(action, addr, size, time, stream)
 	o := obj{kind: oEntry, idx: int32(row), memo: int32(memo.len())}
 	if oi < len(v.objs) {
@@ -1122,7 +1057,8 @@ func memoRef(d []byte, p int) (id, next int) {
 
 // readKey reads the key of the trace-entry pair at p for entryRun, the
 // pair's i-th: its code, string and the position after it, noted in
-// vm.ekeys. The code is keyOther for a key that is not a memoized string
+// vm.ekeys (the first pair's only if it is the action, as entryRun's
+// first known pair is). The code is keyOther for a key that is not a memoized string
 // or for a pair that reaches the limit.
 func (v *vm) readKey(d []byte, p, limit, i int) (uint8, int64, int) {
 	memo := &v.memo
@@ -1139,15 +1075,15 @@ func (v *vm) readKey(d []byte, p, limit, i int) (uint8, int64, int) {
 		return keyOther, 0, 0
 	}
 	code := v.keys[k.n]
-	if code != keyOther && i < len(v.ekeys) {
-		v.ekeys[i] = entryKey{enc: littleEndian(d[p0:p]), n: uint8(p - p0), code: code, str: k.n}
+	if code != keyOther && i < len(v.ekeys) && (i > 0 || code == keyAction) {
+		v.ekeys[i] = noteKey(d[p0:p], code, k.n)
 	}
 	return code, k.n, p
 }
 
 // readAction reads the action at p for entryRun, a memoized string whose
-// code is known: the code and the position after it, noted in vm.eacts,
-// or next < 0 for anything else.
+// code is known: the code and the position after it, noted in vm.eacts
+// (in the slot of the memo id's low bits), or next < 0 for anything else.
 func (v *vm) readAction(d []byte, p int) (code uint8, next int) {
 	memo := &v.memo
 	p0 := p
@@ -1159,8 +1095,7 @@ func (v *vm) readAction(d []byte, p int) (code uint8, next int) {
 	if a.k != kStr || v.acts[a.n] == 0 {
 		return 0, -1
 	}
-	v.eacts[v.eactNext%uint8(len(v.eacts))] = entryKey{enc: littleEndian(d[p0:p]), n: uint8(p - p0), code: v.acts[a.n] - 1}
-	v.eactNext++
+	v.eacts[int(d[p0+1])&(len(v.eacts)-1)] = noteKey(d[p0:p], v.acts[a.n]-1, 0)
 	return v.acts[a.n] - 1, p
 }
 
@@ -1171,19 +1106,41 @@ var intForms = [256]uint8{opBinInt1: 1, opBinInt2: 2, opBinInt: 4 | intSigned, o
 
 // intForms' bits besides the width.
 const (
-	intWidth  = 15
-	intSigned = 16
-	intLong1  = 32
+	intWidth    = 15
+	intSigned   = 16
+	intLong1Bit = 5
+	intLong1    = 1 << intLong1Bit
 )
 
 // entryKey is a trace-entry key or action string as readKey or readAction
-// met it: the n bytes of its memo reference, read little-endian into enc,
-// its key code (an action string's: its action code) and its string.
+// met it: the n bytes of its memo reference (2 or 5), read little-endian
+// into enc with entryNoted set, mask the bytes' bits, its key code (an
+// action string's: its action code) and its string. stream is all ones
+// for the stream key: entryRun tests the stream by it without a branch.
+// A zero entryKey (none noted) matches nothing.
 type entryKey struct {
-	enc  uint64
-	n    uint8
-	code uint8
-	str  int64
+	enc, mask uint64
+	stream    int64
+	n         uint8
+	code      uint8
+	str       int64
+}
+
+// entryNoted is set in a noted entryKey's enc, above any reference's bytes.
+const entryNoted = 1 << 63
+
+// noteKey returns the entryKey of the memo reference b (at most 7 bytes).
+func noteKey(b []byte, code uint8, str int64) entryKey {
+	k := entryKey{enc: littleEndian(b) | entryNoted, mask: 1<<(8*len(b)) - 1, n: uint8(len(b)), code: code, str: str}
+	if code == keyStream {
+		k.stream = -1
+	}
+	return k
+}
+
+// matches reports whether the 8 bytes at d[p] start with k's reference.
+func (k *entryKey) matches(d []byte, p int) bool {
+	return binary.LittleEndian.Uint64(d[p:])&k.mask|entryNoted == k.enc
 }
 
 // littleEndian reads b (at most 8 bytes) as a little-endian number.
