@@ -130,30 +130,36 @@ func (c *narrowColumn[T]) free() int {
 }
 
 // put appends v, the value of row i, to the last page, which has room
-// (see room): put0 then set.
+// (see room): put0 then set. entryStore.addRow writes it out.
 func (c *narrowColumn[T]) put(i int, v T) {
-	if !c.putNarrow(v) && !c.putWide(v) {
+	if u, misfit := c.last().narrow(v); misfit == 0 {
+		c.last().put(u)
+	} else if !c.putWide(v) {
 		c.putSlow(i, v)
 	}
 }
 
-// putNarrow is put's common case, a narrow page and a value that fits
-// it: it appends v and reports true, or does nothing and reports false.
-// It makes no call, so that it is inlined (entryStore.addRow): in
-// WebAssembly a call less a trace entry and column.
-func (c *narrowColumn[T]) putNarrow(v T) bool {
-	p := &c.pages[len(c.pages)-1]
-	// encode written out, but for 0, which putSlow takes (calling encode
-	// costs putNarrow its inlining).
+// last returns the last page.
+func (c *narrowColumn[T]) last() *narrowPage[T] { return &c.pages[len(c.pages)-1] }
+
+// narrow returns v's narrow value in p and misfit 0, or a misfit other
+// than 0 if p is wide or v does not fit it narrow (as encode, but 0 does
+// not fit: putSlow takes it). It tests by arithmetic, without a branch
+// (a jump in WebAssembly: see entryStore.addRow), and makes no call
+// (calling encode would cost it its inlining).
+func (p *narrowPage[T]) narrow(v T) (u uint32, misfit uint64) {
 	off := uint64(v) - p.base
-	u := off >> p.shift
-	if p.w != nil || off&(1<<p.shift-1) != 0 || u-1 >= 1<<32-1 {
-		return false
-	}
+	sh := p.shift & 63 // (no test for a shift of 64 or more)
+	w := off >> sh
+	// w in [1, 2^32): w-1 and w below 2^32.
+	return uint32(w), off&(1<<sh-1) | (w-1)>>32 | w>>32 | uint64(cap(p.w))
+}
+
+// put appends u to the narrow page p, which has room.
+func (p *narrowPage[T]) put(u uint32) {
 	n := len(p.d)
 	p.d = p.d[:n+1] // room: no append, whose growing path costs inlining
-	p.d[n] = uint32(u)
-	return true
+	p.d[n] = u
 }
 
 // putWide is put's common case in a wide page (addresses that span more
@@ -161,7 +167,7 @@ func (c *narrowColumn[T]) putNarrow(v T) bool {
 // narrowEarly rows, which set narrowPage.early (a page's rows are
 // appended, so its length is the row's place in it), it appends v and
 // reports true, else does nothing and reports false. Inlined, as
-// putNarrow.
+// narrow.
 func (c *narrowColumn[T]) putWide(v T) bool {
 	p := &c.pages[len(c.pages)-1]
 	n := len(p.w)
@@ -173,7 +179,7 @@ func (c *narrowColumn[T]) putWide(v T) bool {
 	return true
 }
 
-// putSlow is put past putNarrow and putWide: the first rows of a wide
+// putSlow is put past a narrow value and putWide: the first rows of a wide
 // page, 0 or a value that widens the page.
 func (c *narrowColumn[T]) putSlow(i int, v T) {
 	c.put0()

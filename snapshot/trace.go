@@ -200,6 +200,12 @@ func (e *entryStore) ready() {
 // addRow appends a row of these values (no stack) and returns its index:
 // add then a set per column, or, for rows below roomTo, a put per column
 // without checking each column's room.
+//
+// Below roomTo, with stream 0 and addr, size and time narrow in narrow
+// pages (a file of distinct stacks: every row), the values are tested by
+// arithmetic (narrowPage.narrow) and put after one branch: in
+// WebAssembly every jump Go's code takes goes back through the
+// function's dispatch (see entryRun).
 func (e *entryStore) addRow(action uint8, addr uint64, size, time int64, stream uint16) int {
 	if e.n >= e.roomTo {
 		free := 0
@@ -217,27 +223,45 @@ func (e *entryStore) addRow(action uint8, addr uint64, size, time int64, stream 
 		}
 		e.roomTo = e.n + free
 	}
+	row := e.n
+	a, s, t := e.addr.last(), e.size.last(), e.time.last()
+	ua, ma := a.narrow(addr)
+	us, ms := s.narrow(size)
+	ut, mt := t.narrow(time)
 	e.action.put(action)
-	if !e.addr.putNarrow(addr) && !e.addr.putWide(addr) {
-		e.addr.putSlow(e.n, addr)
-	}
-	if !e.size.putNarrow(size) && !e.size.putWide(size) {
-		e.size.putSlow(e.n, size)
-	}
-	if stream == 0 {
-		// A 0 may go to any page, shared or not (streamColumn): column's
-		// put, inlined, not streamColumn's, a call (in WebAssembly a
-		// call less a trace entry).
+	if ma|ms|mt|uint64(stream) == 0 {
+		a.put(ua)
+		s.put(us)
 		e.stream.column.put(0)
+		t.put(ut)
 	} else {
-		e.stream.put(stream)
-	}
-	if !e.time.putNarrow(time) && !e.time.putWide(time) {
-		e.time.putSlow(e.n, time)
+		// narrowColumn.put, written out (a call less).
+		if ma == 0 {
+			a.put(ua)
+		} else if !e.addr.putWide(addr) {
+			e.addr.putSlow(row, addr)
+		}
+		if ms == 0 {
+			s.put(us)
+		} else if !e.size.putWide(size) {
+			e.size.putSlow(row, size)
+		}
+		if stream == 0 {
+			// A 0 may go to any page, shared or not (streamColumn):
+			// column's put, inlined, not streamColumn's, a call.
+			e.stream.column.put(0)
+		} else {
+			e.stream.put(stream)
+		}
+		if mt == 0 {
+			t.put(ut)
+		} else if !e.time.putWide(time) {
+			e.time.putSlow(row, time)
+		}
 	}
 	e.stack.put(NoStack)
 	e.n++
-	return e.n - 1
+	return row
 }
 
 // free returns how many rows every column's last page has room for.
