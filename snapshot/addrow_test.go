@@ -12,8 +12,16 @@ import (
 // (as setItems does), across the first page's doublings and several full
 // pages, with times that widen a page now and then: every row of every
 // column must read back the same, and no put may pass a page's end (put
-// would panic).
+// would panic). Addresses and sizes are random 64-bit numbers (wide
+// pages), then as a trace's (multiples of 512 near each other, sizes below
+// 4 GiB, a 0 or a far value now and then): addRow's one-branch path.
 func TestAddRow(t *testing.T) {
+	for _, narrow := range []bool{false, true} {
+		testAddRow(t, narrow)
+	}
+}
+
+func testAddRow(t *testing.T, narrow bool) {
 	r := rand.New(rand.NewPCG(5, 6))
 	var fast, plain entryStore
 	fast.ready()
@@ -36,6 +44,18 @@ func TestAddRow(t *testing.T) {
 			tm += math.MaxInt32 // widens the page
 		}
 		action, addr, size, stream := uint8(r.IntN(12)), r.Uint64(), int64(r.Uint64()), uint16(r.IntN(3))
+		if narrow {
+			addr, size = 0x7f00_0000_0000+512*r.Uint64N(1<<20), r.Int64N(1<<32)
+			if r.IntN(4) != 0 {
+				stream = 0
+			}
+			switch r.IntN(3000) {
+			case 0:
+				addr, size = 0, 0
+			case 1:
+				addr, size = r.Uint64(), -1
+			}
+		}
 		row := fast.addRow(action, addr, size, tm, stream)
 		p := plain.add()
 		plain.action.set(p, action)
@@ -44,16 +64,16 @@ func TestAddRow(t *testing.T) {
 		plain.time.set(p, tm)
 		plain.stream.set(p, stream)
 		if row != p || row != i {
-			t.Fatalf("row %d: addRow gave %d, add %d", i, row, p)
+			t.Fatalf("narrow %v, row %d: addRow gave %d, add %d", narrow, i, row, p)
 		}
 	}
 	if fast.n != n || plain.n != n {
-		t.Fatalf("%d and %d rows, want %d", fast.n, plain.n, n)
+		t.Fatalf("narrow %v: %d and %d rows, want %d", narrow, fast.n, plain.n, n)
 	}
 	for i := range n {
 		if fast.action.at(i) != plain.action.at(i) || fast.addr.at(i) != plain.addr.at(i) || fast.size.at(i) != plain.size.at(i) ||
 			fast.time.at(i) != plain.time.at(i) || fast.stream.at(i) != plain.stream.at(i) || fast.stack.at(i) != plain.stack.at(i) {
-			t.Fatalf("row %d: addRow's (%d %d %d %d %d %d), add's (%d %d %d %d %d %d)", i,
+			t.Fatalf("narrow %v, row %d: addRow's (%d %d %d %d %d %d), add's (%d %d %d %d %d %d)", narrow, i,
 				fast.action.at(i), fast.addr.at(i), fast.size.at(i), fast.time.at(i), fast.stream.at(i), fast.stack.at(i),
 				plain.action.at(i), plain.addr.at(i), plain.size.at(i), plain.time.at(i), plain.stream.at(i), plain.stack.at(i))
 		}
