@@ -56,10 +56,13 @@ func foldScanPlain(dl []byte, p int, fm []uint64, seed uint64) (int, []FrameID, 
 // buffer is full), odd and even lengths, BINGET and LONG_BINGET mixed,
 // ranks in any order and often equal (the first of the least counts),
 // ended by APPENDS, by a memo id not in the table (at any place), by
-// another opcode or by the end of the input. Every result must agree.
+// another opcode or by the end of the input, or by a memo id beyond the
+// table whose place modulo the table's length holds a frame (foldScan
+// reads the table at id&(len-1)). With no table every reference misses.
+// Every result must agree.
 func TestFoldScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	fm := make([]uint64, 70000)
+	fm := make([]uint64, 1<<16)
 	for id := range fm {
 		if id%97 == 13 {
 			continue // not a frame
@@ -91,6 +94,10 @@ func TestFoldScan(t *testing.T) {
 				if (fm[id] != 0) == (i != miss) {
 					break // a frame, or at miss a memo id that is not one
 				}
+				if i == miss && r.IntN(3) == 0 && fm[id] != 0 {
+					id += len(fm) << r.IntN(16) // beyond, on a frame's place
+					break
+				}
 			}
 			if id < 256 && r.IntN(4) != 0 {
 				d = append(d, opBinGet, byte(id))
@@ -108,9 +115,13 @@ func TestFoldScan(t *testing.T) {
 			d = d[:max(1, len(d)-r.IntN(6))]
 		}
 		seed := r.Uint64()
+		tab := fm
+		if k%23 == 22 {
+			tab = nil
+		}
 		var buf [foldMax]FrameID
-		p, got, fs, miss := foldScan(d, 1, fm, &buf, seed)
-		wp, wids, wfs, wmiss := foldScanPlain(d, 1, fm, seed)
+		p, got, fs, miss := foldScan(d, 1, tab, &buf, seed)
+		wp, wids, wfs, wmiss := foldScanPlain(d, 1, tab, seed)
 		if p != wp || got != len(wids) || fs != wfs || miss != wmiss {
 			t.Fatalf("list %d (%d refs): foldScan p %d n %d %+v miss %d, plainly p %d n %d %+v miss %d",
 				k, n, p, got, fs, miss, wp, len(wids), wfs, wmiss)

@@ -1456,6 +1456,10 @@ func (v *vm) foldList(d []byte, pos, limit int) (int, folded, int, bool) {
 	}
 }
 
+// noFrames is foldScan's frame table when it is given none: one entry,
+// no frame.
+var noFrames [1]uint64
+
 // foldMax bounds the frames of a list foldList reads: one more than a lazy
 // stack may have.
 const foldMax = 1 << lazyNBits
@@ -1473,7 +1477,8 @@ const (
 // another stop; it returns the position, the number of IDs and the fold.
 // Its loop makes no call (a call makes Go's WebAssembly code keep the
 // loop's variables in memory) and checks few bounds: a reference is read
-// only where 5 bytes are left.
+// only where 5 bytes are left. fm's length is 0 or a power of two
+// (memoFrame grows vm.frameMemo so).
 func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64) (int, int, folded, int) {
 	all, best, site, h := uint32(0), uint32(0xffff)<<16, FrameID(0), xxStart(seed)
 	miss := scanOther
@@ -1527,6 +1532,16 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 			best, site = r, f2
 		}
 	}
+	// fm's entry for a memo id is read at id&mask and counts only where
+	// id <= mask: no branch around the load, which in WebAssembly is a
+	// taken jump, back through the function's dispatch loop, a reference.
+	if len(fm) == 0 {
+		fm = noFrames[:]
+	}
+	mask := len(fm) - 1
+	if len(fm)&mask != 0 {
+		panic("snapshot: foldScan's frame table is not a power of two long")
+	}
 	// Two references a round (a round's jump back costs in WebAssembly):
 	// BINGET ('h') or LONG_BINGET ('j', bit 1 set) without a branch on
 	// which (frames below memo id 256 and above alternate unpredictably),
@@ -1545,11 +1560,8 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 		}
 		long := int(c>>1) & 1
 		id := int(binary.LittleEndian.Uint32(b[1:]) & (0xff | uint32(-long)))
-		var e uint64
-		if id < len(fm) {
-			e = fm[id]
-		}
-		if uint32(e) == 0 {
+		e := fm[id&mask]
+		if uint32(e) == 0 || id > mask {
 			miss = id
 			break
 		}
@@ -1582,11 +1594,8 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 		}
 		long2 := int(c2>>1) & 1
 		id2 := int(binary.LittleEndian.Uint32(b2[1:]) & (0xff | uint32(-long2)))
-		var e2 uint64
-		if id2 < len(fm) {
-			e2 = fm[id2]
-		}
-		if uint32(e2) == 0 {
+		e2 := fm[id2&mask]
+		if uint32(e2) == 0 || id2 > mask {
 			miss = id2
 			break
 		}
@@ -1661,6 +1670,7 @@ func (v *vm) memoFrame(id int) (uint64, bool) {
 	}
 	if id < frameMemoMax && !v.memoRewritten {
 		if id >= len(v.frameMemo) {
+			// A power of two long, for foldScan.
 			n := max(1024, len(v.frameMemo))
 			for n <= id {
 				n *= 2
