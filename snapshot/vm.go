@@ -1542,6 +1542,37 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 	if len(fm)&mask != 0 {
 		panic("snapshot: foldScan's frame table is not a power of two long")
 	}
+	// The least rank and the place of its first frame here, packed
+	// (rank<<32 | place): one value and one select a frame. Places
+	// grow, so the least packed value is the first frame of the least
+	// rank; a rank equal to the first loop's best never replaces it.
+	a := foldAcc{uint64(all), uint64(best) << 32, h}
+	p, n, miss = foldRefs(dl, p, fm, buf, n, &a)
+	all, bp, h := uint32(a.all), a.bp, a.h
+	if r := uint32(bp >> 32); r < best {
+		best, site = r, buf[bp&(foldMax-1)]
+	}
+	return p, n, folded{all, best, site, h}, miss
+}
+
+// foldAcc is what foldRefs carries from a frame to the next: the OR of
+// the fold words, the least rank and the place of its first frame packed
+// (rank<<32 | place), and the stack hash (in WebAssembly).
+type foldAcc struct{ all, bp, h uint64 }
+
+// foldRefsGo is foldScan's loop after the native two-references one:
+// memo references to frames from dl[p] on, their IDs put in ids from
+// place n on and folded into a, until the APPENDS (miss scanEnd, p at
+// it) or another stop (a memo id not in fm, scanFull, scanOther). fm is
+// a power of two long and read at id&(len(fm)-1): no branch around the
+// load, which in WebAssembly's Go code was a taken jump a reference. It
+// returns the position, the number of IDs and the stop. In WebAssembly
+// foldRefs is this loop in assembly (foldrefs_wasm.s), natively it is
+// this function.
+func foldRefsGo(dl []byte, p int, fm []uint64, ids *[foldMax]FrameID, n int, a *foldAcc) (int, int, int) {
+	mask := len(fm) - 1
+	all, bp, h := a.all, a.bp, a.h
+	miss := scanOther
 	// Two references a round (a round's jump back costs in WebAssembly):
 	// BINGET ('h') or LONG_BINGET ('j', bit 1 set) without a branch on
 	// which (frames below memo id 256 and above alternate unpredictably),
@@ -1572,12 +1603,12 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 		p += 2 + 3*long
 		f := FrameID(uint32(e) - 1)
 		ids[n&(foldMax-1)] = f
-		n++
 		w := uint32(e >> 32)
-		all |= w
-		if r := w &^ 0xffff; r < best {
-			best, site = r, f
+		all |= uint64(w)
+		if r := uint64(w&^0xffff)<<32 | uint64(n); r < bp {
+			bp = r
 		}
+		n++
 		if foldedHash {
 			h = xxStep(h, f)
 		}
@@ -1603,17 +1634,18 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 		p += 2 + 3*long2
 		f2 := FrameID(uint32(e2) - 1)
 		ids[n&(foldMax-1)] = f2
-		n++
 		w2 := uint32(e2 >> 32)
-		all |= w2
-		if r := w2 &^ 0xffff; r < best {
-			best, site = r, f2
+		all |= uint64(w2)
+		if r := uint64(w2&^0xffff)<<32 | uint64(n); r < bp {
+			bp = r
 		}
+		n++
 		if foldedHash {
 			h = xxStep(h, f2)
 		}
 	}
-	return p, n, folded{all, best, site, h}, miss
+	a.all, a.bp, a.h = all, bp, h
+	return p, n, miss
 }
 
 // framesEnd ends frameItems at the APPENDS at p (the list's MARK at pos):

@@ -1,0 +1,217 @@
+#include "textflag.h"
+
+// func foldRefs(dl []byte, p int, fm []uint64, ids *[foldMax]FrameID, n int, a *foldAcc) (q, m, miss int)
+//
+// foldRefsGo's loop, one reference a round. Locals: R0 dl's base, R1
+// len(dl), R2 p, R3 fm's base, R4 len(fm)-1 (the mask), R5 ids, R6 n,
+// R7 a.all, R8 a.bp, R9 a.h, R10 the memo id, R11 its fm entry, R12 the
+// opcode, then long, then the frame ID, R13 the stop (miss).
+TEXT ·foldRefs(SB), NOSPLIT, $0-104
+	I64Load dl_base+0(FP)
+	Set R0
+	I64Load dl_len+8(FP)
+	Set R1
+	I64Load p+24(FP)
+	Set R2
+	I64Load fm_base+32(FP)
+	Set R3
+	I64Load fm_len+40(FP)
+	I64Const $1
+	I64Sub
+	Set R4
+	I64Load ids+56(FP)
+	Set R5
+	I64Load n+64(FP)
+	Set R6
+	I64Load a+72(FP)
+	I32WrapI64
+	I64Load $0
+	Set R7
+	I64Load a+72(FP)
+	I32WrapI64
+	I64Load $8
+	Set R8
+	I64Load a+72(FP)
+	I32WrapI64
+	I64Load $16
+	Set R9
+	I64Const $-3 // scanOther
+	Set R13
+
+	Block
+	Loop
+		// p+5 > len(dl): stop (scanOther).
+		Get R2
+		I64Const $5
+		I64Add
+		Get R1
+		I64GtS
+		BrIf $1
+
+		// c := dl[p]; not BINGET or LONG_BINGET: stop, scanEnd at APPENDS.
+		Get R0
+		Get R2
+		I64Add
+		I32WrapI64
+		I64Load8U $0
+		Tee R12
+		I64Const $2
+		I64Or
+		I64Const $0x6a // opLongBinGet
+		I64Ne
+		If
+			I64Const $-1 // scanEnd
+			I64Const $-3 // scanOther
+			Get R12
+			I64Const $0x65 // opAppends
+			I64Eq
+			Select
+			Set R13
+			Br $2
+		End
+
+		// long := c>>1&1; id := the 4 bytes after c & (0xff | -long).
+		Get R0
+		Get R2
+		I64Add
+		I32WrapI64
+		I64Load32U $1
+		I64Const $0
+		Get R12
+		I64Const $1
+		I64ShrU
+		I64Const $1
+		I64And
+		Tee R12
+		I64Sub
+		I64Const $0xff
+		I64Or
+		I64And
+		Tee R10
+
+		// e := fm[id&mask]; no frame there or id > mask: stop at id.
+		Get R4
+		I64And
+		I64Const $3
+		I64Shl
+		Get R3
+		I64Add
+		I32WrapI64
+		I64Load $0
+		Tee R11
+		I32WrapI64
+		I32Eqz
+		Get R10
+		Get R4
+		I64GtU
+		I32Or
+		If
+			Get R10
+			Set R13
+			Br $2
+		End
+
+		// n == foldMax: stop (scanFull).
+		Get R6
+		I64Const $4096
+		I64Eq
+		If
+			I64Const $-2 // scanFull
+			Set R13
+			Br $2
+		End
+
+		// p += 2 + 3*long
+		Get R2
+		I64Const $2
+		I64Add
+		Get R12
+		I64Const $3
+		I64Mul
+		I64Add
+		Set R2
+
+		// f := uint32(e) - 1; ids[n] = f
+		Get R11
+		I64Const $1
+		I64Sub
+		I64Const $0xffffffff
+		I64And
+		Set R12
+		Get R5
+		Get R6
+		I64Const $2
+		I64Shl
+		I64Add
+		I32WrapI64
+		Get R12
+		I64Store32 $0
+
+		// w := e>>32; all |= w
+		Get R11
+		I64Const $32
+		I64ShrU
+		Tee R11
+		Get R7
+		I64Or
+		Set R7
+
+		// r := (w&^0xffff)<<32 | n; bp = min(bp, r)
+		Get R11
+		I64Const $0xffff0000
+		I64And
+		I64Const $32
+		I64Shl
+		Get R6
+		I64Or
+		Tee R11
+		Get R8
+		Get R11
+		Get R8
+		I64LtU
+		Select
+		Set R8
+
+		// h = rotl(h + f*xxP2, 31) * xxP1 (xxStep)
+		Get R9
+		Get R12
+		I64Const $-4417276706812531889
+		I64Mul
+		I64Add
+		I64Const $31
+		I64Rotl
+		I64Const $-7046029288634856825
+		I64Mul
+		Set R9
+
+		// n++
+		Get R6
+		I64Const $1
+		I64Add
+		Set R6
+		Br $0
+	End
+	End
+
+	I64Load a+72(FP)
+	I32WrapI64
+	Get R7
+	I64Store $0
+	I64Load a+72(FP)
+	I32WrapI64
+	Get R8
+	I64Store $8
+	I64Load a+72(FP)
+	I32WrapI64
+	Get R9
+	I64Store $16
+	Get SP
+	Get R2
+	I64Store q+80(FP)
+	Get SP
+	Get R6
+	I64Store m+88(FP)
+	Get SP
+	Get R13
+	I64Store miss+96(FP)
+	RET
