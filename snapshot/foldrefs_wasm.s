@@ -2,16 +2,22 @@
 
 // func foldRefs(dl []byte, p int, fm []uint64, ids *[foldMax]FrameID, n int, a *foldAcc) (q, m, miss int)
 //
-// foldRefsGo's loop, one reference a round. Locals: R0 dl's base, R1
-// len(dl), R2 p, R3 fm's base, R4 len(fm)-1 (the mask), R5 ids, R6 n,
-// R7 a.all, R8 a.bp, R9 a.h, R10 the memo id, R11 its fm entry, R12 the
-// opcode, then long, then the frame ID, R13 the stop (miss).
+// foldRefsGo's loop, one reference a round. Locals: R2 the address of
+// dl[p], R1 that of dl[len(dl)-5] (the last place a reference is read
+// from), R3 fm's base, R4 len(fm)-1 (the mask), R5 ids, R6 n, R7 a.all,
+// R8 a.bp, R9 a.h, R10 the memo id, R11 its fm entry, R12 the opcode,
+// then long, then the frame ID, R13 the stop (miss); few locals, so that
+// V8 keeps the loop's in registers.
 TEXT ·foldRefs(SB), NOSPLIT, $0-104
 	I64Load dl_base+0(FP)
-	Set R0
 	I64Load dl_len+8(FP)
+	I64Add
+	I64Const $5
+	I64Sub
 	Set R1
+	I64Load dl_base+0(FP)
 	I64Load p+24(FP)
+	I64Add
 	Set R2
 	I64Load fm_base+32(FP)
 	Set R3
@@ -42,16 +48,12 @@ TEXT ·foldRefs(SB), NOSPLIT, $0-104
 	Loop
 		// p+5 > len(dl): stop (scanOther).
 		Get R2
-		I64Const $5
-		I64Add
 		Get R1
 		I64GtS
 		BrIf $1
 
 		// c := dl[p]; not BINGET or LONG_BINGET: stop, scanEnd at APPENDS.
-		Get R0
 		Get R2
-		I64Add
 		I32WrapI64
 		I64Load8U $0
 		Tee R12
@@ -71,9 +73,7 @@ TEXT ·foldRefs(SB), NOSPLIT, $0-104
 		End
 
 		// long := c>>1&1; id := the 4 bytes after c & (0xff | -long).
-		Get R0
 		Get R2
-		I64Add
 		I32WrapI64
 		I64Load32U $1
 		I64Const $0
@@ -207,6 +207,8 @@ TEXT ·foldRefs(SB), NOSPLIT, $0-104
 	I64Store $16
 	Get SP
 	Get R2
+	I64Load dl_base+0(FP)
+	I64Sub
 	I64Store q+80(FP)
 	Get SP
 	Get R6
