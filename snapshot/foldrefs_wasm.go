@@ -8,7 +8,7 @@ package snapshot
 // and V8 then keeps most of the loop's values in its stack frame, moving
 // them in and out at every jump (about 130 x86 instructions a frame in
 // foldRefsGo's loop). Here the loop is a plain WebAssembly loop over
-// fourteen locals: V8 keeps them in registers.
+// fourteen locals, most of which V8 keeps in registers (about 67).
 //
 //go:noescape
 func foldRefs(dl []byte, p int, fm []uint64, ids *[foldMax]FrameID, n int, a *foldAcc) (q, m, miss int)
