@@ -21,7 +21,7 @@ WASM_MAINS := $(patsubst wasm/%/,%,$(sort $(dir $(wildcard wasm/*/main.go))))
 # binary is made of). The workers, which do the heavy analysis, keep it.
 APP_GCFLAGS := -gcflags=all=-l
 
-.PHONY: all dist serve test unit vet e2e axe chromium bench bench-browser bench-startup fuzz cli clean wasm-size
+.PHONY: all dist serve test unit unit-wasm vet e2e axe chromium bench bench-browser bench-startup fuzz cli clean wasm-size
 
 all: dist
 
@@ -62,6 +62,17 @@ vet:
 unit:
 	$(GO) test ./... 
 
+# unit-wasm runs the decoder's and the replay's tests as the browser worker
+# runs that code: compiled to WebAssembly, in Node (the go_js_wasm_exec
+# wrapper of the Go toolchain). The decoder has WebAssembly-only code
+# (snapshot/foldrefs_wasm.s, the stack hash of stackhash_wasm.go) that the
+# native tests do not reach. Node comes with npm (.ci/run installs it).
+WASM_TESTS := Fold|Lazy|Differential|DecodeData|EntryRun|AddRow|Split|StackHash
+unit-wasm:
+	@command -v node >/dev/null 2>&1 || { echo "node is missing: apt-get install -y nodejs"; exit 1; }
+	GOOS=js GOARCH=wasm $(GO) test -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" -run '$(WASM_TESTS)' ./snapshot/
+	GOOS=js GOARCH=wasm $(GO) test -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" ./snapshot/analysis/
+
 # chromium installs Debian's Chromium when it is missing (as root), or says how.
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
@@ -81,7 +92,7 @@ e2e: BROTLI = 5
 e2e: chromium axe dist
 	OOMSCOPE_DIST=$(abspath $(DIST)) $(GO) test -count=1 -tags e2e -timeout 20m ./e2e/ $(E2EFLAGS)
 
-test: vet unit e2e
+test: vet unit unit-wasm e2e
 
 # bench runs the Go benchmarks; snapshot/load's BenchmarkLoad prints a table
 # of both benchmark families at OOMSCOPE_BENCH_MB MiB (default 10,55,200;
