@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/binary"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 )
 
@@ -129,6 +130,20 @@ func TestFoldScan(t *testing.T) {
 		for i, f := range wids {
 			if buf[i] != f {
 				t.Fatalf("list %d: frame %d is %d, want %d", k, i, buf[i], f)
+			}
+		}
+		// In WebAssembly foldRefs is assembly: it must leave what
+		// foldRefsGo leaves, from any start (natively they are one).
+		if runtime.GOARCH == "wasm" && len(tab) > 0 {
+			start := 1 + r.IntN(3)
+			a0 := foldAcc{r.Uint64(), r.Uint64() | 1<<63, seed}
+			var ids, wantIDs [foldMax]FrameID
+			a, wa := a0, a0
+			p, m, miss := foldRefs(d, start, tab, &ids, 2, &a)
+			wp, wm, wmiss := foldRefsGo(d, start, tab, &wantIDs, 2, &wa)
+			if p != wp || m != wm || miss != wmiss || a != wa || ids != wantIDs {
+				t.Fatalf("list %d from %d: foldRefs p %d n %d miss %d %+v, foldRefsGo p %d n %d miss %d %+v",
+					k, start, p, m, miss, a, wp, wm, wmiss, wa)
 			}
 		}
 	}
