@@ -395,7 +395,7 @@ loop:
 		if addr == 0 {
 			break
 		}
-		h := int((addr*0x9E3779B97F4A7C15)>>shift) & mask // uintMap.home (the mask for prove)
+		h := int((addr*fibonacci)>>shift) & mask // uintMap.home (the mask for prove)
 		var dc int64
 		switch actions[j] {
 		case uint8(snapshot.KindAlloc):
@@ -448,7 +448,7 @@ loop:
 				slots[h] = uintSlot[openAlloc]{}
 			} else {
 				for ; slots[g].key != 0; g = (g + 1) & mask {
-					if hg := int((slots[g].key * 0x9E3779B97F4A7C15) >> shift); (g-hg)&mask >= (g-h)&mask {
+					if hg := int((slots[g].key * fibonacci) >> shift); (g-hg)&mask >= (g-h)&mask {
 						slots[h] = slots[g]
 						h = g
 					}

@@ -31,8 +31,14 @@ func newUintMap[V any]() *uintMap[V] {
 // home is key's first slot (Fibonacci hashing: block addresses are
 // multiples of 512, whose low bits say nothing).
 func (t *uintMap[V]) home(key uint64) int {
-	return int((key * 0x9E3779B97F4A7C15) >> t.shift)
+	return int((key * fibonacci) >> t.shift)
 }
+
+// fibonacci is home's multiplier, 2^64 over the golden ratio. The loops
+// that hold the table in locals (touch, the replay's allocsRun) write
+// home out with it: calling home there, even inlined, changes how Go
+// allocates their WebAssembly locals.
+const fibonacci = 0x9E3779B97F4A7C15
 
 // get returns what key maps to.
 func (t *uintMap[V]) get(key uint64) (V, bool) {
@@ -139,11 +145,11 @@ func (t *uintMap[V]) touch(keys []uint64) uint64 {
 	i := 0
 	for ; i+4 <= len(keys); i += 4 {
 		k := keys[i : i+4 : i+4]
-		s0 += slots[(k[0]*0x9E3779B97F4A7C15>>shift)&mask].key + slots[(k[1]*0x9E3779B97F4A7C15>>shift)&mask].key
-		s1 += slots[(k[2]*0x9E3779B97F4A7C15>>shift)&mask].key + slots[(k[3]*0x9E3779B97F4A7C15>>shift)&mask].key
+		s0 += slots[(k[0]*fibonacci>>shift)&mask].key + slots[(k[1]*fibonacci>>shift)&mask].key
+		s1 += slots[(k[2]*fibonacci>>shift)&mask].key + slots[(k[3]*fibonacci>>shift)&mask].key
 	}
 	for _, key := range keys[i:] {
-		s0 += slots[(key*0x9E3779B97F4A7C15>>shift)&mask].key
+		s0 += slots[(key*fibonacci>>shift)&mask].key
 	}
 	return s0 + s1
 }
