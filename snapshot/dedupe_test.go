@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -180,5 +181,89 @@ func TestDedupeFewPlaces(t *testing.T) {
 				t.Fatalf("%d stacks left, want %d", tab.count, next)
 			}
 		})
+	}
+}
+
+// TestDedupePasses compares dedupeFrom's passes over a page of hashes
+// (countBuckets, scatterFrags, skipUnwanted: four hashes a round, then
+// the rest one by one) with one hash at a time, on lengths around
+// multiples of four, with hashes in few buckets (the same bucket several
+// times in a round) and in any.
+func TestDedupePasses(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for n := range 19 {
+		for _, few := range []bool{true, false} {
+			hs := make([]uint64, n)
+			for i := range hs {
+				hs[i] = r.Uint64()
+				if few {
+					hs[i] = uint64(r.IntN(3))<<(64-dedupeBucketBits) | hs[i]>>dedupeBucketBits
+				}
+			}
+			bucket := func(h uint64) int { return int(h >> (64 - dedupeBucketBits)) }
+			// countBuckets adds to what the counts hold.
+			c := new([dedupeBuckets]int32)
+			c[bucket(^uint64(0))] = 5
+			countBuckets(hs, c)
+			want := make(map[int]int32)
+			want[dedupeBuckets-1] = 5
+			for _, h := range hs {
+				want[bucket(h)]++
+			}
+			for b := range dedupeBuckets {
+				if c[b] != want[b] {
+					t.Fatalf("n %d few %v: bucket %d counted %d, want %d", n, few, b, c[b], want[b])
+				}
+			}
+			// scatterFrags: bucket b's fragments in order from fill[b] on.
+			fill, start := new([dedupeBuckets]int32), map[int]int32{}
+			at := int32(3)
+			for b := range dedupeBuckets {
+				fill[b], start[b] = at, at
+				at += int32(len(hs)) // room for every hash of hs
+			}
+			frags := make([]uint32, at+int32(len(hs)))
+			for i := range frags {
+				frags[i] = 0xdead
+			}
+			mask := uint32(1<<20 - 1)
+			scatterFrags(hs, fill, frags, mask)
+			wantFrags := slices.Clone(frags)
+			for i := range wantFrags {
+				wantFrags[i] = 0xdead
+			}
+			next := maps.Clone(start)
+			for _, h := range hs {
+				b := bucket(h)
+				wantFrags[next[b]] = uint32(h) & mask
+				next[b]++
+			}
+			if !slices.Equal(frags, wantFrags) {
+				t.Fatalf("n %d few %v: fragments scattered differ", n, few)
+			}
+			for b := range dedupeBuckets {
+				if fill[b] != next[b] {
+					t.Fatalf("n %d few %v: bucket %d filled to %d, want %d", n, few, b, fill[b], next[b])
+				}
+			}
+			// skipUnwanted: from each multiple of 4, the first such
+			// index whose round of four holds a wanted bucket, or
+			// whose round is short.
+			wanted := new([dedupeBuckets]uint8)
+			if len(hs) > 0 {
+				wanted[bucket(hs[r.IntN(len(hs))])] = 1
+			}
+			for k := 0; k <= len(hs); k += 4 {
+				w := k
+				for ; w+4 <= len(hs); w += 4 {
+					if slices.ContainsFunc(hs[w:w+4], func(h uint64) bool { return wanted[bucket(h)] != 0 }) {
+						break
+					}
+				}
+				if got := skipUnwanted(hs, k, wanted); got != w {
+					t.Fatalf("n %d few %v: skipUnwanted from %d = %d, want %d", n, few, k, got, w)
+				}
+			}
+		}
 	}
 }

@@ -647,11 +647,7 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 	counts := make([]*[dedupeBuckets]int32, workers)
 	inParallel(workers, func(w int) {
 		c := new([dedupeBuckets]int32)
-		t.eachHash(ids[w], ids[w+1], func(_ int, hs []uint64) {
-			for _, h := range hs {
-				c[h>>(64-dedupeBucketBits)]++
-			}
-		})
+		t.eachHash(ids[w], ids[w+1], func(_ int, hs []uint64) { countBuckets(hs, c) })
 		counts[w] = c
 	})
 	// Bucket b's stacks are frags[start[b]:start[b+1]], worker w's from
@@ -672,14 +668,9 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 	frags := make([]uint32, m)
 	mask := dedupeFragMask
 	inParallel(workers, func(w int) {
-		fill := *first[w]
-		t.eachHash(ids[w], ids[w+1], func(_ int, hs []uint64) {
-			for _, h := range hs {
-				f := &fill[h>>(64-dedupeBucketBits)]
-				frags[*f] = uint32(h) & mask
-				*f++
-			}
-		})
+		fill := new([dedupeBuckets]int32)
+		*fill = *first[w]
+		t.eachHash(ids[w], ids[w+1], func(_ int, hs []uint64) { scatterFrags(hs, fill, frags, mask) })
 	})
 	// Each worker searches the buckets of about half the stacks; pairs
 	// holds the places of a stack whose fragment was met before in its
@@ -713,6 +704,57 @@ func (t *Stacks) dedupeFrom(from int) []StackID {
 	return t.renumber(rep, from)
 }
 
+// countBuckets adds to c[b] the number of hashes hs in bucket b (their
+// top dedupeBucketBits bits). In WebAssembly a loop's every round goes
+// back through the function's dispatch (see docs/snapshot.md, "Lazy
+// stacks"): four hashes a round.
+func countBuckets(hs []uint64, c *[dedupeBuckets]int32) {
+	const sh = 64 - dedupeBucketBits
+	i := 0
+	for ; i+4 <= len(hs); i += 4 {
+		h := hs[i : i+4 : i+4]
+		c[h[0]>>sh]++
+		c[h[1]>>sh]++
+		c[h[2]>>sh]++
+		c[h[3]>>sh]++
+	}
+	for ; i < len(hs); i++ {
+		c[hs[i]>>sh]++
+	}
+}
+
+// scatterFrags writes the fragment (the low bits kept by mask) of each
+// hash of hs, in order, at frags[fill[b]] for its bucket b, and counts
+// fill[b] on: four hashes a round, as countBuckets.
+func scatterFrags(hs []uint64, fill *[dedupeBuckets]int32, frags []uint32, mask uint32) {
+	const sh = 64 - dedupeBucketBits
+	i := 0
+	for ; i+4 <= len(hs); i += 4 {
+		h := hs[i : i+4 : i+4]
+		b := h[0] >> sh
+		k := fill[b]
+		frags[k] = uint32(h[0]) & mask
+		fill[b] = k + 1
+		b = h[1] >> sh
+		k = fill[b]
+		frags[k] = uint32(h[1]) & mask
+		fill[b] = k + 1
+		b = h[2] >> sh
+		k = fill[b]
+		frags[k] = uint32(h[2]) & mask
+		fill[b] = k + 1
+		b = h[3] >> sh
+		k = fill[b]
+		frags[k] = uint32(h[3]) & mask
+		fill[b] = k + 1
+	}
+	for ; i < len(hs); i++ {
+		b := hs[i] >> sh
+		frags[fill[b]] = uint32(hs[i]) & mask
+		fill[b]++
+	}
+}
+
 // searchFrags returns, for each stack of buckets [b0, b1) (bucket b's
 // fragments are frags[start[b]:start[b+1]]) whose fragment was met before
 // in its bucket, its place and the place of the first stack of that
@@ -741,6 +783,10 @@ func searchFrags(frags []uint32, start []int32, b0, b1 int) []int32 {
 		fs := frags[lo:hi]
 		for k, f := range fs {
 			j := int(f) & mask
+			if slots[j] == 0 { // most: a fragment first met, its home slot free
+				slots[j] = int32(k + 1)
+				continue
+			}
 			for slots[j] != 0 && fs[slots[j]-1] != f {
 				j = (j + 1) & mask
 			}
@@ -781,7 +827,7 @@ func (t *Stacks) placeIDs(places []int32, start []int32, ids []int, first []*[de
 		// wanted: the buckets of the places this worker finds, left: how
 		// many they are (worker w's stacks of bucket b are at places
 		// first[w][b] … up to worker w+1's or the next bucket's).
-		var wanted [dedupeBuckets / 64]uint64
+		wanted := new([dedupeBuckets]uint8)
 		left := 0
 		for _, p := range places {
 			b, _ := slices.BinarySearch(start, p+1) // start[b] ≤ p < start[b+1]
@@ -791,7 +837,7 @@ func (t *Stacks) placeIDs(places []int32, start []int32, ids []int, first []*[de
 				end = first[w+1][b]
 			}
 			if first[w][b] <= p && p < end {
-				wanted[b>>6] |= 1 << (b & 63)
+				wanted[b] = 1
 				left++
 			}
 		}
@@ -799,9 +845,15 @@ func (t *Stacks) placeIDs(places []int32, start []int32, ids []int, first []*[de
 			if left == 0 {
 				return
 			}
-			for k, h := range hs {
-				b := h >> (64 - dedupeBucketBits)
-				if wanted[b>>6]&(1<<(b&63)) == 0 {
+			for k := 0; k < len(hs); k++ {
+				if k&3 == 0 {
+					k = skipUnwanted(hs, k, wanted)
+					if k == len(hs) {
+						break
+					}
+				}
+				b := hs[k] >> (64 - dedupeBucketBits)
+				if wanted[b] == 0 {
 					continue
 				}
 				if fill[b] == want[b] {
@@ -820,6 +872,20 @@ func (t *Stacks) placeIDs(places []int32, start []int32, ids []int, first []*[de
 	})
 	slices.Sort(found)
 	return found
+}
+
+// skipUnwanted returns the first i = k, k+4, k+8, … where the four hashes
+// hs[i:i+4] hold one of a bucket b wanted (wanted[b] != 0), or where fewer
+// than four are left: four hashes a round, as countBuckets.
+func skipUnwanted(hs []uint64, k int, wanted *[dedupeBuckets]uint8) int {
+	const sh = 64 - dedupeBucketBits
+	for ; k+4 <= len(hs); k += 4 {
+		h := hs[k : k+4 : k+4]
+		if wanted[h[0]>>sh]|wanted[h[1]>>sh]|wanted[h[2]>>sh]|wanted[h[3]>>sh] != 0 {
+			break
+		}
+	}
+	return k
 }
 
 // identityFrom returns the n stack IDs from ID from on, in order.
