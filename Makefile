@@ -67,7 +67,7 @@ unit:
 # wrapper of the Go toolchain). The decoder has WebAssembly-only code
 # (snapshot/foldrefs_wasm.s, the stack hash of stackhash_wasm.go) that the
 # native tests do not reach. Node comes with npm (.ci/run installs it).
-WASM_TESTS := Fold|Lazy|Differential|DecodeData|EntryRun|AddRow|Split|StackHash
+WASM_TESTS := Fold|Lazy|Dedupe|Differential|DecodeData|EntryRun|AddRow|Split|StackHash
 unit-wasm:
 	@command -v node >/dev/null 2>&1 || { echo "node is missing: apt-get install -y nodejs"; exit 1; }
 	GOOS=js GOARCH=wasm $(GO) test -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" -run '$(WASM_TESTS)' ./snapshot/
