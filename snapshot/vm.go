@@ -902,80 +902,34 @@ func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, 
 	p := pos + 3
 	e.ready() // the stream pair reads its streams
 	// The leading pairs' values (the last one of a key given twice), for
-	// the row, one pair a round. A key that is the memo reference met last
-	// in its place (vm.ekeys), and an action that is the action reference
+	// the row, by key code. A key that is the memo reference met last in
+	// its place (vm.ekeys), and an action that is the action reference
 	// met last in its slot (vm.eacts), is known without a memo lookup or a
 	// call (a memo reference names the same string as when it was met
-	// while no memo slot is stored twice); readKey and readAction look
-	// up any other.
-	var action uint8
-	var addr uint64
-	var size, time int64
-	var stream uint16
+	// while no memo slot is stored twice); readKey and readAction look up
+	// any other.
+	var lead entryLead
 	known := !v.memoRewritten
 	var code uint8
 	var str int64
 	var q int
 	// The pairs whose key and action are known (the common case: every
-	// leading pair) are read in a loop that makes no call, so that Go's
-	// WebAssembly code keeps its variables out of memory. In WebAssembly
-	// every jump Go's code takes goes back through the function's
-	// dispatch (see docs/snapshot.md): so the loop has no switch on the
-	// key (a chain of compares and jumps), no search of the actions (one
-	// slot to compare) and no branch on the int's opcode (intForms, read
-	// by arithmetic); the int goes to its variable by selects. The action
-	// comes first (readKey notes only an action as the first key), then
-	// the loop of ints, then the frames key ends the run. Anything else
-	// stops it at a pair's start: readKey (and readAction) look the key
-	// up and note it, and the reading goes on from that pair, or the run
-	// ends there, for the full path.
+	// leading pair) are read by leadPairs, a loop that makes no call and
+	// has no branch on the key or the int's opcode; in WebAssembly it is
+	// written in WebAssembly (see docs/snapshot.md). Anything else stops
+	// it at a pair's start: readKey (and readAction) look the key up and
+	// note it, and the reading goes on from that pair, or the run ends
+	// there, for the full path.
 	i, looked := 0, -1
 pairs:
 	for {
-		if known && i == 0 && p+16 <= limit && v.ekeys[0].matches(d, p) {
-			r := p + int(v.ekeys[0].n)
-			if a := &v.eacts[int(d[r+1])&(len(v.eacts)-1)]; a.matches(d, r) {
-				action, p, i = a.code, r+int(a.n), 1
-			}
-		}
-		for known && i > 0 && p+16 <= limit {
-			k := &v.ekeys[i&(len(v.ekeys)-1)] // (i == 8: the action's, not an int)
-			if !k.matches(d, p) || k.code-keyAddr > keyTimeUS-keyAddr {
+		if known {
+			frames := false
+			if p, i, frames = leadPairs(v, d, p, limit, i, &lead); frames {
+				k := &v.ekeys[i&(len(v.ekeys)-1)]
+				code, str, q = keyFrames, k.str, p+int(k.n)
 				break
 			}
-			r := p + int(k.n) // r+10 <= limit: n <= 5
-			b := d[r : r+10 : r+10]
-			f := intForms[b[0]]
-			long := uint(f>>intLong1Bit) & 1
-			w := uint(f&intWidth) + long*uint(b[1]) // LONG1: its width byte
-			sh := (64 - 8*w) & 63                   // (w is tested below)
-			u := binary.LittleEndian.Uint64(b[1+long:]) << sh
-			n := int64(u >> sh)
-			if f&intSigned != 0 {
-				n = int64(u) >> sh
-			}
-			if w-1 >= 8 || (n^v.lastStream)&k.stream != 0 { // w-1 >= 8: also f == 0
-				break
-			}
-			if k.code == keyAddr {
-				addr = uint64(n)
-			}
-			if k.code == keySize {
-				size = n
-			}
-			if k.code == keyTimeUS {
-				time = n
-			}
-			if k.code == keyStream {
-				stream = v.lastStreamIdx
-			}
-			p = r + int(1+long+w)
-			i++
-		}
-		if k := &v.ekeys[i&(len(v.ekeys)-1)]; known && i > 0 && i < len(v.ekeys) && p+16 <= limit &&
-			k.code == keyFrames && k.matches(d, p) {
-			code, str, q = keyFrames, k.str, p+int(k.n)
-			break
 		}
 		if i == looked { // looked up, and still not read above
 			code = keyOther
@@ -987,8 +941,9 @@ pairs:
 		}
 		switch code {
 		case keyAction:
-			next := -1
-			if action, next = v.readAction(d, q); next < 0 {
+			action, next := v.readAction(d, q)
+			lead[keyAction] = int64(action) // (0 if not read)
+			if next < 0 {
 				code = keyOther
 				break pairs
 			}
@@ -1000,8 +955,12 @@ pairs:
 			break pairs
 		}
 	}
+	var stream uint16
+	if lead[keyStream] != 0 {
+		stream = v.lastStreamIdx
+	}
 	// The dict, memoized, under a mark, as a row.
-	row := e.addRow(action, addr, size, time, stream)
+	row := e.addRow(uint8(lead[keyAction]), uint64(lead[keyAddr]), lead[keySize], lead[keyTimeUS], stream)
 	o := obj{kind: oEntry, idx: int32(row), memo: int32(memo.len())}
 	if oi < len(v.objs) {
 		v.freeObjs = v.freeObjs[:len(v.freeObjs)-1]
