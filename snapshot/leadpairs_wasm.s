@@ -5,11 +5,14 @@
 //
 // leadPairsGo, as a plain WebAssembly loop. Locals: R0 d's base, R1 the
 // address of d[p], R2 that of d[min(limit, len(d))-16] (the last place a
-// pair is read from), R3 i, R4 v, R5 l, R6 v.lastStream, R7 intForms,
-// R8 v plus the pair's key's place times entryKey__size (the key's
-// fields are at vm_ekeys, the action's at vm_eacts, past it), R9 the
-// key's code, R10 the int's opcode's address (r), R11 its form, R12
-// long, R13 its width, R14 the int, R15 the shift, then k.stream.
+// pair is read from), R3 i, R4 v, R5 l, R7 intForms, R8 v plus the pair's
+// key's place times entryKey__size (the key's fields are at vm_ekeys, the
+// action's at vm_eacts, past it), R9 the key's code, R10 the int's
+// opcode's address (r), R11 its form, R12 long, R13 its width, R14 the
+// int, R15 the shift, then k.stream. Few values live in the loop
+// (v.lastStream is read where it is used) and each stop is a branch of
+// its own (V8 makes a value of a condition that is or-ed with another):
+// V8 keeps most of them in registers.
 TEXT ·leadPairs(SB), NOSPLIT, $0-81
 	I64Load v+0(FP)
 	Set R4
@@ -36,10 +39,6 @@ TEXT ·leadPairs(SB), NOSPLIT, $0-81
 	Set R3
 	I64Load l+56(FP)
 	Set R5
-	Get R4
-	I32WrapI64
-	I64Load $vm_lastStream
-	Set R6
 	MOVD $·intForms(SB), R7
 
 	// Pair 0: ekeys[0] (the action key), then the action noted in the
@@ -114,16 +113,16 @@ TEXT ·leadPairs(SB), NOSPLIT, $0-81
 		End
 	End
 
-	// The ints.
+	// The ints (none when pair 0 was not read).
 	Block
+	Get R3
+	I64Eqz
+	BrIf $0
 	Loop
-		// i == 0 or p+16 > limit: stop.
-		Get R3
-		I64Eqz
+		// p+16 > limit: stop.
 		Get R1
 		Get R2
 		I64GtS
-		I32Or
 		BrIf $1
 
 		// k := &ekeys[i&7]; !k.matches(d, p) or k.code not an int's
@@ -148,6 +147,7 @@ TEXT ·leadPairs(SB), NOSPLIT, $0-81
 		I32WrapI64
 		I64Load $(vm_ekeys+entryKey_enc)
 		I64Ne
+		BrIf $1
 		Get R8
 		I32WrapI64
 		I64Load8U $(vm_ekeys+entryKey_code)
@@ -156,7 +156,6 @@ TEXT ·leadPairs(SB), NOSPLIT, $0-81
 		I64Sub
 		I64Const $(const_keyTimeUS-const_keyAddr)
 		I64GtU
-		I32Or
 		BrIf $1
 
 		// r := p + k.n; f := intForms[d[r]]; long := f>>5&1
@@ -219,7 +218,9 @@ TEXT ·leadPairs(SB), NOSPLIT, $0-81
 		Tee R14
 
 		// w-1 >= 8 (also: not an int) or (n^lastStream)&k.stream != 0: stop.
-		Get R6
+		Get R4
+		I32WrapI64
+		I64Load $vm_lastStream
 		I64Xor
 		Get R8
 		I32WrapI64
@@ -228,12 +229,12 @@ TEXT ·leadPairs(SB), NOSPLIT, $0-81
 		I64And
 		I64Const $0
 		I64Ne
+		BrIf $1
 		Get R13
 		I64Const $1
 		I64Sub
 		I64Const $8
 		I64GeU
-		I32Or
 		BrIf $1
 
 		// l[k.code] = n | k.stream
@@ -290,8 +291,10 @@ TEXT ·leadPairs(SB), NOSPLIT, $0-81
 		I64Const $const_keyFrames
 		I64Eq
 		Get R1
+		I64Const $8
+		I64Sub
 		I32WrapI64
-		I64Load $0
+		I64Load $8
 		Get R8
 		I32WrapI64
 		I64Load $(vm_ekeys+entryKey_mask)
