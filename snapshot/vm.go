@@ -1431,14 +1431,16 @@ const (
 	scanOther = -3
 )
 
-// foldScan reads memo references to frames from dl[p] on, putting their
-// IDs in buf and folding them, until the APPENDS (scanEnd, p at it) or
-// another stop; it returns the position, the number of IDs and the fold.
-// Its loop makes no call (a call makes Go's WebAssembly code keep the
-// loop's variables in memory) and checks few bounds: a reference is read
-// only where 5 bytes are left. fm's length is 0 or a power of two
-// (memoFrame grows vm.frameMemo so).
-func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64) (int, int, folded, int) {
+// foldScanGo is foldScan: it reads memo references to frames from dl[p]
+// on, putting their IDs in buf and folding them, until the APPENDS
+// (scanEnd, p at it) or another stop; it returns the position, the
+// number of IDs and the fold. Its loop makes no call (a call makes Go's
+// WebAssembly code keep the loop's variables in memory) and checks few
+// bounds: a reference is read only where 5 bytes are left. fm's length
+// is 0 or a power of two (memoFrame grows vm.frameMemo so). Natively
+// foldScan is this function; in WebAssembly it is assembly
+// (foldscan_wasm.s) and this the reference TestFoldScan checks it against.
+func foldScanGo(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64) (int, int, folded, int) {
 	all, best, site, h := uint32(0), uint32(0xffff)<<16, FrameID(0), xxStart(seed)
 	miss := scanOther
 	n := 0
@@ -1506,7 +1508,7 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 	// grow, so the least packed value is the first frame of the least
 	// rank; a rank equal to the first loop's best never replaces it.
 	a := foldAcc{uint64(all), uint64(best) << 32, h}
-	p, n, miss = foldRefs(dl, p, fm, buf, n, &a)
+	p, n, miss = foldRefsGo(dl, p, fm, buf, n, &a)
 	all, bp, h := uint32(a.all), a.bp, a.h
 	if r := uint32(bp >> 32); r < best {
 		best, site = r, buf[bp&(foldMax-1)]
@@ -1514,7 +1516,7 @@ func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64)
 	return p, n, folded{all, best, site, h}, miss
 }
 
-// foldAcc is what foldRefs carries from a frame to the next: the OR of
+// foldAcc is what foldRefsGo carries from a frame to the next: the OR of
 // the fold words, the least rank and the place of its first frame packed
 // (rank<<32 | place), and the stack hash (in WebAssembly).
 type foldAcc struct{ all, bp, h uint64 }
@@ -1526,8 +1528,8 @@ type foldAcc struct{ all, bp, h uint64 }
 // a power of two long and read at id&(len(fm)-1): no branch around the
 // load, which in WebAssembly's Go code was a taken jump a reference. It
 // returns the position, the number of IDs and the stop. In WebAssembly
-// foldRefs is this loop in assembly (foldrefs_wasm.s), natively it is
-// this function.
+// foldScan is foldScanGo with this loop, all in assembly
+// (foldscan_wasm.s).
 func foldRefsGo(dl []byte, p int, fm []uint64, ids *[foldMax]FrameID, n int, a *foldAcc) (int, int, int) {
 	mask := len(fm) - 1
 	all, bp, h := a.all, a.bp, a.h

@@ -1,14 +1,16 @@
 #include "textflag.h"
 
-// func foldRefs(dl []byte, p int, fm []uint64, ids *[foldMax]FrameID, n int, a *foldAcc) (q, m, miss int)
+// func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64) (q, n int, fs folded, miss int)
 //
-// foldRefsGo's loop, one reference a round. Locals: R2 the address of
-// dl[p], R1 that of dl[len(dl)-5] (the last place a reference is read
-// from), R3 fm's base, R4 len(fm)-1 (the mask), R5 ids, R6 n, R7 a.all,
-// R8 a.bp, R9 a.h, R10 the memo id, R11 its fm entry, R12 the opcode,
-// then long, then the frame ID, R13 the stop (miss); few locals, so that
-// V8 keeps the loop's in registers.
-TEXT ·foldRefs(SB), NOSPLIT, $0-104
+// foldScanGo in WebAssembly, whole: its setup, foldRefsGo's loop (one
+// reference a round) and its end, with no Go call between them. Locals:
+// R2 the address of dl[p], R1 that of dl[len(dl)-5] (the last place a
+// reference is read from), R3 fm's base, R4 len(fm)-1 (the mask), R5
+// buf, R6 n, R7 the OR of the fold words, R8 the least rank and the place
+// of its first frame packed (rank<<32 | place), R9 the hash, R10 the memo
+// id, R11 its fm entry, R12 the opcode, then long, then the frame ID, R13
+// the stop (miss); few locals, so that V8 keeps the loop's in registers.
+TEXT ·foldScan(SB), NOSPLIT, $0-120
 	I64Load dl_base+0(FP)
 	I64Load dl_len+8(FP)
 	I64Add
@@ -25,21 +27,35 @@ TEXT ·foldRefs(SB), NOSPLIT, $0-104
 	I64Const $1
 	I64Sub
 	Set R4
-	I64Load ids+56(FP)
+	// No table: noFrames (one entry, no frame). A table not a power of
+	// two long: a trap (foldScanGo panics).
+	I64Load fm_len+40(FP)
+	I64Eqz
+	If
+		MOVD $·noFrames(SB), R3
+		I64Const $0
+		Set R4
+	Else
+		I64Load fm_len+40(FP)
+		Get R4
+		I64And
+		I64Eqz
+		I32Eqz
+		If
+			Unreachable
+		End
+	End
+	I64Load buf+56(FP)
 	Set R5
-	I64Load n+64(FP)
+	I64Const $0
 	Set R6
-	I64Load a+72(FP)
-	I32WrapI64
-	I64Load $0
+	I64Const $0
 	Set R7
-	I64Load a+72(FP)
-	I32WrapI64
-	I64Load $8
+	I64Const $-281474976710656 // 0xffff<<48: rank 0xffff, place 0
 	Set R8
-	I64Load a+72(FP)
-	I32WrapI64
-	I64Load $16
+	I64Load seed+64(FP)
+	I64Const $2870177450012600261 // xxP5 (xxStart)
+	I64Add
 	Set R9
 	I64Const $-3 // scanOther
 	Set R13
@@ -193,27 +209,51 @@ TEXT ·foldRefs(SB), NOSPLIT, $0-104
 	End
 	End
 
-	I64Load a+72(FP)
-	I32WrapI64
+	// The least rank and its first frame, where a frame had a rank.
+	Get SP
 	Get R7
-	I64Store $0
-	I64Load a+72(FP)
-	I32WrapI64
+	I64Store32 fs_all+88(FP)
 	Get R8
-	I64Store $8
-	I64Load a+72(FP)
-	I32WrapI64
+	I64Const $32
+	I64ShrU
+	Tee R10
+	I64Const $0xffff0000
+	I64LtU
+	If
+		Get SP
+		Get R10
+		I64Store32 fs_best+92(FP)
+		Get SP
+		Get R5
+		Get R8
+		I64Const $4095 // foldMax-1
+		I64And
+		I64Const $2
+		I64Shl
+		I64Add
+		I32WrapI64
+		I64Load32U $0
+		I64Store32 fs_site+96(FP)
+	Else
+		Get SP
+		I64Const $0xffff0000
+		I64Store32 fs_best+92(FP)
+		Get SP
+		I64Const $0
+		I64Store32 fs_site+96(FP)
+	End
+	Get SP
 	Get R9
-	I64Store $16
+	I64Store fs_h+104(FP)
 	Get SP
 	Get R2
 	I64Load dl_base+0(FP)
 	I64Sub
-	I64Store q+80(FP)
+	I64Store q+72(FP)
 	Get SP
 	Get R6
-	I64Store m+88(FP)
+	I64Store n+80(FP)
 	Get SP
 	Get R13
-	I64Store miss+96(FP)
+	I64Store miss+112(FP)
 	RET
