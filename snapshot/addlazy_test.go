@@ -101,3 +101,109 @@ func TestAddLazy(t *testing.T) {
 	add(2*pageSize + 300)
 	check("added again")
 }
+
+// TestAddLazyNew adds lazy stacks to three tables: one through addLazyNew
+// (in WebAssembly the assembly) and, where it declines, addLazy; one the
+// same way through addLazyNewGo; one through addLazy alone. Hashes repeat
+// soon and late, some share recent's slot and their low 32 bits with an
+// earlier one but are other stacks, folds repeat (their summary's index
+// in folds) or are new; the summary column is narrow or wide, and a
+// renumber that merges most stacks (no room below roomTo then) comes
+// between two runs. The IDs, whether each is new, addLazyNew's and
+// addLazyNewGo's answers, and the tables' records, summaries and recent
+// slots must agree; addLazyNew must both take stacks and decline some.
+func TestAddLazyNew(t *testing.T) {
+	for _, wide := range []bool{false, true} {
+		r := rand.New(rand.NewPCG(9, 10))
+		var asm, gof, ref Stacks
+		tabs := []*Stacks{&asm, &gof, &ref}
+		for _, s := range tabs {
+			s.init()
+			s.recentBits = 6
+			if wide {
+				s.sum.widen()
+			}
+		}
+		finish := func(flags, rank uint16, site FrameID) StackSummary {
+			return StackSummary(flags)<<32 | StackSummary(rank)<<16 | StackSummary(site&0xffff) | 1<<50
+		}
+		var hs []uint64
+		taken, declined := 0, 0
+		add := func(k int) {
+			for i := range k {
+				h := r.Uint64()
+				n := 1 + r.IntN(40)
+				switch x := r.IntN(10); {
+				case x < 2 && len(hs) > 0:
+					h = hs[len(hs)-1-r.IntN(min(len(hs), 4))] // soon
+				case x < 3 && len(hs) > 0:
+					h = hs[r.IntN(len(hs))] // late, or soon
+				case x < 4 && len(hs) > 0:
+					h = hs[len(hs)-1-r.IntN(min(len(hs), 4))] ^ 1<<(32+r.IntN(26)) // recent's slot, low bits: another stack
+				}
+				hs = append(hs, h)
+				flags, rank, site := uint16(r.IntN(3)), uint16(r.IntN(4)), FrameID(r.IntN(20))
+				if r.IntN(8) == 0 {
+					site = FrameID(r.IntN(1 << 20)) // a fold not met before
+				}
+				at := lazyAt(int64(i)*100, 99, n)
+				key := foldKey(flags, rank, site)
+				id, ok := addLazyNew(&asm, h, at, key)
+				id2, gok := gof.addLazyNewGo(h, at, key)
+				if ok != gok || ok && id != id2 {
+					t.Fatalf("wide %v, stack %d: addLazyNew %d %v, addLazyNewGo %d %v", wide, i, id, ok, id2, gok)
+				}
+				added := ok
+				if ok {
+					taken++
+				} else {
+					declined++
+					id, added = asm.addLazy(h, at, n, finish, flags, rank, site)
+					id2, _ = gof.addLazy(h, at, n, finish, flags, rank, site)
+				}
+				rid, radded := ref.addLazy(h, at, n, finish, flags, rank, site)
+				if id != rid || id2 != rid || added != radded {
+					t.Fatalf("wide %v, stack %d: %d (new %v) and %d, addLazy alone %d (new %v)", wide, i, id, added, id2, rid, radded)
+				}
+			}
+		}
+		check := func(when string) {
+			for _, s := range tabs[:2] {
+				if s.count != ref.count || s.lazyFrom != ref.lazyFrom || len(s.sumTab) != len(ref.sumTab) || s.sum.isWide != wide {
+					t.Fatalf("wide %v, %s: %d stacks from %d, %d summaries; want %d from %d, %d", wide, when,
+						s.count, s.lazyFrom, len(s.sumTab), ref.count, ref.lazyFrom, len(ref.sumTab))
+				}
+				for id := range ref.count {
+					if s.at.at(id) != ref.at.at(id) || s.hashes.at(id) != ref.hashes.at(id) ||
+						s.sum.at(id) != ref.sum.at(id) || s.Summary(StackID(id)) != ref.Summary(StackID(id)) {
+						t.Fatalf("wide %v, %s: stack %d differs", wide, when, id)
+					}
+				}
+				for i := range ref.recent {
+					if s.recent[i] != ref.recent[i] {
+						t.Fatalf("wide %v, %s: recent slot %d is %x, want %x", wide, when, i, s.recent[i], ref.recent[i])
+					}
+				}
+			}
+		}
+		add(3*pageSize + 500)
+		check("added")
+		from := int(ref.lazyFrom)
+		rep := make([]StackID, ref.count-from)
+		for id := from; id < ref.count; id++ {
+			rep[id-from] = StackID(from)
+			if (id-from)%8 == 0 {
+				rep[id-from] = StackID(id)
+			}
+		}
+		for _, s := range tabs {
+			s.renumber(append([]StackID(nil), rep...), from)
+		}
+		check("renumbered")
+		add(2*pageSize + 300)
+		check("added again")
+		if taken < pageSize || declined < pageSize/4 {
+			t.Fatalf("wide %v: addLazyNew took %d stacks and declined %d", wide, taken, declined)
+		}
+	}
+}

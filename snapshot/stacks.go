@@ -528,7 +528,7 @@ func (t *Stacks) addLazy(h, at uint64, n int, finish func(flags, rank uint16, si
 	if t.folds == nil {
 		t.folds = make([]foldSum, 1<<foldSumBits)
 	}
-	key := uint64(flags)<<48 | uint64(rank)<<32 | uint64(uint32(site))
+	key := foldKey(flags, rank, site)
 	fc := &t.folds[(key*0x9e3779b97f4a7c15)>>(64-foldSumBits)]
 	si := fc.si1 - 1
 	if fc.si1 == 0 || fc.key != key {
@@ -567,6 +567,48 @@ func (t *Stacks) addLazy(h, at uint64, n int, finish func(flags, rank uint16, si
 	if t.lazyFrom == 0 {
 		t.lazyFrom = id
 	}
+	return id, true
+}
+
+// foldKey is a fold's key in Stacks.folds.
+func foldKey(flags, rank uint16, site FrameID) uint64 {
+	return uint64(flags)<<48 | uint64(rank)<<32 | uint64(uint32(site))
+}
+
+// addLazyNewGo is addLazy's common case on a file of distinct stacks, a
+// new stack whose fold was met before: where recent's slot for h holds
+// no stack with h's low 32 bits, folds holds the fold of key (foldKey)
+// with its summary's index, the columns' pages have room (count below
+// roomTo), it adds the lazy stack of hash h and place at as addLazy does
+// and returns its ID and true.
+// Otherwise it returns false, having changed nothing: addLazy is then to
+// find or add the stack. lazyFrames calls it (addLazyNew) before addLazy;
+// in WebAssembly addLazyNew is this function in assembly
+// (addlazy_wasm.s), natively it is this function.
+func (t *Stacks) addLazyNewGo(h, at, key uint64) (StackID, bool) {
+	// folds is made by addLazy for a new lazy stack, which sets lazyFrom.
+	if len(t.recent) == 0 || len(t.folds) == 0 || t.count >= t.roomTo {
+		return 0, false
+	}
+	r := &t.recent[h>>(64-t.recentBits)]
+	if e := *r; e != 0 && e>>32 == h&(1<<32-1) {
+		return 0, false
+	}
+	fc := &t.folds[(key*0x9e3779b97f4a7c15)>>(64-foldSumBits)]
+	if fc.si1 == 0 || fc.key != key {
+		return 0, false
+	}
+	si := fc.si1 - 1
+	id := StackID(t.count)
+	t.at.put(at)
+	if t.sum.isWide {
+		t.sum.wide.put(si)
+	} else {
+		t.sum.narrow.put(uint16(si))
+	}
+	t.hashes.put(h)
+	t.count++
+	*r = h<<32 | uint64(uint32(id)+1)
 	return id, true
 }
 

@@ -1252,7 +1252,11 @@ func (v *vm) lazyFrames(d []byte, q, limit, row int) (int, bool, error) {
 	if !foldedHash {
 		h = t.hash(v.foldBuf[:n])
 	}
-	id, added := t.addLazy(h, lazyAt(start, int(end-start), n), n, v.fold.Finish, uint16(fs.all), uint16(fs.best>>16), fs.site)
+	at, flags, rank := lazyAt(start, int(end-start), n), uint16(fs.all), uint16(fs.best>>16)
+	id, added := addLazyNew(t, h, at, foldKey(flags, rank, fs.site))
+	if !added {
+		id, added = t.addLazy(h, at, n, v.fold.Finish, flags, rank, fs.site)
+	}
 	if added {
 		if err := v.budget.charge(stackRecBytes, v); err != nil {
 			return 0, false, err
