@@ -88,18 +88,25 @@ func TestAddLazy(t *testing.T) {
 	// Merge all but one stack in 8 into the first lazy one; both tables
 	// shrink to a fraction of their pages and drop recent.
 	from := int(fast.lazyFrom)
-	rep := make([]StackID, fast.count-from)
-	for id := from; id < fast.count; id++ {
-		rep[id-from] = StackID(from)
-		if (id-from)%8 == 0 {
-			rep[id-from] = StackID(id)
-		}
-	}
+	rep := mergeMost(from, fast.count)
 	fast.renumber(append([]StackID(nil), rep...), from)
 	plain.renumber(rep, from)
 	check("renumbered")
 	add(2*pageSize + 300)
 	check("added again")
+}
+
+// mergeMost is a renumbering of the stacks from ID from to count that
+// merges all but one in 8 into the first of them.
+func mergeMost(from, count int) []StackID {
+	rep := make([]StackID, count-from)
+	for id := from; id < count; id++ {
+		rep[id-from] = StackID(from)
+		if (id-from)%8 == 0 {
+			rep[id-from] = StackID(id)
+		}
+	}
+	return rep
 }
 
 // TestAddLazyNew adds lazy stacks to three tables: one through addLazyNew
@@ -189,13 +196,7 @@ func TestAddLazyNew(t *testing.T) {
 		add(3*pageSize + 500)
 		check("added")
 		from := int(ref.lazyFrom)
-		rep := make([]StackID, ref.count-from)
-		for id := from; id < ref.count; id++ {
-			rep[id-from] = StackID(from)
-			if (id-from)%8 == 0 {
-				rep[id-from] = StackID(id)
-			}
-		}
+		rep := mergeMost(from, ref.count)
 		for _, s := range tabs {
 			s.renumber(append([]StackID(nil), rep...), from)
 		}
