@@ -6,7 +6,7 @@ package snapshot
 // the browser worker: in Go's WebAssembly code of entryRun the loop of
 // ints cost about 200 x86 instructions an int, most of them V8 moving
 // the function's values in and out of its stack frame at the dispatch
-// every taken jump goes back through (see foldRefs). Here it is a plain
+// every taken jump goes back through (see foldScan). Here it is a plain
 // WebAssembly loop over a few locals.
 //
 //go:noescape
