@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -182,6 +183,214 @@ func TestAddRowStreams(t *testing.T) {
 	for i, v := range e.stream.zero {
 		if v != 0 {
 			t.Fatalf("the page of zeros holds %d at %d", v, i)
+		}
+	}
+}
+
+// TestAddRowGo adds the same rows to one store with addRow (in
+// WebAssembly addRowAsm, natively addRowGo itself) and to another with
+// addRowGo, and checks that both end the same: every value, and each
+// narrow column's pages (narrow or wide, base, length, capacity, early)
+// and the stream column's shared pages. The rows come in runs of a few
+// hundred, each run's addr, size and time drawn one of several ways, so
+// that pages stay narrow, widen early or late, start wide (after a page
+// that widened early) and set early or not in their first narrowEarly
+// rows; zeros and values that do not fit come now and then in every way,
+// and streams other than 0 on pages of their own and on the shared page
+// of zeros, over the first page's doublings and fourteen full pages, with
+// rows added by add mixed in. From the fourth page on, every other page
+// starts wide (its first rows do not fit narrow) and the next, started
+// wide, gets one row that does not fit at a place in its first
+// narrowEarly rows or about it: is it early from there.
+func TestAddRowGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var fast, ref entryStore
+	fast.ready()
+	ref.ready()
+	tm := int64(1_700_000_000_000_000)
+	base := uint64(0x7f00_0000_0000)
+	var addrWay, sizeWay, timeWay, streamWay, next, misfitAt int
+	const n = 14*pageSize + 321
+	for i := range n {
+		if i == next {
+			// Wide ways one run in eight.
+			next += 500 + r.IntN(6000)
+			addrWay, sizeWay, timeWay, streamWay = r.IntN(5), r.IntN(4), r.IntN(4), r.IntN(8)
+			if addrWay == 1 && r.IntN(2) == 0 {
+				addrWay = 0
+			}
+			if sizeWay == 2 && r.IntN(2) == 0 {
+				sizeWay = 0
+			}
+			if timeWay == 3 && r.IntN(2) == 0 {
+				timeWay = 0
+			}
+			if r.IntN(3) == 0 { // narrow all
+				addrWay, sizeWay, timeWay = 0, 0, 0
+			}
+		}
+		if k := i >> pageBits; i&pageMask == 0 && k >= 3 {
+			if k%2 == 1 {
+				// Wide at first: the page widens early.
+				next = i + 3000
+				addrWay, sizeWay, timeWay = 1, 2, 3
+			} else {
+				// Narrow but for one addr and one time at one of its
+				// first rows or about narrowEarly: the page, started
+				// wide, is early from there (not at the largest narrow
+				// size).
+				next = i + pageSize
+				addrWay, sizeWay, timeWay = 5, 4, 4
+				misfitAt = []int{1, 7, narrowEarly - 1, narrowEarly, 3000}[k/2%5]
+			}
+		}
+		if r.IntN(200) == 0 {
+			row := fast.add()
+			if p := ref.add(); p != row {
+				t.Fatalf("row %d: add gave %d and %d", i, row, p)
+			}
+			continue
+		}
+		var addr uint64
+		switch addrWay {
+		case 0: // narrow, near the last
+			addr = base + 512*r.Uint64N(1<<20)
+		case 1: // random: wide
+			addr = r.Uint64()
+		case 2: // narrow but for a misaligned one now and then
+			addr = base + 512*r.Uint64N(1<<20)
+			if r.IntN(3000) == 0 {
+				addr++
+			}
+		case 3: // far now and then
+			addr = base + 512*r.Uint64N(1<<20)
+			if r.IntN(5000) == 0 {
+				addr = base + 1<<45
+			}
+		case 4: // zeros
+			if r.IntN(2) == 0 {
+				addr = base + 512*r.Uint64N(1<<20)
+			}
+		case 5: // narrow but for the row at misfitAt
+			addr = base + 512*r.Uint64N(1<<20)
+			if i&pageMask == misfitAt {
+				addr++
+			}
+		}
+		if r.IntN(500) == 0 {
+			addr = 0
+		}
+		var size int64
+		switch sizeWay {
+		case 0:
+			size = r.Int64N(1 << 32)
+		case 1: // a negative one now and then
+			size = r.Int64N(1 << 32)
+			if r.IntN(5000) == 0 {
+				size = -1
+			}
+		case 2:
+			size = int64(r.Uint64())
+		case 3:
+			size = 512 * r.Int64N(1<<10)
+		case 4: // the largest narrow one at row 5 of the page
+			size = r.Int64N(1 << 32)
+			if i&pageMask == 5 {
+				size = 1<<32 - 1
+			}
+		}
+		if r.IntN(400) == 0 {
+			size = 0
+		}
+		tm += int64(r.IntN(100))
+		time := tm
+		switch timeWay {
+		case 1: // far now and then
+			if r.IntN(5000) == 0 {
+				tm += math.MaxInt32
+			}
+		case 2: // before the page's span
+			if r.IntN(5000) == 0 {
+				time = tm - 1<<33
+			}
+		case 3: // random
+			time = int64(r.Uint64())
+		case 4: // before the page's span at misfitAt
+			if i&pageMask == misfitAt {
+				time = tm - 1<<33
+			}
+		}
+		if r.IntN(700) == 0 {
+			time = 0
+		}
+		var stream uint16
+		if streamWay == 7 && r.IntN(3) == 0 {
+			stream = uint16(1 + r.IntN(2))
+		}
+		action := uint8(r.IntN(12))
+		row := fast.addRow(action, addr, size, time, stream)
+		if p := addRowGo(&ref, action, addr, size, time, stream); row != p || row != i {
+			t.Fatalf("row %d: addRow gave %d, addRowGo %d", i, row, p)
+		}
+		if fast.addr.at(row) != addr || fast.size.at(row) != size || fast.time.at(row) != time || fast.stream.at(row) != stream {
+			t.Fatalf("row %d: addRow stored (%d %d %d %d), want (%d %d %d %d)", i,
+				fast.addr.at(row), fast.size.at(row), fast.time.at(row), fast.stream.at(row), addr, size, time, stream)
+		}
+	}
+	if fast.n != n || ref.n != n || fast.roomTo != ref.roomTo {
+		t.Fatalf("%d and %d rows (room to %d and %d), want %d", fast.n, ref.n, fast.roomTo, ref.roomTo, n)
+	}
+	for i := range n {
+		if fast.action.at(i) != ref.action.at(i) || fast.addr.at(i) != ref.addr.at(i) || fast.size.at(i) != ref.size.at(i) ||
+			fast.time.at(i) != ref.time.at(i) || fast.stream.at(i) != ref.stream.at(i) || fast.stack.at(i) != ref.stack.at(i) {
+			t.Fatalf("row %d: addRow's (%d %d %d %d %d %d), addRowGo's (%d %d %d %d %d %d)", i,
+				fast.action.at(i), fast.addr.at(i), fast.size.at(i), fast.time.at(i), fast.stream.at(i), fast.stack.at(i),
+				ref.action.at(i), ref.addr.at(i), ref.size.at(i), ref.time.at(i), ref.stream.at(i), ref.stack.at(i))
+		}
+	}
+	samePages(t, "addr", fast.addr.pages, ref.addr.pages)
+	samePages(t, "size", fast.size.pages, ref.size.pages)
+	samePages(t, "time", fast.time.pages, ref.time.pages)
+	kinds := map[string]int{}
+	for _, c := range []*narrowColumn[int64]{&ref.size, &ref.time} {
+		for _, p := range c.pages {
+			kinds[fmt.Sprintf("wide %v early %v", p.w != nil, p.early)]++
+		}
+	}
+	for _, p := range ref.addr.pages {
+		kinds[fmt.Sprintf("wide %v early %v", p.w != nil, p.early)]++
+	}
+	if len(kinds) != 3 { // (a narrow page is never early)
+		t.Errorf("pages of %d kinds, want 3: %v", len(kinds), kinds)
+	}
+	shared := 0
+	for k, p := range fast.stream.pages {
+		if fast.stream.shared(p) != ref.stream.shared(ref.stream.pages[k]) || len(p) != len(ref.stream.pages[k]) {
+			t.Fatalf("stream page %d: shared %v, addRowGo's %v", k, fast.stream.shared(p), ref.stream.shared(ref.stream.pages[k]))
+		}
+		if fast.stream.shared(p) {
+			shared++
+		}
+	}
+	if shared == 0 || shared == len(fast.stream.pages) {
+		t.Errorf("%d of %d stream pages shared, want some", shared, len(fast.stream.pages))
+	}
+}
+
+// samePages fails t unless the pages a and b are alike: both narrow or both
+// wide, the same base, shift, length, capacity and early.
+func samePages[T int64 | uint64](t *testing.T, name string, a, b []narrowPage[T]) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%s: %d pages, addRowGo %d", name, len(a), len(b))
+	}
+	for k := range a {
+		p, q := &a[k], &b[k]
+		if p.base != q.base || p.shift != q.shift || (p.w == nil) != (q.w == nil) || len(p.d) != len(q.d) || cap(p.d) != cap(q.d) ||
+			len(p.w) != len(q.w) || cap(p.w) != cap(q.w) || p.early != q.early {
+			t.Fatalf("%s page %d: base %x shift %d d %d/%d w %v %d/%d early %v; addRowGo's %x %d %d/%d %v %d/%d %v", name, k,
+				p.base, p.shift, len(p.d), cap(p.d), p.w != nil, len(p.w), cap(p.w), p.early,
+				q.base, q.shift, len(q.d), cap(q.d), q.w != nil, len(q.w), cap(q.w), q.early)
 		}
 	}
 }

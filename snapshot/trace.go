@@ -197,16 +197,16 @@ func (e *entryStore) ready() {
 	}
 }
 
-// addRow appends a row of these values (no stack) and returns its index:
-// add then a set per column, or, for rows below roomTo, a put per column
-// without checking each column's room.
+// addRowGo is entryStore.addRow in Go (natively addRow itself; in
+// WebAssembly addRowAsm's path where it declines): it appends a row of
+// these values (no stack) to e and returns its index: add then a set per
+// column, or, for rows below roomTo, a put per column without checking
+// each column's room.
 //
 // Below roomTo, with stream 0 and addr, size and time narrow in narrow
 // pages (a file of distinct stacks: every row), the values are tested by
-// arithmetic (narrowPage.narrow) and put after one branch: in
-// WebAssembly every jump Go's code takes goes back through the
-// function's dispatch (see entryRun).
-func (e *entryStore) addRow(action uint8, addr uint64, size, time int64, stream uint16) int {
+// arithmetic (narrowPage.narrow) and put after one branch.
+func addRowGo(e *entryStore, action uint8, addr uint64, size, time int64, stream uint16) int {
 	if e.n >= e.roomTo {
 		free := 0
 		if e.streams != nil {
