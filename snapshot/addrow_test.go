@@ -197,11 +197,12 @@ func TestAddRowStreams(t *testing.T) {
 // that widened early) and set early or not in their first narrowEarly
 // rows; zeros and values that do not fit come now and then in every way,
 // and streams other than 0 on pages of their own and on the shared page
-// of zeros, over the first page's doublings and fourteen full pages, with
-// rows added by add mixed in. From the fourth page on, every other page
-// starts wide (its first rows do not fit narrow) and the next, started
-// wide, gets one row that does not fit at a place in its first
-// narrowEarly rows or about it: is it early from there.
+// of zeros, over the first page's doublings and nineteen full pages, with
+// rows added by add mixed in. From the fourth page on, pages come in
+// fours: one whose first rows do not fit narrow (it widens early), one
+// started wide that gets a row that does not fit at a place in its first
+// narrowEarly rows or about it (is it early from there?), one that fits,
+// and one narrow that gets such a row (it widens there).
 func TestAddRowGo(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	var fast, ref entryStore
@@ -210,7 +211,7 @@ func TestAddRowGo(t *testing.T) {
 	tm := int64(1_700_000_000_000_000)
 	base := uint64(0x7f00_0000_0000)
 	var addrWay, sizeWay, timeWay, streamWay, next, misfitAt int
-	const n = 14*pageSize + 321
+	const n = 19*pageSize + 321
 	for i := range n {
 		if i == next {
 			// Wide ways one run in eight.
@@ -230,18 +231,24 @@ func TestAddRowGo(t *testing.T) {
 			}
 		}
 		if k := i >> pageBits; i&pageMask == 0 && k >= 3 {
-			if k%2 == 1 {
+			switch k % 4 {
+			case 3:
 				// Wide at first: the page widens early.
 				next = i + 3000
 				addrWay, sizeWay, timeWay = 1, 2, 3
-			} else {
-				// Narrow but for one addr and one time at one of its
-				// first rows or about narrowEarly: the page, started
-				// wide, is early from there (not at the largest narrow
-				// size).
+			case 0, 2:
+				// Narrow but for one addr and the next time at one of
+				// its first rows or about narrowEarly: a page started wide
+				// (after case 3) is early from there (not at the
+				// largest narrow size); a narrow one (after case 1)
+				// widens there.
 				next = i + pageSize
 				addrWay, sizeWay, timeWay = 5, 4, 4
 				misfitAt = []int{1, 7, narrowEarly - 1, narrowEarly, 3000}[k/2%5]
+			case 1:
+				// Narrow: the page is not early, the next is narrow.
+				next = i + pageSize
+				addrWay, sizeWay, timeWay = 0, 0, 0
 			}
 		}
 		if r.IntN(200) == 0 {
@@ -315,8 +322,8 @@ func TestAddRowGo(t *testing.T) {
 			}
 		case 3: // random
 			time = int64(r.Uint64())
-		case 4: // before the page's span at misfitAt
-			if i&pageMask == misfitAt {
+		case 4: // before the page's span just past misfitAt
+			if i&pageMask == misfitAt+1 {
 				time = tm - 1<<33
 			}
 		}

@@ -17,6 +17,12 @@
 	Get hdr; I32WrapI64; I64Load $0; Get R14; I64Const $(shift); I64Shl; I64Add; I32WrapI64; Get R15; store $0; \
 	Get hdr; I32WrapI64; Get R14; I64Const $1; I64Add; I64Store $8
 
+// OFF sets R13 to R14 (a value) less the page's base and R12 to the
+// page's shift (as narrowPage.narrow takes it), R10 the page.
+#define OFF \
+	Get R14; Get R10; I32WrapI64; I64Load $const_narrowPageBase; I64Sub; Set R13; \
+	Get R10; I32WrapI64; I64Load $const_narrowPageShift; I64Const $63; I64And; Set R12
+
 // FITS pushes whether R13 (a value less the page's base) shifted right by
 // R12 (the page's shift), R11, is a narrow value of the page other than 0:
 // no bit shifted out, R11 in [1, 2^32) (narrowPage.narrow's misfit 0, but
@@ -30,20 +36,27 @@
 // column at e+col at its place in the last page (past the page's length:
 // not yet the page's), as addRowGo would put it: narrow in a narrow page
 // (0 as 0), whole in a wide one (setting narrowPage.early as set does in
-// the page's first narrowEarly rows), or branches out of the block two
-// levels up (to addRowGo: a value that widens the page). hdr is set to
-// the address of the page's slice header that is to grow, len to its
-// length. Uses R10 (the page), R11 to R15.
+// the page's first narrowEarly rows), or branches out of the block it is
+// in (to addRowGo: a value that widens the page, or a page's shift over
+// 32, which no kind has). hdr is set to the address of the page's slice
+// header that is to grow, len to its length. Uses R10 (the page), R11 to
+// R14 (R14 the value).
+//
+// In a narrow page the value's narrow value is v - base rotated right by
+// the shift: a bit shifted out comes back at bit 32 or above (a shift of
+// 32 or less), so the rotated value is a narrow value other than 0 if it
+// is in [1, 2^32), one test.
 #define COL(col, v, hdr, len) \
 	LAST(col, const_narrowPageSize); Set R10; \
-	I64Load v; Get R10; I32WrapI64; I64Load $const_narrowPageBase; I64Sub; Set R13; \
-	Get R10; I32WrapI64; I64Load $const_narrowPageShift; I64Const $63; I64And; Set R12; \
-	Get R13; Get R12; I64ShrU; Set R11; \
+	I64Load v; Set R14; \
 	Get R10; I32WrapI64; I64Load $(const_narrowPageW+16); I64Eqz; \
 	If; \
-		FITS; I32Eqz; \
+		OFF; \
+		Get R12; I64Const $32; I64GtU; BrIf $1; \
+		Get R13; Get R12; I64Rotr; Tee R11; \
+		I64Const $1; I64Sub; I64Const $0xffffffff; I64GeU; \
 		If; \
-			I64Load v; I64Eqz; I32Eqz; BrIf $2; \
+			Get R14; I64Eqz; I32Eqz; BrIf $2; \
 			I64Const $0; Set R11; \
 		End; \
 		Get R10; I64Const $const_narrowPageD; I64Add; Set hdr; \
@@ -52,14 +65,17 @@
 	Else; \
 		Get R10; I64Const $const_narrowPageW; I64Add; Set hdr; \
 		Get hdr; I32WrapI64; I64Load $8; Set len; \
-		Get hdr; I32WrapI64; I64Load $0; Get len; I64Const $3; I64Shl; I64Add; I32WrapI64; I64Load v; I64Store $0; \
+		Get hdr; I32WrapI64; I64Load $0; Get len; I64Const $3; I64Shl; I64Add; I32WrapI64; Get R14; I64Store $0; \
 		Get len; I64Const $const_narrowEarly; I64LtS; \
-		Get R10; I32WrapI64; I64Load8U $const_narrowPageEarly; I64Eqz; \
-		I32And; \
 		If; \
-			Get R10; I32WrapI64; \
-			I64Load v; I64Eqz; FITS; I32Or; I32Eqz; I64ExtendI32U; \
-			I64Store8 $const_narrowPageEarly; \
+			Get R10; I32WrapI64; I64Load8U $const_narrowPageEarly; I64Eqz; \
+			If; \
+				OFF; \
+				Get R13; Get R12; I64ShrU; Set R11; \
+				Get R10; I32WrapI64; \
+				Get R14; I64Eqz; FITS; I32Or; I32Eqz; I64ExtendI32U; \
+				I64Store8 $const_narrowPageEarly; \
+			End; \
 		End; \
 	End
 
@@ -97,15 +113,16 @@ TEXT ·addRowAsm(SB), NOSPLIT, $56-56
 		Tee R9
 		I64Eqz
 		I32Eqz
-		Get R8
-		I32WrapI64
-		I64Load $0
-		Get R0
-		I32WrapI64
-		I64Load $(entryStore_stream+streamColumn_zero)
-		I64Eq
-		I32And
-		BrIf $0
+		If
+			Get R8
+			I32WrapI64
+			I64Load $0
+			Get R0
+			I32WrapI64
+			I64Load $(entryStore_stream+streamColumn_zero)
+			I64Eq
+			BrIf $1
+		End
 
 		COL(entryStore_addr, addr+16(FP), R2, R5)
 		COL(entryStore_size, size+24(FP), R3, R6)
