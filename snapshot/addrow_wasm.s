@@ -25,8 +25,8 @@
 
 // FITS pushes whether R13 (a value less the page's base) shifted right by
 // R12 (the page's shift), R11, is a narrow value of the page other than 0:
-// no bit shifted out, R11 in [1, 2^32) (narrowPage.narrow's misfit 0, but
-// for the page's kind).
+// no bit shifted out, R11 in [1, 2^32) (narrowPage.encode's test of a
+// value other than 0, for any shift).
 #define FITS \
 	Get R11; Get R12; I64Shl; Get R13; I64Eq; \
 	Get R11; I64Const $1; I64Sub; I64Const $0xffffffff; I64LtU; \
@@ -87,9 +87,11 @@
 // stream column that is not the shared page of zeros, it puts the row;
 // for any other row it calls addRowGo, having changed nothing that is
 // read (values past a page's length; narrowPage.early as addRowGo sets
-// it). Locals: R0 e, R1 e.n, R2 R3 R4 the addresses of the slice headers
-// of addr, size and time that grow, R5 R6 R7 their lengths, R8 the
-// stream column's last page, R9 stream; R10 to R15 COL's.
+// it). The frame is addRowGo's arguments and result. Locals: R0 e, R1
+// e.n, R2 R3 R4 the addresses of the slice headers of addr, size and time
+// that grow, R5 R6 R7 their lengths, R8 the address of the stream
+// column's last page (its slice header), R9 stream; R10 to R15 COL's,
+// then APPEND's.
 TEXT ·addRowAsm(SB), NOSPLIT, $56-56
 	NO_LOCAL_POINTERS
 	Block
