@@ -991,7 +991,20 @@ pairs:
 				li = -1
 			}
 			if li >= 0 && li < 1<<28 {
-				if end, ok, err := v.lazyFrames(d, q, limit, row); err != nil || ok {
+				// lazyFrames, its common case without its call.
+				var end int
+				var ok bool
+				var err error
+				if v.foldBuf != nil && v.snap.Stacks.count < 1<<27 {
+					p, n, fs, miss, e := foldLazy(v, d[:limit], q, row)
+					if e > 0 {
+						return e, stack, true, nil
+					}
+					end, ok, err = v.lazyRest(d, q, limit, row, p, n, fs, miss)
+				} else {
+					end, ok, err = v.lazyFrames(d, q, limit, row)
+				}
+				if err != nil || ok {
 					return end, stack, ok, err
 				}
 				tried = true
@@ -1221,22 +1234,32 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 // position after SETITEMS, or false, having changed nothing, when the list
 // is anything else (entryFrames goes on then).
 func (v *vm) lazyFrames(d []byte, q, limit, row int) (int, bool, error) {
-	t := &v.snap.Stacks
-	if t.count >= 1<<27 {
+	if v.snap.Stacks.count >= 1<<27 {
 		return 0, false, nil // a StackID that may not pack
 	}
-	// foldScan first, foldList (its loop, a second scan) only where it
-	// stopped at a memo id that foldList may resolve: a call fewer per
-	// entry in WebAssembly. At any other stop foldList's first scan, with
-	// the same frameMemo, would stop there too and fail.
-	var p, n int
+	// foldScan first (foldLazy: with the common case's end in the same
+	// call), foldList (its loop, a second scan) only where it stopped at
+	// a memo id that foldList may resolve: a call fewer per entry in
+	// WebAssembly. At any other stop foldList's first scan, with the same
+	// frameMemo, would stop there too and fail.
+	var p, n, miss int // miss >= 0: foldList is to read the list
 	var fs folded
-	ok, miss := false, 0  // miss >= 0: foldList is to read the list
 	if v.foldBuf != nil { // !v.memoRewritten: entryFrames checked
-		p, n, fs, miss = foldScan(d[:limit], q+3, v.frameMemo, v.foldBuf, t.seed64)
-		if ok = miss == scanEnd; ok && foldedHash {
-			fs.h = xxEnd(fs.h, n)
+		var end int
+		if p, n, fs, miss, end = foldLazy(v, d[:limit], q, row); end > 0 {
+			return end, true, nil
 		}
+	}
+	return v.lazyRest(d, q, limit, row, p, n, fs, miss)
+}
+
+// lazyRest is lazyFrames after foldLazy declined, from its results (all
+// zero: not called, v.foldBuf nil).
+func (v *vm) lazyRest(d []byte, q, limit, row, p, n int, fs folded, miss int) (int, bool, error) {
+	t := &v.snap.Stacks
+	ok := v.foldBuf != nil && miss == scanEnd
+	if ok && foldedHash {
+		fs.h = xxEnd(fs.h, n)
 	}
 	if !ok && miss >= 0 {
 		p, fs, n, ok = v.foldList(d, q+2, limit)
