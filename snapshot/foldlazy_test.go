@@ -46,12 +46,21 @@ func newFoldLazyVM() *vm {
 func TestFoldLazy(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	vms := []*vm{newFoldLazyVM(), newFoldLazyVM(), newFoldLazyVM()}
+	type kept struct {
+		fold *StackFold
+		buf  *[foldMax]FrameID
+	}
+	var bufs []kept
+	for _, v := range vms {
+		bufs = append(bufs, kept{v.fold, v.foldBuf})
+	}
+	untried, noBufs := 0, 0
 	for _, v := range vms[1:] {
 		v.snap.Stacks.seed = vms[0].snap.Stacks.seed // (the native hash's)
 	}
 	var lists [][]byte
 	taken, declined := 0, 0
-	steps := 2*pageSize + 3000
+	steps := 3*pageSize + 3000
 	for step := range steps {
 		// The list: EMPTY_LIST MEMOIZE MARK at q, references, the end.
 		d := make([]byte, r.IntN(40))
@@ -115,6 +124,34 @@ func TestFoldLazy(t *testing.T) {
 			}
 		}
 		valid := marks > 0 && row < pageSize+100
+		// entryRun's checks (entry): each fails now and then.
+		entry := r.IntN(2) == 0
+		cacheOff, cache, noFold, pipe := r.IntN(2) == 0, r.IntN(8) != 0, r.IntN(30) == 0, r.IntN(30) == 0
+		lazyOK, rewritten, noBuf := r.IntN(30) != 0, r.IntN(30) == 0, r.IntN(30) == 0
+		after := vms[0].snap.Stacks.heldFrames + 2 - r.IntN(40)
+		objs, free := 1+r.IntN(3000), 0
+		switch r.IntN(10) {
+		case 0:
+			objs = 1024 * (1 + r.IntN(3)) // a block's start
+		case 1, 2:
+			free = 1 + r.IntN(3)
+		}
+		freeLast := int32(r.IntN(1000))
+		switch r.IntN(20) {
+		case 0:
+			freeLast = 1<<28 - int32(r.IntN(2))
+		case 1:
+			freeLast = -1
+		}
+		if r.IntN(20) == 0 {
+			memoLen, memoCap = 1024, 1025
+		}
+		if r.IntN(20) == 0 {
+			d[q+r.IntN(3)] = opNone
+		}
+		if r.IntN(40) == 0 {
+			d = d[:q+r.IntN(4)] // the list's start cut off
+		}
 		type result struct {
 			p, n, miss, end int
 			fs              folded
@@ -130,18 +167,48 @@ func TestFoldLazy(t *testing.T) {
 			v.budget = budget{spent: spent, floor: floor}
 			v.marks = make([]int, marks)
 			v.in.base, v.in.pos, v.op, v.opOff = base, 0, 0, 0
+			v.cacheOff, v.stackCache, v.fold, v.pipe = cacheOff, nil, bufs[i].fold, nil
+			if cache {
+				v.stackCache = &stackCache{}
+			}
+			if noFold {
+				v.fold = nil
+			}
+			if pipe {
+				v.pipe = &stackPipe{}
+			}
+			v.lazyOK, v.memoRewritten, v.lazyAfter, v.foldBuf = lazyOK, rewritten, after, bufs[i].buf
+			if noBuf {
+				v.foldBuf = nil
+			}
+			v.objs, v.freeObjs = make([]obj, objs), make([]int32, free)
+			if free > 0 {
+				v.freeObjs[free-1] = freeLast
+			}
 			var rs result
 			if i < 2 {
 				f := foldLazy
 				if i == 1 {
 					f = foldLazyGo
 				}
-				rs.p, rs.n, rs.fs, rs.miss, rs.end = f(v, d, q, row)
+				if !entry && (noBuf || rewritten || noFold || len(d) < q+3) {
+					continue // lazyFrames' callers check those first
+				}
+				rs.p, rs.n, rs.fs, rs.miss, rs.end = f(v, d, q, row, entry)
 				rs.ok, rs.fast = rs.end > 0, rs.end > 0
 			} else {
-				rs.p, rs.n, rs.fs, rs.miss = foldScanGo(d, q+3, v.frameMemo, v.foldBuf, v.snap.Stacks.seed64)
+				switch {
+				case !entry && (noBuf || rewritten || noFold || len(d) < q+3):
+					continue
+				case entry && !v.entryLazyReady(d, q):
+					rs.miss = scanUntried
+				case entry && v.foldBuf == nil:
+					rs.miss = scanNoBuf
+				default:
+					rs.p, rs.n, rs.fs, rs.miss = foldScanGo(d, q+3, v.frameMemo, v.foldBuf, v.snap.Stacks.seed64)
+				}
 			}
-			if !rs.ok && valid && rs.miss < 0 {
+			if !rs.ok && valid && rs.miss < 0 && rs.miss > scanUntried {
 				end, ok, err := v.lazyRest(d, q, len(d), row, rs.p, rs.n, rs.fs, rs.miss)
 				if err != nil {
 					t.Fatalf("step %d: %v", step, err)
@@ -186,6 +253,12 @@ func TestFoldLazy(t *testing.T) {
 				t.Fatalf("step %d, vm %d: row %d's stack %d, want %d", step, i, row, v.rows.stack.at(row), ref.rows.stack.at(row))
 			}
 		}
+		switch res[0].miss {
+		case scanUntried:
+			untried++
+		case scanNoBuf:
+			noBufs++
+		}
 		if res[0].fast {
 			taken++
 		} else if res[0].miss == scanEnd {
@@ -208,8 +281,11 @@ func TestFoldLazy(t *testing.T) {
 			t.Fatalf("only %d stacks: the columns' second page not reached", rt.count)
 		}
 	}
-	if taken < steps/2 || declined < steps/20 {
+	if untried < steps/20 || noBufs == 0 {
+		t.Fatalf("entryRun's checks: %d lists not tried, %d without foldBuf", untried, noBufs)
+	}
+	if taken < steps/4 || declined < steps/20 {
 		t.Fatalf("foldLazy took %d lists and declined %d of %d", taken, declined, steps)
 	}
-	t.Logf("%d stacks; foldLazy took %d lists, declined %d", vms[2].snap.Stacks.count, taken, declined)
+	t.Logf("%d stacks; foldLazy took %d lists, declined %d, did not try %d, %d without foldBuf", vms[2].snap.Stacks.count, taken, declined, untried, noBufs)
 }

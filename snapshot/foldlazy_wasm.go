@@ -9,4 +9,4 @@ package snapshot
 // a jump through its dispatch loop at every branch.
 //
 //go:noescape
-func foldLazy(v *vm, dl []byte, q, row int) (p, n int, fs folded, miss, end int)
+func foldLazy(v *vm, dl []byte, q, row int, entry bool) (p, n int, fs folded, miss, end int)

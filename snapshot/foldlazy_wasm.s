@@ -6,10 +6,60 @@
 // DECLINE returns end 0 (lazyFrames goes on from foldScan's results),
 // having changed nothing.
 #define DECLINE \
-	Get SP; I64Const $0; I64Store end+96(FP); \
+	Get SP; I64Const $0; I64Store end+104(FP); \
 	RET
 
-// func foldLazy(v *vm, dl []byte, q, row int) (p, n int, fs folded, miss, end int)
+// UNTRIED returns miss m (scanUntried or scanNoBuf), every other result
+// 0, having done nothing.
+#define UNTRIED(m) \
+	Get SP; I64Const $0; I64Store p+56(FP); \
+	Get SP; I64Const $0; I64Store n+64(FP); \
+	Get SP; I64Const $0; I64Store fs_all+72(FP); \
+	Get SP; I64Const $0; I64Store fs_site+80(FP); \
+	Get SP; I64Const $0; I64Store fs_h+88(FP); \
+	Get SP; I64Const $(m); I64Store miss+96(FP); \
+	Get SP; I64Const $0; I64Store end+104(FP); \
+	RET
+
+// ENTRYREADY is entryLazyReady (R11 v; uses R1 to R3), then foldBuf and
+// Stacks.count (scanNoBuf: lazyFrames is to try).
+#define ENTRYREADY \
+	/* (cacheOff || stackCache == nil), fold, no pipe, lazyOK, \
+	   !memoRewritten, held >= lazyAfter. */ \
+	Get R11; I32WrapI64; I64Load8U $vm_cacheOff; I64Eqz; \
+	Get R11; I32WrapI64; I64Load $vm_stackCache; I64Eqz; I32Eqz; I32And; \
+	Get R11; I32WrapI64; I64Load $vm_fold; I64Eqz; I32Or; \
+	Get R11; I32WrapI64; I64Load $vm_pipe; I64Eqz; I32Eqz; I32Or; \
+	Get R11; I32WrapI64; I64Load8U $vm_lazyOK; I64Eqz; I32Or; \
+	Get R11; I32WrapI64; I64Load8U $vm_memoRewritten; I64Eqz; I32Eqz; I32Or; \
+	Get R11; I32WrapI64; I64Load $vm_snap; I32WrapI64; I64Load $(Snapshot_Stacks+Stacks_heldFrames); \
+	Get R11; I32WrapI64; I64Load $vm_lazyAfter; I64LtS; I32Or; \
+	/* q+3 < len(dl); memo.len()&1023 != 0. */ \
+	I64Load q+32(FP); I64Const $3; I64Add; I64Load dl_len+16(FP); I64GeS; I32Or; \
+	Get R11; I32WrapI64; I64Load $(vm_memo+memoTable_n); I64Const $1023; I64And; I64Eqz; I32Or; \
+	If; UNTRIED(-4); End; \
+	/* dl[q:q+3] is EMPTY_LIST MEMOIZE MARK. */ \
+	I64Load dl_base+8(FP); I64Load q+32(FP); I64Add; I32WrapI64; I64Load32U $0; I64Const $0xffffff; I64And; \
+	I64Const $(const_opEmptyList | const_opMemoize<<8 | const_opMark<<16); I64Ne; \
+	If; UNTRIED(-4); End; \
+	/* li: the last free object, or len(objs) (none at MaxInt32 or at \
+	   a block's start); below 1<<28. */ \
+	Get R11; I32WrapI64; I64Load $(vm_freeObjs+8); Tee R1; I64Eqz; \
+	If; \
+		Get R11; I32WrapI64; I64Load $(vm_objs+8); Tee R2; I64Const $0x7fffffff; I64GeS; \
+		Get R2; I64Const $1023; I64And; I64Eqz; I32Or; \
+		If; UNTRIED(-4); End; \
+	Else; \
+		Get R11; I32WrapI64; I64Load $vm_freeObjs; Get R1; I64Const $1; I64Sub; I64Const $2; I64Shl; I64Add; I32WrapI64; I64Load32S $0; Set R2; \
+	End; \
+	Get R2; I64Const $(1<<28); I64GeU; \
+	If; UNTRIED(-4); End; \
+	/* foldBuf, a StackID that packs: else lazyFrames. */ \
+	Get R11; I32WrapI64; I64Load $vm_foldBuf; I64Eqz; \
+	Get R11; I32WrapI64; I64Load $vm_snap; I32WrapI64; I64Load $(Snapshot_Stacks+Stacks_count); I64Const $(1<<27); I64GeS; I32Or; \
+	If; UNTRIED(-5); End
+
+// func foldLazy(v *vm, dl []byte, q, row int, entry bool) (p, n int, fs folded, miss, end int)
 //
 // foldLazyGo in WebAssembly: foldScan (its setup from v, FOLDLOOP,
 // foldscan_wasm.h, and its end, as in foldscan_wasm.s), then, where it
@@ -21,9 +71,17 @@
 // R11 v, R2 the stack's byte offset and R3 its size (until ADDLAZY), R15
 // the memo's last page header, R0 and R12 to R14 ADDLAZY's t, h, at and
 // key; ADDLAZY uses R1 to R8 and leaves the ID in R1.
-TEXT ·foldLazy(SB), NOSPLIT, $0-104
+TEXT ·foldLazy(SB), NOSPLIT, $0-112
 	I64Load v+0(FP)
 	Set R11
+
+	// entry: entryLazyReady first, then foldBuf and the stack count.
+	I64Load8U entry+48(FP)
+	I64Eqz
+	I32Eqz
+	If
+		ENTRYREADY
+	End
 
 	// foldScan(dl, q+3, v.frameMemo, v.foldBuf, v.snap.Stacks.seed64).
 	I64Load dl_base+8(FP)
@@ -98,7 +156,7 @@ TEXT ·foldLazy(SB), NOSPLIT, $0-104
 	// frame had a rank.
 	Get SP
 	Get R7
-	I64Store32 fs_all+64(FP)
+	I64Store32 fs_all+72(FP)
 	Get R8
 	I64Const $32
 	I64ShrU
@@ -108,7 +166,7 @@ TEXT ·foldLazy(SB), NOSPLIT, $0-104
 	If
 		Get SP
 		Get R10
-		I64Store32 fs_best+68(FP)
+		I64Store32 fs_best+76(FP)
 		Get SP
 		Get R5
 		Get R8
@@ -119,29 +177,29 @@ TEXT ·foldLazy(SB), NOSPLIT, $0-104
 		I64Add
 		I32WrapI64
 		I64Load32U $0
-		I64Store32 fs_site+72(FP)
+		I64Store32 fs_site+80(FP)
 	Else
 		Get SP
 		I64Const $0xffff0000
-		I64Store32 fs_best+68(FP)
+		I64Store32 fs_best+76(FP)
 		Get SP
 		I64Const $0
-		I64Store32 fs_site+72(FP)
+		I64Store32 fs_site+80(FP)
 	End
 	Get SP
 	Get R9
-	I64Store fs_h+80(FP)
+	I64Store fs_h+88(FP)
 	Get SP
 	Get R2
 	I64Load dl_base+8(FP)
 	I64Sub
-	I64Store p+48(FP)
+	I64Store p+56(FP)
 	Get SP
 	Get R6
-	I64Store n+56(FP)
+	I64Store n+64(FP)
 	Get SP
 	Get R13
-	I64Store miss+88(FP)
+	I64Store miss+96(FP)
 
 	// Not read to the APPENDS: lazyFrames goes on.
 	Get R13
@@ -154,9 +212,9 @@ TEXT ·foldLazy(SB), NOSPLIT, $0-104
 	// lazyEndGo (FOLDLOOP used R11).
 	I64Load v+0(FP)
 	Set R11
-	I64Load p+48(FP)
+	I64Load p+56(FP)
 	Set R9
-	I64Load n+56(FP)
+	I64Load n+64(FP)
 	Set R10
 
 	// No byte after the APPENDS, or no SETITEMS there.
@@ -256,7 +314,7 @@ TEXT ·foldLazy(SB), NOSPLIT, $0-104
 	End
 
 	// h := xxEnd(fs.h, n).
-	I64Load fs_h+80(FP)
+	I64Load fs_h+88(FP)
 	Get R10
 	I64Const $2
 	I64Shl
@@ -298,18 +356,18 @@ TEXT ·foldLazy(SB), NOSPLIT, $0-104
 	I64Const $-9223372036854775808 // lazyFlag
 	I64Or
 	Set R13
-	I64Load32U fs_all+64(FP)
+	I64Load32U fs_all+72(FP)
 	I64Const $0xffff
 	I64And
 	I64Const $48
 	I64Shl
-	I64Load32U fs_best+68(FP)
+	I64Load32U fs_best+76(FP)
 	I64Const $16
 	I64ShrU
 	I64Const $32
 	I64Shl
 	I64Or
-	I64Load32U fs_site+72(FP)
+	I64Load32U fs_site+80(FP)
 	I64Or
 	Set R14
 
@@ -448,5 +506,5 @@ TEXT ·foldLazy(SB), NOSPLIT, $0-104
 	Get R9
 	I64Const $2
 	I64Add
-	I64Store end+96(FP)
+	I64Store end+104(FP)
 	RET

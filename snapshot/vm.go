@@ -977,37 +977,30 @@ pairs:
 	}
 	v.marks = append(v.marks, len(stack))
 	if code == keyFrames {
-		// A frame list that is to be a lazy stack goes to lazyFrames
-		// without entryFrames' call: entryFrames' checks before it, where
-		// the stack cache is not consulted (off, or none).
+		// A frame list that is to be a lazy stack goes to lazyFrames'
+		// common case (foldLazy, which checks entryFrames' checks before
+		// it, where the stack cache is not consulted: off, or none)
+		// without entryFrames' or lazyFrames' call.
+		// (The stack cache's test first: on a file whose stacks repeat
+		// it is on, and foldLazy is not called.)
 		tried := false
-		if (v.cacheOff || v.stackCache == nil) && v.fold != nil && v.pipe == nil && v.lazyOK && !v.memoRewritten &&
-			v.snap.Stacks.held() >= v.lazyAfter && q+3 < limit && d[q] == opEmptyList && d[q+1] == opMemoize && d[q+2] == opMark &&
-			memo.len()&1023 != 0 {
-			li := len(v.objs)
-			if n := len(v.freeObjs); n > 0 {
-				li = int(v.freeObjs[n-1])
-			} else if len(v.objs) >= math.MaxInt32 || len(v.objs)&1023 == 0 {
-				li = -1
+		if v.cacheOff || v.stackCache == nil {
+			tried = true
+			var end int
+			var ok bool
+			var err error
+			switch p2, n, fs, miss, e := foldLazy(v, d[:limit], q, row, true); {
+			case e > 0:
+				return e, stack, true, nil
+			case miss == scanUntried:
+				tried = false
+			case miss == scanNoBuf:
+				end, ok, err = v.lazyFrames(d, q, limit, row)
+			default:
+				end, ok, err = v.lazyRest(d, q, limit, row, p2, n, fs, miss)
 			}
-			if li >= 0 && li < 1<<28 {
-				// lazyFrames, its common case without its call.
-				var end int
-				var ok bool
-				var err error
-				if v.foldBuf != nil && v.snap.Stacks.count < 1<<27 {
-					p, n, fs, miss, e := foldLazy(v, d[:limit], q, row)
-					if e > 0 {
-						return e, stack, true, nil
-					}
-					end, ok, err = v.lazyRest(d, q, limit, row, p, n, fs, miss)
-				} else {
-					end, ok, err = v.lazyFrames(d, q, limit, row)
-				}
-				if err != nil || ok {
-					return end, stack, ok, err
-				}
-				tried = true
+			if err != nil || ok {
+				return end, stack, ok, err
 			}
 		}
 		return v.entryFrames(d, p, q, limit, stack, row, val{k: kStr, n: str}, tried)
@@ -1246,7 +1239,7 @@ func (v *vm) lazyFrames(d []byte, q, limit, row int) (int, bool, error) {
 	var fs folded
 	if v.foldBuf != nil { // !v.memoRewritten: entryFrames checked
 		var end int
-		if p, n, fs, miss, end = foldLazy(v, d[:limit], q, row); end > 0 {
+		if p, n, fs, miss, end = foldLazy(v, d[:limit], q, row, false); end > 0 {
 			return end, true, nil
 		}
 	}
@@ -1456,6 +1449,9 @@ const (
 	scanEnd   = -1
 	scanFull  = -2
 	scanOther = -3
+	// foldLazy's for entryRun: not to be tried here, or lazyFrames is to.
+	scanUntried = -4
+	scanNoBuf   = -5
 )
 
 // foldScanGo is foldScan: it reads memo references to frames from dl[p]
