@@ -806,13 +806,22 @@ loop:
 			pos++
 		case opEmptyDict, opEmptyList:
 			if v.typed && d[pos] == opEmptyDict {
-				end, st, ok, err := v.entryRun(d, pos, limit, stack)
-				if err != nil {
-					return err
-				}
-				if ok {
+				// A trace list's batch is entries one after another:
+				// entryRun runs each, and the next one's EMPTY_DICT is
+				// tested here, not through the switch (in WebAssembly
+				// each of its taken jumps costs, see docs/snapshot.md).
+				for {
+					end, st, ok, err := v.entryRun(d, pos, limit, stack)
+					if err != nil {
+						return err
+					}
+					if !ok {
+						break
+					}
 					pos, stack = end, st
-					continue
+					if pos >= limit || d[pos] != opEmptyDict {
+						continue loop
+					}
 				}
 			}
 			o := obj{kind: oDictFresh, memo: -1}
