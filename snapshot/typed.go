@@ -74,7 +74,19 @@ func (v *vm) appendItems(l val, items []val) error {
 	case oEntries, oBlocks, oSegments, oHists:
 		r := &v.ranges[o.idx]
 		want := oEntry + (o.kind - oEntries)
-		for i, it := range items {
+		for i := 0; i < len(items); i++ {
+			if want == oEntry {
+				// The entries' common case, as many as there are
+				// (in WebAssembly in assembly: a batch of a trace
+				// list is a thousand entries).
+				n := releaseEntries(items[i:], v.objs, v.memo.c.pages, v.memo.len(), v.freeObjs, r.end)
+				v.freeObjs = v.freeObjs[:len(v.freeObjs)+n]
+				r.end += int32(n)
+				if i += n; i == len(items) {
+					break
+				}
+			}
+			it := items[i]
 			if it.k != kObj || v.objs[it.n].kind != want || v.objs[it.n].idx != r.end {
 				if err := v.materialize(&v.objs[l.n]); err != nil {
 					return err
@@ -84,8 +96,8 @@ func (v *vm) appendItems(l val, items []val) error {
 			if want == oEntry {
 				// The entry is in its trace now; its dict is used up:
 				// release, its common case written out (a dense memo
-				// slot, a row that packs): in WebAssembly two calls
-				// less an entry.
+				// slot, a row that packs) for the entries
+				// releaseEntries leaves (freeObjs full).
 				eo := &v.objs[it.n]
 				if m := int(eo.memo); m >= 0 && m < v.memo.len() && r.end < 1<<28 {
 					if pg := v.memo.c.pages[m>>pageBits]; pg[m&pageMask] != memoPacked {
