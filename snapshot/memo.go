@@ -187,29 +187,34 @@ func (m *memoTable) packPage(pi int) {
 
 // runEnd returns where the run of page p from slot i, which holds kRow
 // row, ends: the first slot from i+1 on that does not hold want(row,
-// slot-i), or pageSize. want's loop, a row and its stack a step: the
-// stacks' page is looked up once per page of rows, not once per slot (a
-// page of the memo is 16 Ki slots a large file packs).
+// slot-i), or pageSize. want's loop, a row and its stack a step, over
+// the rows of one page of the stacks at a time: the inner loop has no
+// test of the page (in WebAssembly every taken jump of Go's code goes
+// back through its dispatch; a page of the memo is 16 Ki slots a large
+// file packs).
 func (m *memoTable) runEnd(p []uint32, i int, row uint32) int {
 	p = p[:pageSize]
-	var sp []StackID // the page of the stacks that holds row r
-	for j, r := i+1, row; ; r++ {
-		// Slot j holds row r's stack, slot j+1 row r+1.
-		if j >= pageSize {
-			return j
+	j, r := i+1, int(row)
+	for j < pageSize {
+		// Slot j holds row r's stack, slot j+1 row r+1: the stacks of
+		// the rows from r on of r's page, for the slots left.
+		sp := m.stacks.pages[r>>pageBits][r&pageMask:]
+		if len(sp) == 0 {
+			return j // (no stack: not a run's)
 		}
-		if sp == nil || int(r)&pageMask == 0 {
-			sp = m.stacks.pages[int(r)>>pageBits]
+		sp = sp[:min(len(sp), (pageSize-j+1)/2)]
+		for _, s := range sp {
+			if s < 0 || s >= 1<<28 || p[j] != uint32(s)<<4|uint32(kStackRef) {
+				return j
+			}
+			r++
+			if j++; j >= pageSize || p[j] != uint32(r)<<4|uint32(kRow) {
+				return j
+			}
+			j++
 		}
-		s := sp[int(r)&pageMask]
-		if s < 0 || s >= 1<<28 || p[j] != uint32(s)<<4|uint32(kStackRef) {
-			return j
-		}
-		if j++; j >= pageSize || p[j] != (r+1)<<4|uint32(kRow) {
-			return j
-		}
-		j++
 	}
+	return j
 }
 
 // packed reports whether page pi is packed.

@@ -294,11 +294,18 @@ func TestMemoRunEnd(t *testing.T) {
 		return j
 	}
 	p := make([]uint32, pageSize)
-	for _, first := range []int{0, pageSize - 3000, 2*pageSize - 1, 2*pageSize - 6000} {
+	for _, first := range []int{0, pageSize - 3000, 2*pageSize - 1, 2*pageSize - 6000, -1, pageSize - 2999} {
 		// Slots: kRow r, kStackRef stacks[r], … from row first, with a
-		// break every 3001 slots (a row skipped or another stack).
+		// break every 3001 slots (a row skipped or another stack); from
+		// slot 1 for an odd first (a run that ends with the page at a
+		// row's slot).
 		r := uint32(first)
-		for j := 0; j < pageSize; j += 2 {
+		s0 := 0
+		if first%2 != 0 {
+			r, s0 = uint32(first+1), 1
+			p[0] = 5<<4 | uint32(kStr)
+		}
+		for j := s0; j < pageSize; j += 2 {
 			if j%3001 < 2 {
 				r++ // a row left out
 			}
