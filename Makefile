@@ -65,7 +65,7 @@ unit:
 # unit-wasm runs the decoder's and the replay's tests as the browser worker
 # runs that code: compiled to WebAssembly, in Node (the go_js_wasm_exec
 # wrapper of the Go toolchain). The decoder has WebAssembly-only code
-# (snapshot/foldscan_wasm.s, addlazy_wasm.s, leadpairs_wasm.s,
+# (snapshot/foldscan_wasm.s, foldlazy_wasm.s, addlazy_wasm.s, leadpairs_wasm.s,
 # addrow_wasm.s and release_wasm.s, the stack hash of stackhash_wasm.go)
 # that the native tests do not reach (AddRow runs TestAddRowGo, the assembly
 # against addRowGo). Node comes with npm (.ci/run installs it).
