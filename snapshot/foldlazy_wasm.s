@@ -156,6 +156,8 @@ TEXT ·foldLazy(SB), NOSPLIT, $0-112
 	// frame had a rank.
 	Get SP
 	Get R7
+	I64Const $32
+	I64ShrU
 	I64Store32 fs_all+72(FP)
 	Get R8
 	I64Const $32

@@ -3,14 +3,10 @@
 
 // func foldScan(dl []byte, p int, fm []uint64, buf *[foldMax]FrameID, seed uint64) (q, n int, fs folded, miss int)
 //
-// foldScanGo in WebAssembly, whole: its setup, foldRefsGo's loop (one
-// reference a round) and its end, with no Go call between them. Locals:
-// R2 the address of dl[p], R1 that of dl[len(dl)-5] (the last place a
-// reference is read from), R3 fm's base, R4 len(fm)-1 (the mask), R5
-// buf, R6 n, R7 the OR of the fold words, R8 the least rank and the place
-// of its first frame packed (rank<<32 | place), R9 the hash, R10 the memo
-// id, R11 its fm entry, R12 the opcode, then long, then the frame ID, R13
-// the stop (miss); few locals, so that V8 keeps the loop's in registers.
+// foldScanGo in WebAssembly, whole: its setup, foldRefsGo's loop
+// (FOLDLOOP, two references a round) and its end, with no Go call between
+// them. Locals as FOLDLOOP says (foldscan_wasm.h); few, so that V8 keeps
+// the loop's in registers.
 TEXT ·foldScan(SB), NOSPLIT, $0-120
 	I64Load dl_base+0(FP)
 	I64Load dl_len+8(FP)
@@ -66,6 +62,8 @@ TEXT ·foldScan(SB), NOSPLIT, $0-120
 	// The least rank and its first frame, where a frame had a rank.
 	Get SP
 	Get R7
+	I64Const $32
+	I64ShrU
 	I64Store32 fs_all+88(FP)
 	Get R8
 	I64Const $32
