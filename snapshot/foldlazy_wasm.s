@@ -152,42 +152,17 @@ TEXT ·foldLazy(SB), NOSPLIT, $0-112
 
 	FOLDLOOP
 
-	// foldScan's results: the least rank and its first frame, where a
-	// frame had a rank.
+	// foldScan's results (FOLDRESULT: the least rank and its first frame).
+	FOLDRESULT
 	Get SP
 	Get R7
-	I64Const $32
-	I64ShrU
 	I64Store32 fs_all+72(FP)
-	Get R8
-	I64Const $32
-	I64ShrU
-	Tee R10
-	I64Const $0xffff0000
-	I64LtU
-	If
-		Get SP
-		Get R10
-		I64Store32 fs_best+76(FP)
-		Get SP
-		Get R5
-		Get R8
-		I64Const $4095 // foldMax-1
-		I64And
-		I64Const $2
-		I64Shl
-		I64Add
-		I32WrapI64
-		I64Load32U $0
-		I64Store32 fs_site+80(FP)
-	Else
-		Get SP
-		I64Const $0xffff0000
-		I64Store32 fs_best+76(FP)
-		Get SP
-		I64Const $0
-		I64Store32 fs_site+80(FP)
-	End
+	Get SP
+	Get R10
+	I64Store32 fs_best+76(FP)
+	Get SP
+	Get R11
+	I64Store32 fs_site+80(FP)
 	Get SP
 	Get R9
 	I64Store fs_h+88(FP)

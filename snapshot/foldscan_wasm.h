@@ -43,3 +43,36 @@
 	Get R11; I64Const $-281474976710656; I64And; Get R6; I64Or; Tee R11; Get R8; Get R11; Get R8; I64LtU; Select; Set R8; \
 	Get R9; Get R12; I64Const $-4417276706812531889; I64Mul; I64Add; I64Const $31; I64Rotl; I64Const $-7046029288634856825; I64Mul; Set R9; \
 	Get R6; I64Const $1; I64Add; Set R6
+
+// FOLDRESULT turns FOLDLOOP's R7 and R8 into foldScan's folded fields, in
+// locals for the caller to store: R7 all (the fold words' OR), R10 best
+// (the least rank <<16; 0xffff0000 where no frame had a rank) and R11 site
+// (the ID of the first frame of that rank; 0 where none had one).
+#define FOLDRESULT \
+	Get R7; \
+	I64Const $32; \
+	I64ShrU; \
+	Set R7; \
+	Get R8; \
+	I64Const $32; \
+	I64ShrU; \
+	Tee R10; \
+	I64Const $0xffff0000; \
+	I64LtU; \
+	If; \
+	Get R5; \
+	Get R8; \
+	I64Const $4095 /* foldMax-1 */; \
+	I64And; \
+	I64Const $2; \
+	I64Shl; \
+	I64Add; \
+	I32WrapI64; \
+	I64Load32U $0; \
+	Set R11; \
+	Else; \
+	I64Const $0xffff0000; \
+	Set R10; \
+	I64Const $0; \
+	Set R11; \
+	End
