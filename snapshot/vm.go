@@ -1260,6 +1260,7 @@ func (v *vm) lazyFrames(d []byte, q, limit, row int) (int, bool, error) {
 func (v *vm) lazyRest(d []byte, q, limit, row, p, n int, fs folded, miss int) (int, bool, error) {
 	t := &v.snap.Stacks
 	ok := v.foldBuf != nil && miss == scanEnd
+	scanned := ok
 	if ok && foldedHash {
 		fs.h = xxEnd(fs.h, n)
 	}
@@ -1278,7 +1279,14 @@ func (v *vm) lazyRest(d []byte, q, limit, row, p, n int, fs folded, miss int) (i
 		h = t.hash(v.foldBuf[:n])
 	}
 	at, flags, rank := lazyAt(start, int(end-start), n), uint16(fs.all), uint16(fs.best>>16)
-	id, added := addLazyNew(t, h, at, foldKey(flags, rank, fs.site))
+	// foldLazy, having read the list to its APPENDS (scanned), declined:
+	// most often because addLazyNew did, so addLazy, which gives the same
+	// ID either way, is not preceded by it again.
+	var id StackID
+	added := false
+	if !scanned {
+		id, added = addLazyNew(t, h, at, foldKey(flags, rank, fs.site))
+	}
 	if !added {
 		id, added = t.addLazy(h, at, n, v.fold.Finish, flags, rank, fs.site)
 	}
