@@ -337,12 +337,9 @@ const stackSlice = 8 * time.Millisecond
 // it ran.
 func groupStacks(sites []analysis.SiteBytes) []string {
 	text := make([]string, len(sites))
-	start := time.Now()
+	pause := newPacer(stackSlice, time.Now, func() { nextTask(0) })
 	for i, s := range sites {
-		if time.Since(start) > stackSlice {
-			nextTask(0)
-			start = time.Now()
-		}
+		pause()
 		text[i] = groupedStack(s.Stack)
 	}
 	return text
