@@ -1,6 +1,7 @@
 package app
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -35,13 +36,8 @@ func TestPacer(t *testing.T) {
 				clock = clock.Add(c.step)
 				pause()
 			}
-			if len(got) != len(c.want) {
+			if !slices.Equal(got, c.want) {
 				t.Fatalf("yielded at pauses %v, want %v", got, c.want)
-			}
-			for i := range got {
-				if got[i] != c.want[i] {
-					t.Fatalf("yielded at pauses %v, want %v", got, c.want)
-				}
 			}
 		})
 	}
