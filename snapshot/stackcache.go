@@ -155,13 +155,17 @@ func (c *stackCache) find(rest []byte) (int, StackID, bool) {
 	return p, id, ok
 }
 
-// ledHit is find's first two steps (predicted, then lead) for keys of
+// ledHitGo is find's first two steps (predicted, then lead) for keys of
 // 8 bytes or more, whole and without a call (calls cost in WebAssembly,
 // and once a training loop's stacks are cached, nearly every list is
 // found so): the key's length (the APPENDS) and stack, noted as find
 // notes a key found, or -1, having changed nothing (find then looks
-// again, through findHashed).
-func (c *stackCache) ledHit(rest []byte) (int, StackID) {
+// again, through findHashed), as it does for the one key whose note
+// would make the table of what followed two keys (c.next; find makes
+// it: an allocation is not for assembly). In WebAssembly
+// ledHit is this function in assembly (ledhit_wasm.s), natively it is
+// this function.
+func ledHitGo(c *stackCache, rest []byte) (int, StackID) {
 	if len(rest) <= 8 {
 		return -1, NoStack
 	}
@@ -195,7 +199,7 @@ func (c *stackCache) ledHit(rest []byte) (int, StackID) {
 	}
 	if c.last[0] >= 0 && c.last[1] >= 0 {
 		if c.next == nil {
-			c.next = make([]nextKey, nextKeys)
+			return -1, NoStack // find makes it, finding the key again
 		}
 		c.next[nextSlot(c.last)] = nextKey{after: c.last, key: i}
 	}

@@ -1741,7 +1741,7 @@ func (v *vm) cacheLook(d []byte, pos, limit int) (int, StackID, bool) {
 		return 0, NoStack, false
 	}
 	v.cacheLooks++
-	if p, id := v.stackCache.ledHit(d[pos+1 : limit]); p >= 0 {
+	if p, id := ledHit(v.stackCache, d[pos+1:limit]); p >= 0 {
 		v.cacheHits++
 		return p + pos + 1, id, true
 	}
