@@ -1135,6 +1135,13 @@ func littleEndian(b []byte) uint64 {
 // MARK when frameRun does not take the list, the opcode after APPENDS.
 // lazyTried: entryRun tried lazyFrames on the list already.
 func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key val, lazyTried bool) (int, []val, bool, error) {
+	// A known list, then SETITEMS: the common case on a file whose stacks
+	// repeat, in one call (in WebAssembly written in WebAssembly, see
+	// docs/snapshot.md); what it declines goes on below.
+	if end := cachedFrames(v, d[:limit], q, len(stack), row); end > 0 {
+		v.stack = stack
+		return end, stack, true, nil
+	}
 	memo := &v.memo
 	if q+3 >= limit || d[q] != opEmptyList || d[q+1] != opMemoize || d[q+2] != opMark ||
 		memo.len()&1023 == 0 || len(v.freeObjs) == 0 && (len(v.objs) >= math.MaxInt32 || len(v.objs)&1023 == 0) {
