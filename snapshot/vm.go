@@ -986,12 +986,14 @@ pairs:
 	}
 	v.marks = append(v.marks, len(stack))
 	if code == keyFrames {
-		// A frame list that is to be a lazy stack goes to lazyFrames'
-		// common case (foldLazy, which checks entryFrames' checks before
-		// it, where the stack cache is not consulted: off, or none)
-		// without entryFrames' or lazyFrames' call.
-		// (The stack cache's test first: on a file whose stacks repeat
-		// it is on, and foldLazy is not called.)
+		// Where the stack cache is consulted (on a file whose stacks
+		// repeat), a known list then SETITEMS goes to entryFrames' common
+		// case (cachedFrames: one call, in WebAssembly written in
+		// WebAssembly, see docs/snapshot.md). Where it is not (off, or
+		// none), a frame list that is to be a lazy stack goes to
+		// lazyFrames' common case (foldLazy, which checks entryFrames'
+		// checks before it) without entryFrames' or lazyFrames' call.
+		// What they decline goes on in entryFrames.
 		tried := false
 		if v.cacheOff || v.stackCache == nil {
 			tried = true
@@ -1011,6 +1013,9 @@ pairs:
 			if err != nil || ok {
 				return end, stack, ok, err
 			}
+		} else if end := cachedFrames(v, d[:limit], q, len(stack), row); end > 0 {
+			v.stack = stack
+			return end, stack, true, nil
 		}
 		return v.entryFrames(d, p, q, limit, stack, row, val{k: kStr, n: str}, tried)
 	}
@@ -1135,13 +1140,6 @@ func littleEndian(b []byte) uint64 {
 // MARK when frameRun does not take the list, the opcode after APPENDS.
 // lazyTried: entryRun tried lazyFrames on the list already.
 func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key val, lazyTried bool) (int, []val, bool, error) {
-	// A known list, then SETITEMS: the common case on a file whose stacks
-	// repeat, in one call (in WebAssembly written in WebAssembly, see
-	// docs/snapshot.md); what it declines goes on below.
-	if end := cachedFrames(v, d[:limit], q, len(stack), row); end > 0 {
-		v.stack = stack
-		return end, stack, true, nil
-	}
 	memo := &v.memo
 	if q+3 >= limit || d[q] != opEmptyList || d[q+1] != opMemoize || d[q+2] != opMark ||
 		memo.len()&1023 == 0 || len(v.freeObjs) == 0 && (len(v.objs) >= math.MaxInt32 || len(v.objs)&1023 == 0) {
