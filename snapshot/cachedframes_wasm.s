@@ -32,8 +32,8 @@
 // func cachedFrames(v *vm, dl []byte, q, ns, row int) (end int)
 //
 // cachedFramesGo in WebAssembly: every check of the vm first (the row's
-// and the memo's place are found again before the stores), the object
-// slot kept in end meanwhile; then LEDFIND (ledhit_wasm.h, its locals:
+// place, the memo's last page and the object slot kept in argument slots
+// meanwhile); then LEDFIND (ledhit_wasm.h, its locals:
 // R0 the stackCache, R1 and R2 the rest after the MARK), the checks of
 // the key found, and only then the stores: LEDNOTE, the counts, the
 // object, the memo slot, the MARK popped, SETITEMS run, the row's stack.
@@ -136,6 +136,14 @@ TEXT ·cachedFrames(SB), NOSPLIT, $0-64
 		DECLINE
 	End
 	ROWAT
+	// The memo's last page and the row's place, kept in ns's and dl's cap
+	// slots (neither read again) for the stores.
+	Get SP
+	Get R15
+	I64Store ns+40(FP)
+	Get SP
+	Get R10
+	I64Store dl_cap+24(FP)
 
 	// The object slot oi (kept in end): the last free one, else
 	// len(objs) (none at MaxInt32 or at a block's start); appended to
@@ -355,7 +363,8 @@ TEXT ·cachedFrames(SB), NOSPLIT, $0-64
 
 	// Its memo slot: id<<4 | kStackRef on the last page (memo.c.put),
 	// memo.n++.
-	MEMOPAGE
+	I64Load ns+40(FP)
+	Set R15
 	Get R15
 	I32WrapI64
 	I64Load $0
@@ -426,7 +435,8 @@ TEXT ·cachedFrames(SB), NOSPLIT, $0-64
 	I64Store $(vm_in+input_pos)
 
 	// The row's stack.
-	ROWAT
+	I64Load dl_cap+24(FP)
+	Set R10
 	Get R10
 	I32WrapI64
 	Get R7

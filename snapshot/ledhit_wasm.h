@@ -5,34 +5,48 @@
 // the key found (-1: none), R10 its length, R4 and R5 c.last, R6 the
 // address of c.next's entry for them (where both are keys and c.next is
 // made), for LEDNOTE; it uses R7 to R15 (R7 the predicted key, then the
-// slotted one; R9 and R10 a key's bytes and length, KEYAT; R11 SAME's;
+// slotted one; R9 and R10 a key's bytes and length, KEYAT; R8 and R11 SAME's;
 // R12 the rest's first word, R13 the slots' mask, R14 the slot, R15
 // SAME's result).
 
 // SAME(from) sets R15 to 1 where the R10 bytes (R10 >= 8) at R1 (the
-// rest) and R9 (the key) are the same from byte from on, else to 0: 16
-// bytes a round while 16 are left, then the last 16 (or, of fewer than
-// 16, the first and the last 8), which cover the rest of them. Uses R11.
+// rest) and R9 (the key) are the same from byte from on, else to 0: 32
+// bytes a round while 32 are left (R8 and R15 their places), then four
+// words that cover the rest of them: the last 32 bytes, or, of fewer
+// than 32, the first 16 (the first 8 of fewer than 16) and the last 16
+// (SAMEWORD each). Uses R8 and R11.
 #define SAME(from) \
-	I64Const $1; Set R15; \
 	I64Const $(from); Set R11; \
 	Block; \
 	Block; \
 	Loop; \
-	Get R11; I64Const $16; I64Add; Get R10; I64GtS; BrIf $1; \
-	Get R1; Get R11; I64Add; I32WrapI64; I64Load $0; Get R9; Get R11; I64Add; I32WrapI64; I64Load $0; I64Xor; \
-	Get R1; Get R11; I64Add; I32WrapI64; I64Load $8; Get R9; Get R11; I64Add; I32WrapI64; I64Load $8; I64Xor; \
-	I64Or; I64Eqz; I32Eqz; If; I64Const $0; Set R15; Br $3; End; \
-	Get R11; I64Const $16; I64Add; Set R11; \
+	Get R11; I64Const $32; I64Add; Get R10; I64GtS; BrIf $1; \
+	Get R1; Get R11; I64Add; Set R8; Get R9; Get R11; I64Add; Set R15; \
+	Get R8; I32WrapI64; I64Load $0; Get R15; I32WrapI64; I64Load $0; I64Xor; \
+	Get R8; I32WrapI64; I64Load $8; Get R15; I32WrapI64; I64Load $8; I64Xor; I64Or; \
+	Get R8; I32WrapI64; I64Load $16; Get R15; I32WrapI64; I64Load $16; I64Xor; I64Or; \
+	Get R8; I32WrapI64; I64Load $24; Get R15; I32WrapI64; I64Load $24; I64Xor; I64Or; \
+	I64Eqz; I32Eqz; If; I64Const $0; Set R15; Br $3; End; \
+	Get R11; I64Const $32; I64Add; Set R11; \
 	Br $0; \
 	End; \
 	End; \
-	Get R10; I64Const $16; I64Sub; Tee R11; I64Const $0; Get R11; I64Const $0; I64GeS; Select; Set R11; \
-	Get R1; Get R11; I64Add; I32WrapI64; I64Load $0; Get R9; Get R11; I64Add; I32WrapI64; I64Load $0; I64Xor; \
+	/* n-32 (0 below 32), n-24 (below 32: 8, or n-8 below 16), n-16 (0 below 16), n-8 */ \
+	Get R10; I64Const $32; I64Sub; I64Const $0; Get R10; I64Const $32; I64GeS; Select; Set R11; \
+	SAMEWORD; \
+	Get R10; I64Const $24; I64Sub; I64Const $8; Get R10; I64Const $8; I64Sub; Get R10; I64Const $16; I64GeS; Select; Get R10; I64Const $32; I64GeS; Select; Set R11; \
+	SAMEWORD; I64Or; \
+	Get R10; I64Const $16; I64Sub; I64Const $0; Get R10; I64Const $16; I64GeS; Select; Set R11; \
+	SAMEWORD; I64Or; \
 	Get R10; I64Const $8; I64Sub; Set R11; \
-	Get R1; Get R11; I64Add; I32WrapI64; I64Load $0; Get R9; Get R11; I64Add; I32WrapI64; I64Load $0; I64Xor; \
-	I64Or; I64Eqz; I64ExtendI32U; Set R15; \
+	SAMEWORD; I64Or; \
+	I64Eqz; I64ExtendI32U; Set R15; \
 	End
+
+// SAMEWORD pushes the XOR of the words at R11 in the rest (R1) and the key
+// (R9).
+#define SAMEWORD \
+	Get R1; Get R11; I64Add; I32WrapI64; I64Load $0; Get R9; Get R11; I64Add; I32WrapI64; I64Load $0; I64Xor
 
 // KEYAT(i) sets R9 to key i's bytes and R10 to its length.
 #define KEYAT(i) \
