@@ -13,7 +13,9 @@ import "math"
 // would not consult the cache or not take this path, and where this path
 // would need more than plain stores (the objects or the memo growing a
 // block, a stack ID that does not pack, cacheLook about to turn the cache
-// off, the note that makes stackCache.next). ns is the length of the VM's
+// off, the note that makes stackCache.next); -1 where it got as far as
+// ledHit's search and that found no key (cacheLook then need not try
+// ledHit, which would find none). ns is the length of the VM's
 // stack, row the entry's row. In WebAssembly cachedFrames is this
 // function in assembly (cachedframes_wasm.s), natively it is this
 // function.
@@ -36,7 +38,10 @@ func cachedFramesGo(v *vm, dl []byte, q, ns, row int) int {
 	}
 	rest := dl[q+3:]
 	n, i := ledFindGo(c, rest)
-	if i < 0 || n+1 >= len(rest) || rest[n+1] != opSetItems || uint32(c.ids[i]) >= 1<<28 || !c.ledNote(i) {
+	if i < 0 {
+		return -1 // ledHit would not find it either
+	}
+	if n+1 >= len(rest) || rest[n+1] != opSetItems || uint32(c.ids[i]) >= 1<<28 || !c.ledNote(i) {
 		return 0
 	}
 	id := c.ids[i]

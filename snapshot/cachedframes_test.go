@@ -52,7 +52,7 @@ func cachedFramesStateOf(v *vm, end int) cachedFramesState {
 // does not pack, another opening opcode.
 // The end and every change must agree; where taken, the end must be past
 // the SETITEMS and the row's stack, the memo slot and the object the
-// key's stack.
+// key's stack; where the end is -1, ledHit must find no key.
 func TestCachedFrames(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 8))
 	frame := func(l []byte) []byte {
@@ -97,7 +97,7 @@ func TestCachedFrames(t *testing.T) {
 	}
 	vms := []*vm{newVM(), newVM()}
 	ways := []func(v *vm, dl []byte, q, ns, row int) int{cachedFrames, cachedFramesGo}
-	taken, declined, predicted := 0, 0, 0
+	taken, declined, missed, predicted := 0, 0, 0, 0
 	seq := make([]int, 120)
 	for i := range seq {
 		seq[i] = r.IntN(len(keys))
@@ -224,6 +224,12 @@ func TestCachedFrames(t *testing.T) {
 			}
 		} else {
 			declined++
+			if end < 0 {
+				missed++
+				if _, i := ledFindGo(vms[1].stackCache, d[q+3:]); i >= 0 {
+					t.Fatalf("step %d, list %q: end -1, but ledHit finds key %d", step, list, i)
+				}
+			}
 			for _, v := range vms { // as entryFrames' cacheLook then would
 				if v.stackCache != nil && change != 1 {
 					v.stackCache.find(d[q+3:])
@@ -231,9 +237,9 @@ func TestCachedFrames(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d taken, %d declined, %d predicted", taken, declined, predicted)
-	if taken < 2000 || declined < 1500 || predicted < 1000 {
-		t.Errorf("%d taken, %d declined, %d predicted: the steps miss the cases", taken, declined, predicted)
+	t.Logf("%d taken, %d declined (%d found no key), %d predicted", taken, declined, missed, predicted)
+	if taken < 2000 || declined < 1500 || missed < 500 || predicted < 1000 {
+		t.Errorf("%d taken, %d declined (%d found no key), %d predicted: the steps miss the cases", taken, declined, missed, predicted)
 	}
 }
 

@@ -230,14 +230,19 @@ TEXT ·cachedFrames(SB), NOSPLIT, $0-64
 	Set R2
 	LEDFIND
 
-	// Found, SETITEMS after its APPENDS, a stack ID that packs, a note
-	// that does not make c.next; R7 the stack.
+	// None found: end -1 (ledHit would find none either).
 	Get R3
 	I64Const $0
 	I64LtS
 	If
-		DECLINE
+		Get SP
+		I64Const $-1
+		I64Store end+56(FP)
+		RET
 	End
+
+	// SETITEMS after its APPENDS, a stack ID that packs, a note that does
+	// not make c.next; R7 the stack.
 	Get R10
 	I64Const $1
 	I64Add
