@@ -66,10 +66,11 @@ unit:
 # runs that code: compiled to WebAssembly, in Node (the go_js_wasm_exec
 # wrapper of the Go toolchain). The decoder has WebAssembly-only code
 # (snapshot/foldscan_wasm.s, foldlazy_wasm.s, addlazy_wasm.s, leadpairs_wasm.s,
-# addrow_wasm.s and release_wasm.s, the stack hash of stackhash_wasm.go)
-# that the native tests do not reach (AddRow runs TestAddRowGo, the assembly
-# against addRowGo). Node comes with npm (.ci/run installs it).
-WASM_TESTS := Fold|Lazy|Dedupe|Differential|DecodeData|EntryRun|AddRow|Split|StackHash|ReleaseEntries
+# addrow_wasm.s, release_wasm.s, ledhit_wasm.s and cachedframes_wasm.s, the
+# stack hash of stackhash_wasm.go) that the native tests do not reach (AddRow
+# runs TestAddRowGo, the assembly against addRowGo; StackCache the stack
+# cache's lookups, ledHit's among them). Node comes with npm (.ci/run installs it).
+WASM_TESTS := Fold|Lazy|Dedupe|Differential|DecodeData|EntryRun|AddRow|Split|StackHash|ReleaseEntries|StackCache|LedHit|CachedFrames
 unit-wasm:
 	@command -v node >/dev/null 2>&1 || { echo "node is missing: apt-get install -y nodejs"; exit 1; }
 	GOOS=js GOARCH=wasm $(GO) test -exec="$$($(GO) env GOROOT)/lib/wasm/go_js_wasm_exec" -run '$(WASM_TESTS)' ./snapshot/

@@ -155,52 +155,68 @@ func (c *stackCache) find(rest []byte) (int, StackID, bool) {
 	return p, id, ok
 }
 
-// ledHit is find's first two steps (predicted, then lead) for keys of
+// ledHitGo is find's first two steps (predicted, then lead) for keys of
 // 8 bytes or more, whole and without a call (calls cost in WebAssembly,
 // and once a training loop's stacks are cached, nearly every list is
 // found so): the key's length (the APPENDS) and stack, noted as find
 // notes a key found, or -1, having changed nothing (find then looks
-// again, through findHashed).
-func (c *stackCache) ledHit(rest []byte) (int, StackID) {
-	if len(rest) <= 8 {
+// again, through findHashed), as it does for the one key whose note
+// would make the table of what followed two keys (c.next; find makes
+// it: an allocation is not for assembly). In WebAssembly
+// ledHit is this function in assembly (ledhit_wasm.s), natively it is
+// this function.
+func ledHitGo(c *stackCache, rest []byte) (int, StackID) {
+	n, i := ledFindGo(c, rest)
+	if i < 0 || !c.ledNote(i) {
 		return -1, NoStack
 	}
+	return n, c.ids[i]
+}
+
+// ledFindGo is ledHitGo's search: the key's length and index, or -1,
+// having changed nothing.
+func ledFindGo(c *stackCache, rest []byte) (int, int32) {
+	if len(rest) <= 8 {
+		return -1, -1
+	}
 	pa := unsafe.Pointer(unsafe.SliceData(rest))
-	i, n := int32(-1), 0
 	if c.next != nil && c.last[0] >= 0 && c.last[1] >= 0 {
 		if e := &c.next[nextSlot(c.last)]; e.after == c.last {
 			k := c.keys[e.key]
-			if n = len(k); n >= 8 && n < len(rest) && rest[n] == opAppends && sameFrom(pa, unsafe.Pointer(unsafe.StringData(k)), 0, n) {
-				i = e.key
+			if n := len(k); n >= 8 && n < len(rest) && rest[n] == opAppends && sameFrom(pa, unsafe.Pointer(unsafe.StringData(k)), 0, n) {
+				return n, e.key
 			}
 		}
 	}
-	if i < 0 && c.led > 0 {
-		w := binary.LittleEndian.Uint64(rest)
-		mask := uint32(len(c.slots) - 1)
-		for s := slotOf(w) & mask; c.slots[s] != 0; s = (s + 1) & mask {
-			j := c.slots[s] - 1
-			if c.words[j] != w {
-				continue
-			}
-			k := c.keys[j]
-			if n = len(k); n < len(rest) && rest[n] == opAppends && sameFrom(pa, unsafe.Pointer(unsafe.StringData(k)), 8, n) {
-				i = j
-				break
-			}
+	if c.led == 0 {
+		return -1, -1
+	}
+	w := binary.LittleEndian.Uint64(rest)
+	mask := uint32(len(c.slots) - 1)
+	for s := slotOf(w) & mask; c.slots[s] != 0; s = (s + 1) & mask {
+		j := c.slots[s] - 1
+		if c.words[j] != w {
+			continue
+		}
+		k := c.keys[j]
+		if n := len(k); n < len(rest) && rest[n] == opAppends && sameFrom(pa, unsafe.Pointer(unsafe.StringData(k)), 8, n) {
+			return n, j
 		}
 	}
-	if i < 0 {
-		return -1, NoStack
-	}
+	return -1, -1
+}
+
+// ledNote notes key i found as find does (c.next, c.last), or reports
+// false, having changed nothing, where c.next is to be made.
+func (c *stackCache) ledNote(i int32) bool {
 	if c.last[0] >= 0 && c.last[1] >= 0 {
 		if c.next == nil {
-			c.next = make([]nextKey, nextKeys)
+			return false // find makes it, finding the key again
 		}
 		c.next[nextSlot(c.last)] = nextKey{after: c.last, key: i}
 	}
 	c.last = [2]int32{c.last[1], i}
-	return n, c.ids[i]
+	return true
 }
 
 // sameFrom reports whether the n bytes at a and b are the same from byte

@@ -202,7 +202,8 @@ func TestStackCacheFind(t *testing.T) {
 // TestStackCacheFind (memo ids often holding 'e' bytes, up to 40 items),
 // in rests that end the list and go on, cut it short, or start with
 // APPENDS, and then in a repeated sequence; lead must have found most of
-// the hits, find's prediction many, and ledHit every one lead found.
+// the hits, find's prediction many, and ledHit every one lead found
+// but one (the one whose note makes stackCache.next: find makes it).
 func TestStackCacheLookup(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 7))
 	idByte := func(pe int) byte {
@@ -232,7 +233,7 @@ func TestStackCacheLookup(t *testing.T) {
 	ledded, _ := halfCached(lists) // its own prediction's context
 	ledHits := 0
 	ledFind := func(rest []byte) (int, StackID, bool) {
-		if p, id := ledded.ledHit(rest); p >= 0 {
+		if p, id := ledHit(ledded, rest); p >= 0 {
 			ledHits++
 			return p, id, true
 		}
@@ -332,7 +333,7 @@ func TestStackCacheLookup(t *testing.T) {
 		}
 	}
 	t.Logf("%d hits, %d by lead, %d predicted, %d by ledHit", hits, led, predicted, ledHits)
-	if hits < 1500 || led < hits*3/4 || predicted < 250 || ledHits < led {
+	if hits < 1500 || led < hits*3/4 || predicted < 250 || ledHits < led-1 {
 		t.Errorf("%d hits, %d by lead, %d predicted, %d by ledHit: the lists miss the cases", hits, led, predicted, ledHits)
 	}
 }

@@ -986,13 +986,15 @@ pairs:
 	}
 	v.marks = append(v.marks, len(stack))
 	if code == keyFrames {
-		// A frame list that is to be a lazy stack goes to lazyFrames'
-		// common case (foldLazy, which checks entryFrames' checks before
-		// it, where the stack cache is not consulted: off, or none)
-		// without entryFrames' or lazyFrames' call.
-		// (The stack cache's test first: on a file whose stacks repeat
-		// it is on, and foldLazy is not called.)
-		tried := false
+		// Where the stack cache is consulted (on a file whose stacks
+		// repeat), a known list then SETITEMS goes to entryFrames' common
+		// case (cachedFrames: one call, in WebAssembly written in
+		// WebAssembly, see docs/snapshot.md). Where it is not (off, or
+		// none), a frame list that is to be a lazy stack goes to
+		// lazyFrames' common case (foldLazy, which checks entryFrames'
+		// checks before it) without entryFrames' or lazyFrames' call.
+		// What they decline goes on in entryFrames.
+		tried, missed := false, false
 		if v.cacheOff || v.stackCache == nil {
 			tried = true
 			var end int
@@ -1011,8 +1013,13 @@ pairs:
 			if err != nil || ok {
 				return end, stack, ok, err
 			}
+		} else if end := cachedFrames(v, d[:limit], q, len(stack), row); end > 0 {
+			v.stack = stack
+			return end, stack, true, nil
+		} else {
+			missed = end < 0
 		}
-		return v.entryFrames(d, p, q, limit, stack, row, val{k: kStr, n: str}, tried)
+		return v.entryFrames(d, p, q, limit, stack, row, val{k: kStr, n: str}, tried, missed)
 	}
 	return p, stack, true, nil
 }
@@ -1133,8 +1140,9 @@ func littleEndian(b []byte) uint64 {
 // the row's stack as setEntry would make it. Otherwise, it returns where
 // the full path goes on: the key when the value is something else, the
 // MARK when frameRun does not take the list, the opcode after APPENDS.
-// lazyTried: entryRun tried lazyFrames on the list already.
-func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key val, lazyTried bool) (int, []val, bool, error) {
+// lazyTried: entryRun tried lazyFrames on the list already; ledMissed:
+// cachedFrames found that ledHit would not find it.
+func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key val, lazyTried, ledMissed bool) (int, []val, bool, error) {
 	memo := &v.memo
 	if q+3 >= limit || d[q] != opEmptyList || d[q+1] != opMemoize || d[q+2] != opMark ||
 		memo.len()&1023 == 0 || len(v.freeObjs) == 0 && (len(v.objs) >= math.MaxInt32 || len(v.objs)&1023 == 0) {
@@ -1157,7 +1165,7 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 	var cid StackID
 	var hit bool
 	if !v.cacheOff {
-		cp, cid, hit = v.cacheLook(d, q+2, limit)
+		cp, cid, hit = v.cacheLook(d, q+2, limit, !ledMissed)
 	}
 	if !hit && !lazyTried && v.fold != nil && v.pipe == nil && v.lazyOK && !v.memoRewritten && v.snap.Stacks.held() >= v.lazyAfter &&
 		len(stack) == v.marks[len(v.marks)-1] {
@@ -1719,7 +1727,7 @@ func (v *vm) memoFrame(id int) (uint64, bool) {
 // references and APPENDS, the stack cache knows: the list becomes a
 // builder of that stack without a memo lookup.
 func (v *vm) cachedRun(d []byte, pos, limit int, l val) (int, bool) {
-	p, id, ok := v.cacheLook(d, pos, limit)
+	p, id, ok := v.cacheLook(d, pos, limit, true)
 	if !ok {
 		return 0, false
 	}
@@ -1729,8 +1737,9 @@ func (v *vm) cachedRun(d []byte, pos, limit int, l val) (int, bool) {
 
 // cacheLook looks the list whose MARK is at pos up in the stack cache
 // (stackCache.lookup), unless the cache is off or rarely right: the
-// position of the APPENDS that ends it and its stack.
-func (v *vm) cacheLook(d []byte, pos, limit int) (int, StackID, bool) {
+// position of the APPENDS that ends it and its stack. led: ledHit is to
+// be tried first (false where cachedFrames found that it would miss).
+func (v *vm) cacheLook(d []byte, pos, limit int, led bool) (int, StackID, bool) {
 	if v.stackCache == nil || v.memoRewritten {
 		return 0, NoStack, false
 	}
@@ -1741,9 +1750,11 @@ func (v *vm) cacheLook(d []byte, pos, limit int) (int, StackID, bool) {
 		return 0, NoStack, false
 	}
 	v.cacheLooks++
-	if p, id := v.stackCache.ledHit(d[pos+1 : limit]); p >= 0 {
-		v.cacheHits++
-		return p + pos + 1, id, true
+	if led {
+		if p, id := ledHit(v.stackCache, d[pos+1:limit]); p >= 0 {
+			v.cacheHits++
+			return p + pos + 1, id, true
+		}
 	}
 	p, id, ok := v.stackCache.lookup(d[pos+1 : limit])
 	if !ok {
