@@ -140,8 +140,14 @@ func (c *classifier) allocPhase(start int32, p phase) (phase, bool) {
 
 // classify labels every allocation with a category and the rule that chose
 // it (docs/snapshot.md#classification), and assigns sites. Each pass over
-// the allocations goes by blocks (inBlocks).
-func (d *Device) classify() {
+// the allocations goes by blocks (inBlocks). With info set (where the
+// diagnosis's source is made after classify, on the same goroutine), its
+// first pass, which reads each allocation's stack summary, also makes the
+// source's byte of each allocation's stack (Device.info) where the source
+// would make them when read (lazyInfo): the steps' scan would otherwise
+// make them one by one (source.fillInfo), a call and the summary read
+// again per allocation of a file whose every allocation has its stack.
+func (d *Device) classify(info bool) {
 	c := &classifier{d: d, windows: annotationWindows(d.a.Snap, d.ID)}
 	c.windowEnds = make([]int64, len(c.windows))
 	for j, w := range c.windows {
@@ -162,12 +168,21 @@ func (d *Device) classify() {
 	// order; the stack's summary, read once here, says which.
 	workspaces := d.pre.workspaces
 	d.pre = preSites{}
+	stacks := &d.a.Snap.Stacks
+	var infos []stackInfo
+	if info && lazyInfo(d.a.Snap.Frames, stacks.Len()) {
+		infos = make([]stackInfo, stacks.Len())
+		d.info = infos
+	}
 	inBlocks(na, func(blo, bhi int) {
 		for k := blo; k < bhi; k++ {
 			stack, start := t.stack(k), t.start[k]
 			sp := phases[k]
 			if k >= pre {
-				sum := d.a.Snap.Stacks.Summary(stack)
+				sum := stacks.Summary(stack)
+				if uint(stack) < uint(len(infos)) {
+					infos[stack] = infoOf(sum, stacks.Depth(stack))
+				}
 				// siteOfSummary, its common case inlined: a call per
 				// allocation costs more in WebAssembly.
 				site, ok := d.a.siteBySum.get(uint64(sum &^ 15))

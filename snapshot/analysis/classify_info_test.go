@@ -1,0 +1,54 @@
+package analysis
+
+import (
+	"testing"
+
+	"oomscope/snapshot"
+)
+
+// TestClassifyStackInfo checks the stack bytes classify makes for the
+// diagnosis's source on one goroutine (Device.info): every allocation's
+// stack has its byte, each byte made is the one the source makes when it
+// reads the stack (fillInfo, or its eager pass), the first source made
+// takes them and the report is the same as where the bytes are made when
+// read (two goroutines: classify makes none).
+func TestClassifyStackInfo(t *testing.T) {
+	lazyInfoAlways = true
+	defer func() { lazyInfoAlways = false }()
+	for name, s := range fastpathSnapshots(t) {
+		sequentialOnly.Store(true)
+		a := Analyze(s, Options{TimelinePoints: 100})
+		sequentialOnly.Store(false)
+		for _, d := range a.Devices {
+			info := d.info
+			if d.allocs.len() > 0 && info == nil {
+				t.Fatalf("%s device %d: classify made no stack bytes", name, d.ID)
+			}
+			d.info = nil
+			ref := newSourceFree(d, nil, false) // its bytes made when read
+			for k := range d.allocs.len() {
+				if id := d.allocs.stack(k); uint(id) < uint(len(info)) && info[id] != ref.stackInfo(id) {
+					t.Fatalf("%s device %d: allocation %d's stack %d has byte %#x, want %#x", name, d.ID, k, id, info[id], ref.stackInfo(id))
+				}
+			}
+			for id, v := range info {
+				if v != 0 && v != ref.stackInfo(snapshot.StackID(id)) {
+					t.Fatalf("%s device %d: stack %d has byte %#x, want %#x", name, d.ID, id, v, ref.stackInfo(snapshot.StackID(id)))
+				}
+			}
+			d.info = info
+			if src := newSource(d); d.info != nil || len(info) > 0 && &src.info[0] != &info[0] {
+				t.Fatalf("%s device %d: the source did not take classify's bytes", name, d.ID)
+			}
+		}
+		sequentialOnly.Store(true)
+		seq := Analyze(s, Options{TimelinePoints: 100}).Report()
+		sequentialOnly.Store(false)
+		par := Analyze(s, Options{TimelinePoints: 100}).Report()
+		for i := range seq.Devices {
+			if g, w := mustJSON(seq.Devices[i]), mustJSON(par.Devices[i]); g != w {
+				t.Errorf("%s device %d: the report with classify's stack bytes differs:\n got %.2000s\nwant %.2000s", name, i, g, w)
+			}
+		}
+	}
+}
