@@ -52,3 +52,34 @@ func TestClassifyStackInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyBlocks checks that classify labels every allocation the
+// same whatever the size of its passes' blocks (classifyBlock): each pass
+// keeps what it changes (runs, workspaces, flags, the next labelled entry)
+// in locals for a block and carries it to the next. The hand-built
+// rules' tests run again with blocks of one allocation.
+func TestClassifyBlocks(t *testing.T) {
+	classifyBlock = 1
+	t.Run("rules", TestClassify)
+	t.Run("pre-trace", TestPreTraceLiveRules)
+	classifyBlock = blockSize
+	for name, s := range fastpathSnapshots(t) {
+		want := Analyze(s, Options{})
+		for _, size := range []int{1, 3, 64} {
+			classifyBlock = size
+			got := Analyze(s, Options{})
+			classifyBlock = blockSize
+			for i, d := range got.Devices {
+				w := want.Devices[i]
+				if d.phaseRuns != w.phaseRuns {
+					t.Fatalf("%s device %d, blocks of %d: %d phase runs, want %d", name, d.ID, size, d.phaseRuns, w.phaseRuns)
+				}
+				for k := range d.allocs.len() {
+					if g, w := d.Allocation(k), w.Allocation(k); g != w {
+						t.Fatalf("%s device %d, blocks of %d: allocation %d is %+v, want %+v", name, d.ID, size, k, g, w)
+					}
+				}
+			}
+		}
+	}
+}
