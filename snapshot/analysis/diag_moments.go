@@ -78,9 +78,15 @@ func measureMoments(src source, idx []int, phases []Phase, col *anomalyCollector
 	if len(byIndex) > 0 {
 		first = byIndex[0].index
 	}
+	// Most allocations are none of these: momentsSkip passes over them.
+	skip := momentSkip{starts: starts, ends: ends[:len(starts)], freeReqs: freeReqs[:len(starts)], sizes: sizes[:len(starts)],
+		n: n, cn: col.n, big: col.big, survivors: survivors}
 	inBlocks(src.numAllocs(), func(blo, bhi int) {
 		p, last, next := 0, math.MinInt, first
 		for k := blo; k < bhi; k++ {
+			if k, last = skip.skip(k, bhi, last, next); k == bhi {
+				break
+			}
 			// The fields every allocation needs, read one by one; the whole
 			// live range only for the few that are candidates or survivors.
 			start, end, freeReq := int(starts[k]), int(ends[k]), freeReqs[k]
@@ -143,6 +149,46 @@ func measureMoments(src source, idx []int, phases []Phase, col *anomalyCollector
 		ms[j].layers = modeCount(repeats[j])
 	}
 	return ms, surv
+}
+
+// momentSkip is what measureMoments's fast path (skip) reads: the
+// allocations' columns, the trace length n, the anomaly collector's
+// (col.n, col.big) and whether survivors are collected.
+type momentSkip struct {
+	starts, ends, freeReqs []int32
+	sizes                  []int64
+	n, cn                  int
+	big                    int64
+	survivors              bool
+}
+
+// skip returns the first of allocations k to hi-1 that measureMoments must
+// look at (hi: none), and last, the start of the allocation before it:
+// an anomaly candidate (anomalyCollector.candidate), a survivor, one alive
+// at a moment or one whose start is outside [last, next], next being the
+// first moment's entry at or after last (the moment cursor must move). It
+// is a loop of its own over few variables, which the WebAssembly compiler
+// keeps in locals, with no call: most allocations are none of these.
+//
+//go:noinline
+func (m *momentSkip) skip(k, hi, last, next int) (int, int) {
+	starts := m.starts
+	ends, freeReqs, sizes := m.ends[:len(starts)], m.freeReqs[:len(starts)], m.sizes[:len(starts)]
+	n, cn, big, survivors := m.n, m.cn, m.big, m.survivors
+	if hi > len(starts) || k < 0 {
+		return k, last
+	}
+	for ; k < hi; k++ {
+		start, end, freeReq := int(starts[k]), int(ends[k]), int(freeReqs[k])
+		// (A start after next is an allocation alive at next, or the
+		// cursor's to move: next < end says both.)
+		if start < last || next < end || sizes[k] >= big || freeReq >= 0 && end >= cn ||
+			survivors && end == n && freeReq < 0 && start >= 0 {
+			return k, last
+		}
+		last = start
+	}
+	return k, last
 }
 
 // addLeaked sets each moment's leaked bytes: the survivors (allocation
