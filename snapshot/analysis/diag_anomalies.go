@@ -128,9 +128,14 @@ func byteTime(src source) *ByteTime {
 // at zero.
 func newByteTimer(src source) *byteTimer {
 	c := &byteTimer{src: src, n: src.entries(), clock: traceClock(src), stacks: newRankSet(src.numStacks() + 1)}
+	_, _, _, ids, _ := src.allocColumns()
 	inBlocks(src.numAllocs(), func(blo, bhi int) {
-		for k := blo; k < bhi; k++ {
-			c.stacks.add(int(src.allocStack(k)) + 1)
+		// c.stacks.add, written out with the set in locals.
+		members, n := c.stacks.bits, c.stacks.n
+		for _, id := range ids[blo:bhi] {
+			if i := int(id) + 1; uint(i) < uint(n) {
+				members[i>>6] |= 1 << (i & 63)
+			}
 		}
 	})
 	c.weight = make([]float64, c.stacks.seal())
