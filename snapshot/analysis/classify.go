@@ -178,7 +178,7 @@ func (d *Device) classify(info bool) {
 	// the flags) and the columns in locals for each block, written back at
 	// its end: a variable a closure changes lives in memory, and a field
 	// is loaded again after every store.
-	inBlocksOf(na, classifyBlock, func(blo, bhi int) {
+	inBlocksOf(na, passBlock, func(blo, bhi int) {
 		runs, ws := c.runs, workspaces
 		starts, stks, sites, phs := t.start[:na], t.stacks[:na], t.site[:na], phases[:na]
 		windowed := len(c.windows) > 0
@@ -225,7 +225,7 @@ func (d *Device) classify(info bool) {
 		c.runs, workspaces = runs, ws
 	})
 	d.phaseRuns = len(c.runs)
-	inBlocksOf(na, classifyBlock, func(blo, bhi int) {
+	inBlocksOf(na, passBlock, func(blo, bhi int) {
 		for k := blo; k < bhi; k++ {
 			start := t.start[k]
 			if start < 0 || phases[k] != phaseUnknown || d.a.Snap.Stacks.Depth(t.stack(k)) != 0 {
@@ -253,7 +253,7 @@ func (d *Device) classify(info bool) {
 	// The entries with a label (labelled) are few: nextLab is the first at
 	// or after entry asked (Trace.LabelledFrom), asked again only past it.
 	asked, nextLab := 0, d.Trace.LabelledFrom(0)
-	inBlocksOf(na, classifyBlock, func(blo, bhi int) {
+	inBlocksOf(na, passBlock, func(blo, bhi int) {
 		ws, stateIn, optimizerIn, askedAt, labAt := workspaces, stateInTrace, optimizerInTrace, asked, nextLab
 		starts, ends, cats, rls, phs := t.start[:na], t.end[:na], t.cat[:na], t.rule[:na], phases[:na]
 		runs := c.runs
@@ -548,10 +548,10 @@ func inBlocksOf(n, size int, f func(lo, hi int)) {
 	}
 }
 
-// classifyBlock is the block of classify's passes: blockSize, which tests
-// make small, so that what a pass carries from one block to the next is
-// tested on small files.
-var classifyBlock = blockSize
+// passBlock is the block of the passes that carry what they change from
+// one block to the next in locals (classify's, liveAt): blockSize, which
+// tests make small, so that the carrying is tested on small files.
+var passBlock = blockSize
 
 // smallBlockSize is the block of inSmallBlocks.
 const smallBlockSize = 1 << 11

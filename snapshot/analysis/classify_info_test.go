@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"slices"
 	"testing"
 
 	"oomscope/snapshot"
@@ -54,23 +55,28 @@ func TestClassifyStackInfo(t *testing.T) {
 }
 
 // TestClassifyBlocks checks that classify labels every allocation the
-// same whatever the size of its passes' blocks (classifyBlock): each pass
-// keeps what it changes (runs, workspaces, flags, the next labelled entry)
-// in locals for a block and carries it to the next. The hand-built
-// rules' tests run again with blocks of one allocation.
+// same, and liveAt finds the same allocations, whatever the size of their
+// passes' blocks (passBlock): each pass keeps what it changes (runs,
+// workspaces, flags, the next labelled entry, the list) in locals for a
+// block and carries it to the next. The hand-built rules' tests run again
+// with blocks of one allocation.
 func TestClassifyBlocks(t *testing.T) {
-	classifyBlock = 1
+	passBlock = 1
 	t.Run("rules", TestClassify)
 	t.Run("pre-trace", TestPreTraceLiveRules)
-	classifyBlock = blockSize
+	passBlock = blockSize
 	for name, s := range fastpathSnapshots(t) {
 		want := Analyze(s, Options{})
 		for _, size := range []int{1, 3, 64} {
-			classifyBlock = size
+			passBlock = size
 			got := Analyze(s, Options{})
-			classifyBlock = blockSize
 			for i, d := range got.Devices {
 				w := want.Devices[i]
+				for _, at := range []int{-1, 0, d.Trace.Len() / 2, d.peakIndex, d.Trace.Len() - 1} {
+					if g, w := d.liveAt(at), w.liveAt(at); !slices.Equal(g, w) {
+						t.Fatalf("%s device %d, blocks of %d: %d allocations alive at %d, want %d", name, d.ID, size, len(g), at, len(w))
+					}
+				}
 				if d.phaseRuns != w.phaseRuns {
 					t.Fatalf("%s device %d, blocks of %d: %d phase runs, want %d", name, d.ID, size, d.phaseRuns, w.phaseRuns)
 				}
@@ -80,6 +86,7 @@ func TestClassifyBlocks(t *testing.T) {
 					}
 				}
 			}
+			passBlock = blockSize
 		}
 	}
 }
