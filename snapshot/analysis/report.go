@@ -546,17 +546,10 @@ func (d *Device) siteSeries(pts []Point, top []SiteBytes, k int, sizes []int64) 
 			} else {
 				j0 = first.first(s)
 			}
-			// An allocation that ends at or before point j0 is in no
-			// point (j1 <= j0): most are, freed before the next point,
-			// and cost no search.
-			idx := int(ends[k])
-			if j0 == m || idx <= pts[j0].Index {
-				continue
-			}
 			// j1 := first.first(end), inlined: a call per allocation
 			// costs more than the search in WebAssembly.
 			var j1 int
-			switch {
+			switch idx := int(ends[k]); {
 			case m == 0 || idx <= lo0:
 			case idx > lastIdx:
 				j1 = m
