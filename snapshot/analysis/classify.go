@@ -188,7 +188,13 @@ func (d *Device) classify(info bool) {
 			if k >= pre {
 				sum := stacks.Summary(stack)
 				if uint(stack) < uint(len(infos)) {
-					infos[stack] = infoOf(sum, stacks.Depth(stack))
+					// A stack with a phase has frames (the phase is
+					// its frames'): its depth is read only without.
+					depth := 1
+					if summaryPhase(sum) == phaseUnknown {
+						depth = stacks.Depth(stack)
+					}
+					infos[stack] = infoOf(sum, depth)
 				}
 				// siteOfSummary, its common case inlined: a call per
 				// allocation costs more in WebAssembly.
