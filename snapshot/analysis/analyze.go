@@ -136,7 +136,7 @@ func AnalyzeSummary(s *snapshot.Snapshot, opt Options, summary func(hs []Headlin
 		if concurrent() {
 			dev.allocs.splitEnds()
 			dev.early = dev.startEarly()
-			dev.classify()
+			dev.classify(false)
 		} else {
 			unclassified = append(unclassified, dev)
 		}
@@ -151,7 +151,9 @@ func AnalyzeSummary(s *snapshot.Snapshot, opt Options, summary func(hs []Headlin
 	}
 	for _, dev := range unclassified {
 		dev.allocs.splitEnds()
-		dev.classify()
+		// The diagnosis comes after classify here: classify makes its
+		// source's stack bytes of the allocations on the way.
+		dev.classify(true)
 	}
 	return a
 }

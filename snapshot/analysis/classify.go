@@ -140,8 +140,14 @@ func (c *classifier) allocPhase(start int32, p phase) (phase, bool) {
 
 // classify labels every allocation with a category and the rule that chose
 // it (docs/snapshot.md#classification), and assigns sites. Each pass over
-// the allocations goes by blocks (inBlocks).
-func (d *Device) classify() {
+// the allocations goes by blocks (inBlocks). With info set (where the
+// diagnosis's source is made after classify, on the same goroutine), its
+// first pass, which reads each allocation's stack summary, also makes the
+// source's byte of each allocation's stack (Device.info) where the source
+// would make them when read (lazyInfo): the steps' scan would otherwise
+// make them one by one (source.fillInfo), a call and the summary read
+// again per allocation of a file whose every allocation has its stack.
+func (d *Device) classify(info bool) {
 	c := &classifier{d: d, windows: annotationWindows(d.a.Snap, d.ID)}
 	c.windowEnds = make([]int64, len(c.windows))
 	for j, w := range c.windows {
@@ -162,47 +168,70 @@ func (d *Device) classify() {
 	// order; the stack's summary, read once here, says which.
 	workspaces := d.pre.workspaces
 	d.pre = preSites{}
-	inBlocks(na, func(blo, bhi int) {
+	stacks := &d.a.Snap.Stacks
+	var infos []stackInfo
+	if info && lazyInfo(d.a.Snap.Frames, stacks.Len()) {
+		infos = make([]stackInfo, stacks.Len())
+		d.info = infos
+	}
+	// The loops below keep what they change (the runs, the workspaces,
+	// the flags) and the columns in locals for each block, written back at
+	// its end: a variable a closure changes lives in memory, and a field
+	// is loaded again after every store.
+	inBlocksOf(na, passBlock, func(blo, bhi int) {
+		runs, ws := c.runs, workspaces
+		starts, stks, sites, phs := t.start[:na], t.stacks[:na], t.site[:na], phases[:na]
+		windowed := len(c.windows) > 0
 		for k := blo; k < bhi; k++ {
-			stack, start := t.stack(k), t.start[k]
-			sp := phases[k]
+			stack, start := stks[k], starts[k]
+			sp := phs[k]
 			if k >= pre {
-				sum := d.a.Snap.Stacks.Summary(stack)
+				sum := stacks.Summary(stack)
+				if uint(stack) < uint(len(infos)) {
+					// A stack with a phase has frames (the phase is
+					// its frames'): its depth is read only without.
+					depth := 1
+					if summaryPhase(sum) == phaseUnknown {
+						depth = stacks.Depth(stack)
+					}
+					infos[stack] = infoOf(sum, depth)
+				}
 				// siteOfSummary, its common case inlined: a call per
 				// allocation costs more in WebAssembly.
 				site, ok := d.a.siteBySum.get(uint64(sum &^ 15))
 				if !ok {
 					site = d.a.siteOfSummary(sum)
 				}
-				t.site[k] = site
+				sites[k] = site
 				if summaryWorkspace(sum) {
-					workspaces = append(workspaces, int32(k))
+					ws = append(ws, int32(k))
 				}
 				sp = summaryPhase(sum)
 			}
 			if start < 0 {
-				phases[k] = sp
+				phs[k] = sp
 				continue
 			}
 			p := sp
-			if len(c.windows) > 0 {
+			if windowed {
 				p, _ = c.allocPhase(start, sp)
 			}
-			phases[k] = p
+			phs[k] = p
 			if p == phaseUnknown || p == phaseInit {
 				continue
 			}
-			if len(c.runs) == 0 || c.runs[len(c.runs)-1].phase != p {
-				if len(c.runs) > 0 {
-					c.runs[len(c.runs)-1].end = start
+			if len(runs) == 0 || runs[len(runs)-1].phase != p {
+				if len(runs) > 0 {
+					runs[len(runs)-1].end = start
 				}
-				c.runs = append(doubled(c.runs), phaseRun{phase: p, start: start, end: n, bwdStart: -1})
+				runs = append(doubled(runs), phaseRun{phase: p, start: start, end: n, bwdStart: -1})
 			}
-			c.runs[len(c.runs)-1].last = start
+			runs[len(runs)-1].last = start
 		}
+		c.runs, workspaces = runs, ws
 	})
 	d.phaseRuns = len(c.runs)
-	inBlocks(na, func(blo, bhi int) {
+	inBlocksOf(na, passBlock, func(blo, bhi int) {
 		for k := blo; k < bhi; k++ {
 			start := t.start[k]
 			if start < 0 || phases[k] != phaseUnknown || d.a.Snap.Stacks.Depth(t.stack(k)) != 0 {
@@ -230,41 +259,46 @@ func (d *Device) classify() {
 	// The entries with a label (labelled) are few: nextLab is the first at
 	// or after entry asked (Trace.LabelledFrom), asked again only past it.
 	asked, nextLab := 0, d.Trace.LabelledFrom(0)
-	inBlocks(na, func(blo, bhi int) {
+	inBlocksOf(na, passBlock, func(blo, bhi int) {
+		ws, stateIn, optimizerIn, askedAt, labAt := workspaces, stateInTrace, optimizerInTrace, asked, nextLab
+		starts, ends, cats, rls, phs := t.start[:na], t.end[:na], t.cat[:na], t.rule[:na], phases[:na]
+		runs := c.runs
 		for k := blo; k < bhi; k++ {
 			if k == live {
 				// Optimizer state recognised by its stack among the blocks
 				// alive before the trace also tells the stackless ones apart.
-				for _, p := range phases[live:] {
-					stateInTrace = stateInTrace || p == phaseOptimizer
+				for _, p := range phs[live:] {
+					stateIn = stateIn || p == phaseOptimizer
 				}
 			}
+			start, end := starts[k], ends[k]
 			var rule Rule
-			switch origin := t.origin(k); origin {
-			case FromTrace:
-				if p := phases[k]; p >= phaseForward && p <= phaseOptimizer {
+			// t.origin(k), inlined.
+			switch {
+			case start >= 0:
+				if p := phs[k]; p >= phaseForward && p <= phaseOptimizer {
 					// phaseRule, inlined.
-					start, j := t.start[k], c.runHint
-					if !c.holds(j, start) {
+					j := c.runHint
+					if !(j < len(runs) && runs[j].start <= start && (j+1 == len(runs) || start < runs[j+1].start)) {
 						j = c.runAtHint(start, &c.runHint)
 					}
-					rule = survivalRule(c.runs, j, t.end[k], p)
+					rule = survivalRule(runs, j, end, p)
 				} else {
-					rule = c.traceRule(t.start[k], t.end[k], t.stack(k), p)
+					rule = c.traceRule(start, end, t.stack(k), p)
 				}
 				switch rule {
 				case RuleOptimizerSurvives:
-					stateInTrace, optimizerInTrace = true, true
+					stateIn, optimizerIn = true, true
 				case RuleOptimizerDies:
-					optimizerInTrace = true
+					optimizerIn = true
 				}
-			case PreTraceFreed:
+			case end < t.n: // PreTraceFreed
 				rule = RulePreTraceFreed
-				if phases[k] == phaseBackward {
+				if phs[k] == phaseBackward {
 					rule = RulePreTraceFreedInBackward
 				}
-			case PreTraceLive:
-				switch phases[k] {
+			default: // PreTraceLive
+				switch phs[k] {
 				case phaseInit:
 					rule = RuleParamInit
 				case phaseForward:
@@ -275,28 +309,30 @@ func (d *Device) classify() {
 					rule = RuleOptimizerSurvives
 				default:
 					switch {
-					case stateInTrace:
+					case stateIn:
 						rule = RulePreTraceLiveStateKnown
-					case optimizerInTrace:
+					case optimizerIn:
 						rule = RulePreTraceLiveUnknown
 					default:
 						rule = RulePreTraceLiveNoOptimizer
 					}
 				}
 			}
-			if len(workspaces) > 0 && workspaces[0] == int32(k) {
+			if len(ws) > 0 && ws[0] == int32(k) {
 				rule = RuleWorkspace
-				workspaces = workspaces[1:]
+				ws = ws[1:]
 			}
 			cat := rules[rule].category
-			if s := int(t.start[k]); s >= 0 && (s >= nextLab || s < asked) {
-				asked, nextLab = s, d.Trace.LabelledFrom(s)
+			if s := int(start); s >= 0 && (s >= labAt || s < askedAt) {
+				askedAt, labAt = s, d.Trace.LabelledFrom(s)
 				if c, r, ok := d.labelled(s); ok && !(c == OptimizerState && rule == RuleOptimizerDies) {
 					cat, rule = c, r
 				}
 			}
-			t.cat[k], t.rule[k] = cat, rule
+			cats[k], rls[k] = cat, rule
 		}
+		workspaces, stateInTrace, optimizerInTrace = ws, stateIn, optimizerIn
+		asked, nextLab = askedAt, labAt
 	})
 }
 
@@ -508,6 +544,20 @@ func inBlocks(n int, f func(lo, hi int)) {
 		f(lo, min(lo+blockSize, n))
 	}
 }
+
+// inBlocksOf is inBlocks in blocks of size.
+//
+//go:noinline
+func inBlocksOf(n, size int, f func(lo, hi int)) {
+	for lo := 0; lo < n; lo += size {
+		f(lo, min(lo+size, n))
+	}
+}
+
+// passBlock is the block of the passes that carry what they change from
+// one block to the next in locals (classify's, liveAt): blockSize, which
+// tests make small, so that the carrying is tested on small files.
+var passBlock = blockSize
 
 // smallBlockSize is the block of inSmallBlocks.
 const smallBlockSize = 1 << 11

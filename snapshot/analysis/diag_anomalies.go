@@ -128,9 +128,14 @@ func byteTime(src source) *ByteTime {
 // at zero.
 func newByteTimer(src source) *byteTimer {
 	c := &byteTimer{src: src, n: src.entries(), clock: traceClock(src), stacks: newRankSet(src.numStacks() + 1)}
+	_, _, _, ids, _ := src.allocColumns()
 	inBlocks(src.numAllocs(), func(blo, bhi int) {
-		for k := blo; k < bhi; k++ {
-			c.stacks.add(int(src.allocStack(k)) + 1)
+		// c.stacks.add, written out with the set in locals.
+		members, n := c.stacks.bits, c.stacks.n
+		for _, id := range ids[blo:bhi] {
+			if i := int(id) + 1; uint(i) < uint(n) {
+				members[i>>6] |= 1 << (i & 63)
+			}
 		}
 	})
 	c.weight = make([]float64, c.stacks.seal())
@@ -224,24 +229,45 @@ func (c *byteTimer) pickHeaviest(h *heaviestHeap, lo, hi, r int) int {
 
 // weighAll adds allocations lo to hi-1's bytes × lifetime to their
 // stacks' weights, in a loop without a call per allocation (a call costs
-// more than its work in WebAssembly).
+// more than its work in WebAssembly). The clock's and the stack set's
+// fields are held in locals (clock.at and rankSet.rank written out, the
+// same arithmetic): loaded through c, they would be loaded again after
+// each weight's store.
 func (c *byteTimer) weighAll(lo, hi int) {
-	clk, stacks, weight := &c.clock, &c.stacks, c.weight
+	s, shift, mask, inv := c.clock.s, c.clock.shift, c.clock.mask, c.clock.inv
+	members, before, nst := c.stacks.bits, c.stacks.before, c.stacks.n
+	weight := c.weight
 	starts, ends, _, ids, sizes := c.src.allocColumns()
-	on, last := clk.on(), c.n-1
+	on, n := c.clock.on(), c.n
+	last := n - 1
+	if n == 0 {
+		return // every life is 0
+	}
 	for k := lo; k < hi; k++ {
 		a, b := max(int(starts[k]), 0), min(int(ends[k]), last)
 		var life float64
-		switch {
-		case c.n == 0:
-		case on:
-			life = clk.at(b) - clk.at(a)
-		default:
+		if on {
+			// clock.at(b) - clock.at(a)
+			kb, ka := b>>shift, a>>shift
+			lb, la := s[kb], s[ka]
+			life = (lb + float64(b&mask)*inv*(s[kb+1]-lb)) - (la + float64(a&mask)*inv*(s[ka+1]-la))
+		} else {
 			life = float64(b - a)
 		}
-		if r := stacks.rank(int(ids[k]) + 1); life > 0 && r >= 0 {
-			weight[r] += float64(sizes[k]) * life
+		if !(life > 0) {
+			continue
 		}
+		// r := stacks.rank(i)
+		i := int(ids[k]) + 1
+		if uint(i) >= uint(nst) {
+			continue
+		}
+		w, bit := members[i>>6], uint(i&63)
+		if w&(1<<bit) == 0 {
+			continue
+		}
+		r := int(before[i>>6]) + bits.OnesCount64(w&(1<<bit-1))
+		weight[r] += float64(sizes[k]) * life
 	}
 }
 

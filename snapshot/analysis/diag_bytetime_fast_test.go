@@ -109,3 +109,24 @@ func TestHeaviest(t *testing.T) {
 	}
 	check("random", c)
 }
+
+// TestByteTimerStacks checks the stack set of newByteTimer (its add
+// written out) against rankSet.add of every allocation's stack: the same
+// members, so the same ranks.
+func TestByteTimerStacks(t *testing.T) {
+	for name, s := range fastpathSnapshots(t) {
+		a := Analyze(s, Options{})
+		for _, d := range a.Devices {
+			src := newSource(d)
+			got := newByteTimer(src).stacks
+			want := newRankSet(src.numStacks() + 1)
+			for k := range src.numAllocs() {
+				want.add(int(src.allocStack(k)) + 1)
+			}
+			want.seal()
+			if !slices.Equal(got.bits, want.bits) || !slices.Equal(got.before, want.before) {
+				t.Fatalf("%s device %d: the byte timer's stacks differ from the allocations' stacks", name, d.ID)
+			}
+		}
+	}
+}

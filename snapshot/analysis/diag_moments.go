@@ -42,10 +42,8 @@ type momentSet []moment
 // Leaked bytes are filled in later (addLeaked).
 func measureMoments(src source, idx []int, phases []Phase, col *anomalyCollector, survivors bool) (momentSet, []int32) {
 	ms := make(momentSet, len(idx))
-	lo, hi := math.MaxInt, -1
 	for j, i := range idx {
 		ms[j] = moment{index: i, phase: phases[j]}
-		lo, hi = min(lo, i), max(hi, i)
 	}
 	n := src.entries()
 	// Layers are counted once, at the moment holding the most activations
@@ -67,36 +65,63 @@ func measureMoments(src source, idx []int, phases []Phase, col *anomalyCollector
 	}
 	var surv []int32
 	starts, ends, freeReqs, stacks, sizes := src.allocColumns()
+	// An allocation is alive at a moment when its start is at or before
+	// the moment's entry and its end after it: with the moments by entry,
+	// at the first moment at or after its start (next, at byIndex[p]) if
+	// any. Allocations come mostly by start, so p only moves forward (it
+	// moves at most len(byIndex) times) but where a start goes back (the
+	// blocks made before the trace): most allocations then cost two
+	// comparisons, not a loop over the moments. Each block starts again
+	// from the first moment (a captured variable would be written to
+	// memory at each change).
+	first := math.MaxInt
+	if len(byIndex) > 0 {
+		first = byIndex[0].index
+	}
+	// Most allocations are none of these: momentsSkip passes over them.
+	skip := momentSkip{starts: starts, ends: ends[:len(starts)], freeReqs: freeReqs[:len(starts)], sizes: sizes[:len(starts)],
+		n: n, cn: col.n, big: col.big, survivors: survivors}
 	inBlocks(src.numAllocs(), func(blo, bhi int) {
+		p, last, next := 0, math.MinInt, first
 		for k := blo; k < bhi; k++ {
+			if k, last = skip.skip(k, bhi, last, next); k == bhi {
+				break
+			}
 			// The fields every allocation needs, read one by one; the whole
 			// live range only for the few that are candidates or survivors.
-			start, end, freeReq := starts[k], ends[k], freeReqs[k]
-			size, stack := sizes[k], stacks[k]
-			if col.candidate(end, freeReq, size) {
+			start, end, freeReq := int(starts[k]), int(ends[k]), freeReqs[k]
+			size := sizes[k]
+			if col.candidate(int32(end), freeReq, size) {
 				l := src.live(k)
 				col.add(&l)
 			}
-			if survivors && int(end) == n && freeReq < 0 && start >= 0 {
+			if survivors && end == n && freeReq < 0 && start >= 0 {
 				surv = append(surv, int32(k))
 			}
-			if int(start) > hi || int(end) <= lo {
+			if start > next || start < last {
+				if start < last {
+					p = 0
+				}
+				for p < len(byIndex) && byIndex[p].index < start {
+					p++
+				}
+				next = math.MaxInt
+				if p < len(byIndex) {
+					next = byIndex[p].index
+				}
+			}
+			last = start
+			if next >= end {
 				continue // alive at no moment
 			}
-			checked, isLogits := false, false
-			var cat Category
-			for _, x := range byIndex {
-				if x.index < int(start) {
-					continue
-				}
-				if x.index >= int(end) {
+			stack := stacks[k]
+			isLogits, cat := src.stackLoss(stack), src.allocCategory(k)
+			for _, x := range byIndex[p:] {
+				if x.index >= end {
 					break
 				}
 				j := x.j
 				m := &ms[j]
-				if !checked {
-					checked, isLogits, cat = true, src.stackLoss(stack), src.allocCategory(k)
-				}
 				m.allocated += size
 				m.cats.Add(cat, size)
 				if cat == Parameter {
@@ -124,6 +149,46 @@ func measureMoments(src source, idx []int, phases []Phase, col *anomalyCollector
 		ms[j].layers = modeCount(repeats[j])
 	}
 	return ms, surv
+}
+
+// momentSkip is what measureMoments's fast path (skip) reads: the
+// allocations' columns, the trace length n, the anomaly collector's
+// (col.n, col.big) and whether survivors are collected.
+type momentSkip struct {
+	starts, ends, freeReqs []int32
+	sizes                  []int64
+	n, cn                  int
+	big                    int64
+	survivors              bool
+}
+
+// skip returns the first of allocations k to hi-1 that measureMoments must
+// look at (hi: none), and last, the start of the allocation before it:
+// an anomaly candidate (anomalyCollector.candidate), a survivor, one alive
+// at a moment or one whose start is outside [last, next], next being the
+// first moment's entry at or after last (the moment cursor must move). It
+// is a loop of its own over few variables, which the WebAssembly compiler
+// keeps in locals, with no call: most allocations are none of these.
+//
+//go:noinline
+func (m *momentSkip) skip(k, hi, last, next int) (int, int) {
+	starts := m.starts
+	ends, freeReqs, sizes := m.ends[:len(starts)], m.freeReqs[:len(starts)], m.sizes[:len(starts)]
+	n, cn, big, survivors := m.n, m.cn, m.big, m.survivors
+	if hi > len(starts) || k < 0 {
+		return k, last
+	}
+	for ; k < hi; k++ {
+		start, end, freeReq := int(starts[k]), int(ends[k]), int(freeReqs[k])
+		// (A start after next is an allocation alive at next, or the
+		// cursor's to move: next < end says both.)
+		if start < last || next < end || sizes[k] >= big || freeReq >= 0 && end >= cn ||
+			survivors && end == n && freeReq < 0 && start >= 0 {
+			return k, last
+		}
+		last = start
+	}
+	return k, last
 }
 
 // addLeaked sets each moment's leaked bytes: the survivors (allocation

@@ -66,9 +66,15 @@ func newSourceSized(d *Device, sizes []int64) source {
 // steps' scan can begin during the replay (earlyScan).
 func newSourceFree(d *Device, sizes []int64, legacyFree bool) source {
 	st := &d.a.Snap.Stacks
-	info := make([]stackInfo, st.Len())
+	// The bytes classify made of the allocations' stacks, if it did
+	// (taken once: a later source makes its own).
+	info := d.info
+	d.info = nil
+	if len(info) != st.Len() {
+		info = make([]stackInfo, st.Len())
+	}
 	src := source{d: d, tr: d.Trace, sizes: sizes, info: info, legacyFree: legacyFree}
-	if frames := d.a.Snap.Frames; (len(frames) <= len(info)/8 || lazyInfoAlways) && !mayZeroGrad(frames) {
+	if frames := d.a.Snap.Frames; lazyInfo(frames, len(info)) && !mayZeroGrad(frames) {
 		// No stack is inside zero_grad: the bytes are made when read.
 		return src
 	}
@@ -76,21 +82,13 @@ func newSourceFree(d *Device, sizes []int64, legacyFree bool) source {
 	inBlocks(len(info), func(blo, bhi int) {
 		for id := blo; id < bhi; id++ {
 			sum := st.Summary(snapshot.StackID(id))
-			v := stackInfo(summaryPhase(sum)) & 15
-			if st.Depth(snapshot.StackID(id)) > 0 {
-				v |= infoFrames
-			}
 			if summaryPhase(sum) == phaseBackward {
 				backward = true
 			}
 			if summaryZeroGrad(sum) {
-				v |= infoZeroGrad
 				zeroGrad = true
 			}
-			if summaryLoss(sum) {
-				v |= infoLoss
-			}
-			info[id] = v | infoKnown
+			info[id] = infoOf(sum, st.Depth(snapshot.StackID(id)))
 		}
 	})
 	src.zeroGrad, src.eager, src.backward = zeroGrad, true, backward
@@ -100,6 +98,14 @@ func newSourceFree(d *Device, sizes []int64, legacyFree bool) source {
 // lazyInfoAlways makes newSource look at the frames whatever their number
 // (tests).
 var lazyInfoAlways = false
+
+// lazyInfo reports whether a source over frames and stacks stacks makes
+// its stack bytes when read, if no frame is inside zero_grad
+// (mayZeroGrad): where the frames are far fewer than the stacks, the
+// stacks are many and most are never read.
+func lazyInfo(frames []snapshot.Frame, stacks int) bool {
+	return len(frames) <= stacks/8 || lazyInfoAlways
+}
 
 // mayZeroGrad reports whether a stack over frames may be inside
 // Optimizer.zero_grad: a stack's summary says so when one of its frames
@@ -130,9 +136,16 @@ func (s *source) stackInfo(id snapshot.StackID) stackInfo {
 // from its summary and depth.
 func (s *source) fillInfo(id snapshot.StackID) stackInfo {
 	st := &s.d.a.Snap.Stacks
-	sum := st.Summary(id)
+	v := infoOf(st.Summary(id), st.Depth(id))
+	s.info[id] = v
+	return v
+}
+
+// infoOf is the byte (stackInfo) of a stack of summary sum and depth
+// frames.
+func infoOf(sum snapshot.StackSummary, depth int) stackInfo {
 	v := stackInfo(summaryPhase(sum))&15 | infoKnown
-	if st.Depth(id) > 0 {
+	if depth > 0 {
 		v |= infoFrames
 	}
 	if summaryZeroGrad(sum) {
@@ -141,7 +154,6 @@ func (s *source) fillInfo(id snapshot.StackID) stackInfo {
 	if summaryLoss(sum) {
 		v |= infoLoss
 	}
-	s.info[id] = v
 	return v
 }
 

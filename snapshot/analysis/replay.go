@@ -62,6 +62,10 @@ type Device struct {
 	// phaseRuns is the number of classify's phase runs (0: not classified
 	// yet), a capacity hint for the steps' scan (stepper.scan).
 	phaseRuns int
+	// info is, where classify made them (classify's info), the
+	// diagnosis's stack bytes (source.info) of the allocations' stacks,
+	// 0 for the other stacks, until a source takes them (newSourceFree).
+	info []stackInfo
 }
 
 // buckets fold the states after entries from … from+count-1 into

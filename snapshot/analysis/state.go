@@ -189,12 +189,18 @@ func (d *Device) stateAt(i int, live []int32, segments int, topSites int, sizes 
 func (d *Device) liveAt(i int) []int32 {
 	var out []int32
 	t := &d.allocs
-	inBlocks(t.len(), func(blo, bhi int) {
+	starts := t.start
+	ends := t.end[:len(starts)]
+	inBlocksOf(t.len(), passBlock, func(blo, bhi int) {
+		// t.aliveAt, with the columns and the list in locals (a
+		// variable the closure changes lives in memory).
+		o := out
 		for k := blo; k < bhi; k++ {
-			if t.aliveAt(k, i) {
-				out = append(out, int32(k))
+			if int(starts[k]) <= i && i < int(ends[k]) {
+				o = append(o, int32(k))
 			}
 		}
+		out = o
 	})
 	return out
 }
