@@ -196,6 +196,11 @@ type vm struct {
 	// readAction met them last (entryRun).
 	ekeys [8]entryKey
 	eacts [16]entryKey
+	// lead is entryRun's entryLead, cleared by each run a word at a time:
+	// a local's zeroing is a call in WebAssembly (memory.fill).
+	lead entryLead
+	// entryErr is the error of the entryRun that returned -1.
+	entryErr error
 	// usedRanges marks the typed lists already handed out (traceList).
 	usedRanges map[int32]bool
 	builders   []builder
@@ -807,20 +812,20 @@ loop:
 		case opEmptyDict, opEmptyList:
 			if v.typed && d[pos] == opEmptyDict {
 				// A trace list's batch is entries one after another:
-				// entryRun runs each, and the next one's EMPTY_DICT is
-				// tested here, not through the switch (in WebAssembly
-				// each of its taken jumps costs, see docs/snapshot.md).
-				for {
-					end, st, ok, err := v.entryRun(d, pos, limit, stack)
-					if err != nil {
-						return err
-					}
-					if !ok {
-						break
-					}
-					pos, stack = end, st
+				// entryRun runs them in one call, testing each next
+				// EMPTY_DICT itself, not through this switch (in
+				// WebAssembly each of its taken jumps costs, see
+				// docs/snapshot.md). The stack is v.stack meanwhile.
+				v.stack = stack
+				end := v.entryRun(pos, limit)
+				if end < 0 {
+					return v.entryErr
+				}
+				stack = v.stack
+				if end > pos {
+					pos = end
 					if pos >= limit || d[pos] != opEmptyDict {
-						continue loop
+						continue
 					}
 				}
 			}
@@ -885,68 +890,172 @@ loop:
 // added at once and those pairs go straight to the row's columns. Then
 // frames (see entryFrames). The pairs from the first other one on stay in
 // the pickle, and the SETITEMS that ends the dict sets them on the row as
-// before. It returns the position and stack after what it ran, and reports
-// false, having changed nothing, when the dict does not start that way or
-// when something would need the full path (a memo or object table growing
-// a block, a row charged to the budget).
-func (v *vm) entryRun(d []byte, pos, limit int, stack []val) (int, []val, bool, error) {
-	memo := &v.memo
-	e := v.rows
-	if pos+3 >= limit || d[pos+1] != opMemoize || d[pos+2] != opMark || len(v.marks) >= maxMarks ||
-		memo.len()&1023 == 0 || e.n&1023 == 0 || e.n >= math.MaxInt32-1 {
-		return 0, nil, false, nil
+// before.
+//
+// It runs such dicts one after another (a batch of a trace list) from
+// pos in v.in.data, up to limit, on v.stack, which it leaves as the stack
+// after them, and returns the position after the last one: pos itself
+// where the first does not start that way or something would need the
+// full path (a memo or object table growing a block, a row charged to the
+// budget), having changed nothing for that one; -1 on an error
+// (v.entryErr). In WebAssembly a call passes its arguments and results
+// through memory, and its function sets up its frame each time: fast
+// calls it once a batch, with three words, not once an entry.
+func (v *vm) entryRun(pos, limit int) int {
+	d, memo, e, lead := v.in.data, &v.memo, v.rows, &v.lead
+	// The common path below takes no jump but the loop's: in WebAssembly
+	// each taken jump goes through the function's dispatch (see
+	// docs/snapshot.md), so a branch's rare side returns or calls, and
+	// the values that depend on a test are selected, not branched to.
+	for {
+		stack := v.stack
+		// Room for what the dict adds (checked here, so that the tail below
+		// has no append or push to call): a slot on the stack, a mark, a memo
+		// slot in the last page, an object (a free one, or one in objs' room).
+		// (nf|x == 0: no free object and x == 0.)
+		nf, oi := len(v.freeObjs), len(v.objs)
+		if pos+3 >= limit || d[pos+1] != opMemoize || d[pos+2] != opMark || len(v.marks) >= maxMarks ||
+			memo.len()&1023 == 0 || e.n&1023 == 0 || e.n >= math.MaxInt32-1 ||
+			len(stack) == cap(stack) || len(v.marks) == cap(v.marks) || !memo.c.room() ||
+			oi >= math.MaxInt32 || nf|(oi&1023) == 0 || nf|(cap(v.objs)-oi) == 0 {
+			return pos
+		}
+		if nf > 0 {
+			oi = int(v.freeObjs[nf-1])
+		}
+		u, ok := pack(val{k: kObj, n: int64(oi)})
+		if !ok {
+			return pos
+		}
+		if e.streams == nil {
+			e.ready() // the stream pair reads its streams
+			continue
+		}
+		// The leading pairs' values (the last one of a key given twice), for
+		// the row, by key code. A key that is the memo reference met last in
+		// its place (vm.ekeys), and an action that is the action reference
+		// met last in its slot (vm.eacts), is known without a memo lookup or a
+		// call (a memo reference names the same string as when it was met
+		// while no memo slot is stored twice); readKey and readAction look up
+		// any other.
+		lead[keyAction], lead[keyAddr], lead[keySize], lead[keyStream], lead[keyTimeUS] = 0, 0, 0, 0, 0
+		// The pairs whose key and action are known (the common case: every
+		// leading pair) are read by leadPairs, a loop that makes no call and
+		// has no branch on the key or the int's opcode; in WebAssembly it is
+		// written in WebAssembly (see docs/snapshot.md). Where it stops short
+		// of the frames key, entryPairs goes on.
+		// (A limit of pos: leadPairs reads nothing.)
+		lim := limit
+		if v.memoRewritten {
+			lim = pos
+		}
+		p, i, frames := leadPairs(v, d, pos+3, lim, 0, lead)
+		k := &v.ekeys[i&(len(v.ekeys)-1)]
+		code, str, q := keyFrames, k.str, p+int(k.n)
+		if !frames {
+			if p, code, str, q, ok = v.entryPairs(d, p, limit, i); !ok {
+				return pos
+			}
+		}
+		stream := v.lastStreamIdx
+		if lead[keyStream] == 0 {
+			stream = 0
+		}
+		// The dict, memoized, under a mark, as a row.
+		row := e.addRow(uint8(lead[keyAction]), uint64(lead[keyAddr]), lead[keySize], lead[keyTimeUS], stream)
+		// Each has room (checked above): reslicing, no append; the object
+		// is the last free one or one more.
+		grow := 0
+		if nf == 0 {
+			grow = 1
+		}
+		v.freeObjs = v.freeObjs[:nf-1+grow]
+		v.objs = v.objs[:len(v.objs)+grow]
+		v.objs[oi] = obj{kind: oEntry, idx: int32(row), memo: int32(memo.len())}
+		n := len(stack)
+		stack = stack[:n+1]
+		stack[n] = val{k: kObj, n: int64(oi)}
+		v.stack = v.stack[:n+1] // (the same array: no write barrier)
+		memo.c.put(u)
+		memo.n++
+		m := len(v.marks)
+		v.marks = v.marks[:m+1]
+		v.marks[m] = n + 1
+		if code != keyFrames {
+			return p // (SETITEMS or another pair follows: fast's)
+		}
+		// A frame list that is to be a lazy stack goes to lazyFrames'
+		// common case (foldLazy, which checks entryFrames' checks before
+		// it, where the stack cache is not consulted: off, or none)
+		// without entryFrames' or lazyFrames' call.
+		// (The stack cache's test first: on a file whose stacks repeat
+		// it is on, and foldLazy is not called.)
+		// (Each path ends on its own, without a join: a jump fewer.)
+		if v.cacheOff || v.stackCache == nil {
+			p2, n, fs, miss, end := foldLazy(v, d[:limit], q, row, true)
+			if end <= 0 {
+				end = v.lazyOrFrames(d, p, q, limit, stack, row, str, p2, n, fs, miss)
+				if end < 0 || end >= limit || d[end] != opEmptyDict {
+					return end
+				}
+				pos = end
+				continue
+			}
+			if end >= limit || d[end] != opEmptyDict {
+				return end
+			}
+			pos = end
+			continue
+		}
+		// Where it is consulted (on a file whose stacks repeat), a known
+		// list then SETITEMS goes to entryFrames' common case in one call
+		// (cachedFrames, in WebAssembly written in WebAssembly, see
+		// docs/snapshot.md); a list it did not find (-1) is not looked up
+		// again. What it declines goes on in entryFrames.
+		end := cachedFrames(v, d[:limit], q, len(stack), row)
+		if end <= 0 {
+			fe, st, _, err := v.entryFrames(d, p, q, limit, stack, row, val{k: kStr, n: str}, false, end < 0)
+			end = v.entryEnd(fe, st, err)
+		}
+		if end < 0 || end >= limit || d[end] != opEmptyDict {
+			return end
+		}
+		pos = end
 	}
-	oi := -1
-	if n := len(v.freeObjs); n > 0 {
-		oi = int(v.freeObjs[n-1])
-	} else if len(v.objs) >= math.MaxInt32 || len(v.objs)&1023 == 0 {
-		return 0, nil, false, nil
-	} else {
-		oi = len(v.objs)
-	}
-	u, ok := pack(val{k: kObj, n: int64(oi)})
-	if !ok {
-		return 0, nil, false, nil
-	}
-	p := pos + 3
-	e.ready() // the stream pair reads its streams
-	// The leading pairs' values (the last one of a key given twice), for
-	// the row, by key code. A key that is the memo reference met last in
-	// its place (vm.ekeys), and an action that is the action reference
-	// met last in its slot (vm.eacts), is known without a memo lookup or a
-	// call (a memo reference names the same string as when it was met
-	// while no memo slot is stored twice); readKey and readAction look up
-	// any other.
-	var lead entryLead
+}
+
+// entryPairs is entryRun's reading of the leading pairs where leadPairs
+// (if the memo was not rewritten) stopped short of the frames key, at
+// the i-th pair at p: readKey (and readAction) look the key up and note
+// it, and the reading goes on from that pair (leadPairs again), or the
+// run ends there, for the full path. It returns where it stopped, the
+// key's code and string there, the value's position, and false where the
+// dict is not an entry (its first key is not the action).
+func (v *vm) entryPairs(d []byte, p, limit, i int) (int, uint8, int64, int, bool) {
+	lead := &v.lead
 	known := !v.memoRewritten
 	var code uint8
 	var str int64
 	var q int
-	// The pairs whose key and action are known (the common case: every
-	// leading pair) are read by leadPairs, a loop that makes no call and
-	// has no branch on the key or the int's opcode; in WebAssembly it is
-	// written in WebAssembly (see docs/snapshot.md). Anything else stops
-	// it at a pair's start: readKey (and readAction) look the key up and
-	// note it, and the reading goes on from that pair, or the run ends
-	// there, for the full path.
-	i, looked := 0, -1
+	read, looked := true, -1 // read: leadPairs ran at i
 pairs:
 	for {
-		if known {
+		if known && !read {
 			frames := false
-			if p, i, frames = leadPairs(v, d, p, limit, i, &lead); frames {
+			if p, i, frames = leadPairs(v, d, p, limit, i, lead); frames {
 				k := &v.ekeys[i&(len(v.ekeys)-1)]
 				code, str, q = keyFrames, k.str, p+int(k.n)
 				break
 			}
 		}
+		read = false
 		if i == looked { // looked up, and still not read above
 			code = keyOther
 			break
 		}
 		code, str, q = v.readKey(d, p, limit, i)
 		if i == 0 && code != keyAction {
-			return 0, nil, false, nil
+			return 0, 0, 0, 0, false
 		}
 		switch code {
 		case keyAction:
@@ -964,64 +1073,49 @@ pairs:
 			break pairs
 		}
 	}
-	var stream uint16
-	if lead[keyStream] != 0 {
-		stream = v.lastStreamIdx
+	return p, code, str, q, true
+}
+
+// lazyOrFrames is entryRun at a frame list (key at p, value at q) that
+// foldLazy did not make the row's stack: lazyFrames, or lazyRest from
+// foldLazy's results, as they say, then entryFrames where those decline.
+// It returns the position after what it ran, v.stack then the stack, or
+// -1 on an error (v.entryErr).
+func (v *vm) lazyOrFrames(d []byte, p, q, limit int, stack []val, row int, str int64, p2, n int, fs folded, miss int) int {
+	var end int
+	var ok bool
+	var err error
+	tried := true
+	switch miss {
+	case scanUntried:
+		tried = false
+	case scanNoBuf:
+		end, ok, err = v.lazyFrames(d, q, limit, row)
+	default:
+		end, ok, err = v.lazyRest(d, q, limit, row, p2, n, fs, miss)
 	}
-	// The dict, memoized, under a mark, as a row.
-	row := e.addRow(uint8(lead[keyAction]), uint64(lead[keyAddr]), lead[keySize], lead[keyTimeUS], stream)
-	o := obj{kind: oEntry, idx: int32(row), memo: int32(memo.len())}
-	if oi < len(v.objs) {
-		v.freeObjs = v.freeObjs[:len(v.freeObjs)-1]
-		v.objs[oi] = o
+	if err == nil && !ok {
+		end, stack, _, err = v.entryFrames(d, p, q, limit, stack, row, val{k: kStr, n: str}, tried, false)
+	}
+	return v.entryEnd(end, stack, err)
+}
+
+// entryEnd is entryRun's return after the row was added: the position
+// end with v.stack set to stack, or -1 with err in v.entryErr. stack is
+// v.stack appended to: while its array is the same (its capacity too),
+// only the length is stored, without a write barrier (a call in every
+// entry while the GC marks).
+func (v *vm) entryEnd(end int, stack []val, err error) int {
+	if err != nil {
+		v.entryErr = err
+		return -1
+	}
+	if cap(stack) == cap(v.stack) {
+		v.stack = v.stack[:len(stack)]
 	} else {
-		v.objs = append(v.objs, o)
+		v.stack = stack
 	}
-	stack = append(stack, val{k: kObj, n: int64(oi)})
-	if memo.c.room() { // push, without its call
-		memo.c.put(u)
-		memo.n++
-	} else {
-		memo.push(u)
-	}
-	v.marks = append(v.marks, len(stack))
-	if code == keyFrames {
-		// Where the stack cache is consulted (on a file whose stacks
-		// repeat), a known list then SETITEMS goes to entryFrames' common
-		// case (cachedFrames: one call, in WebAssembly written in
-		// WebAssembly, see docs/snapshot.md). Where it is not (off, or
-		// none), a frame list that is to be a lazy stack goes to
-		// lazyFrames' common case (foldLazy, which checks entryFrames'
-		// checks before it) without entryFrames' or lazyFrames' call.
-		// What they decline goes on in entryFrames.
-		tried, missed := false, false
-		if v.cacheOff || v.stackCache == nil {
-			tried = true
-			var end int
-			var ok bool
-			var err error
-			switch p2, n, fs, miss, e := foldLazy(v, d[:limit], q, row, true); {
-			case e > 0:
-				return e, stack, true, nil
-			case miss == scanUntried:
-				tried = false
-			case miss == scanNoBuf:
-				end, ok, err = v.lazyFrames(d, q, limit, row)
-			default:
-				end, ok, err = v.lazyRest(d, q, limit, row, p2, n, fs, miss)
-			}
-			if err != nil || ok {
-				return end, stack, ok, err
-			}
-		} else if end := cachedFrames(v, d[:limit], q, len(stack), row); end > 0 {
-			v.stack = stack
-			return end, stack, true, nil
-		} else {
-			missed = end < 0
-		}
-		return v.entryFrames(d, p, q, limit, stack, row, val{k: kStr, n: str}, tried, missed)
-	}
-	return p, stack, true, nil
+	return end
 }
 
 // memoRef reads the BINGET or LONG_BINGET at d[p]: the memo id and the
