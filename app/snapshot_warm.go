@@ -171,6 +171,7 @@ func warmRanks(u bytesize.Unit) {
 				wp.ranks.rows = append(wp.ranks.rows, &rankRow{name: o.File, row: load.Rank{File: o.File, Rank: o.Rank}, state: rankRunning})
 			}
 			wp.renderRanks()
+			wp.rankRows()
 			wp.rankStatus()
 			wp.rankFraction()
 		},
@@ -190,7 +191,7 @@ func warmRanks(u bytesize.Unit) {
 				wp.rankFinished(app.Context{}, k, ans)
 			}
 		},
-		func() { wp.renderRanks() },
+		func() { wp.renderRanks(); wp.rankRows() },
 	} {
 		nextTask(0)
 		step()

@@ -148,6 +148,22 @@ func TestRankTable(t *testing.T) {
 		t.Error("a rank not analysed has an open button or peaks")
 	}
 	golden(t, "ranktable.html", h)
+	// The page writes the rows one by one into the empty table's body.
+	empty, tail := RankTable(nil, bytesize.Binary), "</tbody></table>"
+	if !strings.HasSuffix(empty, tail) {
+		t.Fatalf("the empty table does not end with its empty body: %q", empty)
+	}
+	var rowsHTML string
+	for _, r := range rows {
+		row := RankRowHTML(r, bytesize.Binary)
+		if !strings.HasPrefix(row, "<tr ") || !strings.HasSuffix(row, "</tr>") || strings.Count(row, "<tr ") != 1 {
+			t.Errorf("RankRowHTML is not one row: %q", row)
+		}
+		rowsHTML += row
+	}
+	if got := strings.TrimSuffix(empty, tail) + rowsHTML + tail; got != h {
+		t.Errorf("the empty table with RankRowHTML's rows is not RankTable:\n%s\n%s", got, h)
+	}
 
 	var bad []RankRow
 	for k, n := range hostile.Names() {
