@@ -48,12 +48,7 @@ func cachedFramesGo(v *vm, dl []byte, q, ns, row int) int {
 	v.cacheLooks++
 	v.cacheHits++
 	o := obj{kind: oStack, idx: int32(id), memo: shared}
-	if oi < len(v.objs) {
-		v.objs[oi] = o // and it stays free
-	} else {
-		v.objs = append(v.objs, o)
-		v.freeObjs = append(v.freeObjs, int32(oi))
-	}
+	v.setFreeObj(oi, o)
 	m.c.put(uint32(id)<<4 | uint32(kStackRef))
 	m.n++
 	v.marks = v.marks[:len(v.marks)-1]
@@ -62,4 +57,16 @@ func cachedFramesGo(v *vm, dl []byte, q, ns, row int) int {
 	v.in.pos = end + 2
 	st.set(row, id)
 	return end + 2
+}
+
+// setFreeObj sets object slot oi, the last free one or the one after
+// objs, to o, and leaves it free: a list of frames known to the stack
+// cache, made and released in one go (its memo slot holds the stack).
+func (v *vm) setFreeObj(oi int, o obj) {
+	if oi < len(v.objs) {
+		v.objs[oi] = o
+		return
+	}
+	v.objs = append(v.objs, o)
+	v.freeObjs = append(v.freeObjs, int32(oi))
 }

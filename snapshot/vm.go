@@ -1273,12 +1273,7 @@ func (v *vm) entryFrames(d []byte, p, q, limit int, stack []val, row int, key va
 		// popped by SETITEMS and released as the stack, its memo slot
 		// then that stack) without the round trip.
 		o := obj{kind: oStack, idx: int32(cid), memo: shared}
-		if oi < len(v.objs) {
-			v.objs[oi] = o // and it stays free
-		} else {
-			v.objs = append(v.objs, o)
-			v.freeObjs = append(v.freeObjs, int32(oi))
-		}
+		v.setFreeObj(oi, o)
 		u := v.packWide(int64(memo.len()), val{k: kStackRef, n: int64(cid)})
 		if memo.c.room() { // push, without its call
 			memo.c.put(u)
