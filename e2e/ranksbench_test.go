@@ -36,7 +36,7 @@ import (
 // (navigator.hardwareConcurrency), which sizes its pool of workers;
 // OOMSCOPE_BENCH_PROFILE=1 prints the functions that took the most of the
 // page's main thread from the drop to the last rank (a CDP CPU profile,
-// self time); OOMSCOPE_BENCH_TRACE=1 the time of the main thread's trace
+// self time), and OOMSCOPE_BENCH_PROFILEFILE=F writes that profile to F; OOMSCOPE_BENCH_TRACE=1 the time of the main thread's trace
 // events by name (style, layout, paint, script…); OOMSCOPE_BENCH_SETTLE=MS
 // drops the files that many milliseconds after the page is ready (default:
 // at once). make bench-browser runs it.
@@ -179,6 +179,12 @@ func printProfile(b *testing.B, tb *tab) {
 		b.Fatalf("profile: %v", err)
 	}
 	pr := res.Profile
+	if path := os.Getenv("OOMSCOPE_BENCH_PROFILEFILE"); path != "" {
+		// The profile itself, for a closer look (Chrome's .cpuprofile).
+		if data, err := json.Marshal(pr); err == nil {
+			os.WriteFile(path, data, 0o644)
+		}
+	}
 	name := map[int64]string{}
 	for _, n := range pr.Nodes {
 		name[n.ID] = n.CallFrame.FunctionName + " " + filepath.Base(n.CallFrame.URL)

@@ -1,6 +1,8 @@
 package chart
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,5 +175,39 @@ func TestRankTable(t *testing.T) {
 	if checkMarkup(t, "table of hostile ranks", RankTable(bad, bytesize.Decimal), "table", "caption", "thead", "tbody", "tr", "th",
 		"td", "button", "br", "strong", "span") == 0 {
 		t.Error("no row shows a hostile name: the test does not test")
+	}
+}
+
+// TestRankRowEqual changes each field of a row in turn (every field the
+// struct has, found by reflection, so that a field added later is
+// covered): Equal must tell each change, and hold for a copy.
+func TestRankRowEqual(t *testing.T) {
+	base := RankRow{Index: 1, Rank: 2, Label: "rank 2", File: "r2.pickle", State: "done", Outlier: true, Why: []string{"a", "b"},
+		Error: "e", Read: 5, Size: 6, Alloc: 7, Res: 8, FinalAlloc: 9, FinalRes: 10, OOMs: 11, Devices: 12}
+	cp := base
+	cp.Why = slices.Clone(base.Why)
+	if !base.Equal(cp) {
+		t.Fatal("a copy is not Equal")
+	}
+	rt := reflect.TypeOf(base)
+	for i := range rt.NumField() {
+		o := base
+		o.Why = slices.Clone(base.Why)
+		f := reflect.ValueOf(&o).Elem().Field(i)
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64:
+			f.SetInt(f.Int() + 100)
+		case reflect.String:
+			f.SetString(f.String() + "x")
+		case reflect.Bool:
+			f.SetBool(!f.Bool())
+		case reflect.Slice:
+			f.Index(1).SetString("c")
+		default:
+			t.Fatalf("field %s: kind %s not covered by this test", rt.Field(i).Name, f.Kind())
+		}
+		if base.Equal(o) || o.Equal(base) {
+			t.Errorf("a row with another %s is Equal", rt.Field(i).Name)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package chart
 
 import (
+	"slices"
 	"strconv"
 
 	"oomscope/bytesize"
@@ -27,6 +28,15 @@ type RankRow struct {
 	// out-of-memory events, devices.
 	Alloc, Res, FinalAlloc, FinalRes int64
 	OOMs, Devices                    int
+}
+
+// Equal says whether r and o are the same row (RankRowHTML writes the
+// same HTML for both).
+func (r RankRow) Equal(o RankRow) bool {
+	return r.Index == o.Index && r.Rank == o.Rank && r.Label == o.Label && r.File == o.File && r.State == o.State &&
+		r.Outlier == o.Outlier && slices.Equal(r.Why, o.Why) && r.Error == o.Error && r.Read == o.Read && r.Size == o.Size &&
+		r.Alloc == o.Alloc && r.Res == o.Res && r.FinalAlloc == o.FinalAlloc && r.FinalRes == o.FinalRes &&
+		r.OOMs == o.OOMs && r.Devices == o.Devices
 }
 
 // RankTable writes the table of ranks (#snap-ranks-table) as HTML: a row
