@@ -48,10 +48,12 @@ type rankRow struct {
 	state rankState
 	// row is the worker's answer (or the error), marked by the overview.
 	row load.Rank
-	// html is the row's HTML as rankRows last wrote it, of shown in unit.
+	// html is the row's HTML as rankRows last wrote it, of shown in unit;
+	// dirty until patchRankTable has put it in the page.
 	html  string
 	shown chart.RankRow
 	unit  bytesize.Unit
+	dirty bool
 }
 
 // rankWorker is one place of the pool: a worker started when a file is
@@ -121,8 +123,6 @@ type snapRanks struct {
 	chartAt   time.Time
 	chartRows []int
 	hl        int
-	// shown is the rows' HTML as patchRankTable last wrote them.
-	shown []string
 }
 
 // rankRenderEvery is the least time between two renders of the overview
@@ -767,9 +767,9 @@ func (p *SnapshotPage) renderRanks() app.UI {
 var rankTableShell = chart.RankTable(nil, bytesize.Binary)
 
 // patchRankTable writes the rows of the table of ranks into its body
-// (rankTableShell): all of them into a body that does not hold them yet
-// (a new overview, one drawn again), else only the rows whose HTML
-// changed since it last wrote them. The browser then styles, lays out
+// (rankTableShell): all of them into a body that does not hold as many
+// (one drawn again), else only the rows whose HTML changed since it last
+// wrote them (dirty). The browser then styles, lays out
 // and paints a few rows, not 128 each time the overview is drawn: with
 // 128 ranks writing the whole table took the page's main thread up to
 // 39 ms of CPU a time.
@@ -784,16 +784,15 @@ func (p *SnapshotPage) patchRankTable() {
 	}
 	rows := p.rankRows()
 	trs := body.Get("children")
-	if trs.Length() != len(rows) || len(r.shown) != len(rows) {
+	all := trs.Length() != len(rows)
+	if all {
 		body.Set("innerHTML", strings.Join(rows, ""))
-		r.shown = rows
-		return
 	}
-	for i, h := range rows {
-		if h != r.shown[i] {
-			trs.Index(i).Set("outerHTML", h)
-			r.shown[i] = h
+	for i, x := range r.rows {
+		if x.dirty && !all {
+			trs.Index(i).Set("outerHTML", rows[i])
 		}
+		x.dirty = false
 	}
 }
 
@@ -813,7 +812,7 @@ func (p *SnapshotPage) rankRows() []string {
 			v.FinalRes += h.FinalReservedBytes
 		}
 		if x.html == "" || x.unit != p.unit || !x.shown.Equal(v) {
-			x.html, x.unit = chart.RankRowHTML(v, p.unit), p.unit
+			x.html, x.unit, x.dirty = chart.RankRowHTML(v, p.unit), p.unit, true
 			x.shown, x.shown.Why = v, slices.Clone(v.Why) // (not the answer's array)
 		}
 		rows[k] = x.html
