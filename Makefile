@@ -118,7 +118,8 @@ bench:
 # functions optimised, the tasks of the most wall time and what ran in them;
 # OOMSCOPE_BENCH_TRACEFILE=FILE also writes the trace's events there, as
 # JSON, and a copy a round in FILE.1, FILE.2, ...), OOMSCOPE_BENCH_PROFILES=DIR writes CPU profiles of
-# the page and the analysis worker, OOMSCOPE_BENCH_JSFLAGS passes V8 flags
+# the page and the analysis worker (and the page's while the ranks are
+# analysed, ranks-page.cpuprofile), OOMSCOPE_BENCH_JSFLAGS passes V8 flags
 # (diagnosis only, e.g. --no-liftoff) and OOMSCOPE_BENCH_CHROMELOG=FILE
 # keeps Chromium's output (what --trace-wasm-compilation-times prints).
 # OOMSCOPE_BENCH_VISITS=2 drops each file on a returning user's visit: in a

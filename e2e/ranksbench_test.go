@@ -36,7 +36,8 @@ import (
 // (navigator.hardwareConcurrency), which sizes its pool of workers;
 // OOMSCOPE_BENCH_PROFILE=1 prints the functions that took the most of the
 // page's main thread from the drop to the last rank (a CDP CPU profile,
-// self time), and OOMSCOPE_BENCH_PROFILEFILE=F writes that profile to F; OOMSCOPE_BENCH_TRACE=1 the time of the main thread's trace
+// self time), and OOMSCOPE_BENCH_PROFILES=DIR writes that profile to
+// DIR/ranks-page.cpuprofile; OOMSCOPE_BENCH_TRACE=1 the time of the main thread's trace
 // events by name (style, layout, paint, script…); OOMSCOPE_BENCH_SETTLE=MS
 // drops the files that many milliseconds after the page is ready (default:
 // at once). make bench-browser runs it.
@@ -88,7 +89,7 @@ func BenchmarkBrowserSnapshotRanks(b *testing.B) {
 				.observe(document.body, {attributes: true, attributeFilter: ["data-ranks-done"]});
 			window.__t0 = performance.now();
 			return true; })()`)
-		profile := os.Getenv("OOMSCOPE_BENCH_PROFILE") != ""
+		profile := os.Getenv("OOMSCOPE_BENCH_PROFILE") != "" || os.Getenv("OOMSCOPE_BENCH_PROFILES") != ""
 		if profile {
 			if _, err := chromedp.Call(tb.ctx, profiler.Enable, cdp.Empty{}); err != nil {
 				b.Fatal(err)
@@ -179,10 +180,14 @@ func printProfile(b *testing.B, tb *tab) {
 		b.Fatalf("profile: %v", err)
 	}
 	pr := res.Profile
-	if path := os.Getenv("OOMSCOPE_BENCH_PROFILEFILE"); path != "" {
+	if dir := os.Getenv("OOMSCOPE_BENCH_PROFILES"); dir != "" {
 		// The profile itself, for a closer look (Chrome's .cpuprofile).
-		if data, err := json.Marshal(pr); err == nil {
-			os.WriteFile(path, data, 0o644)
+		data, err := json.Marshal(pr)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, "ranks-page.cpuprofile"), data, 0o644)
+		}
+		if err != nil {
+			b.Fatalf("writing the profile: %v", err)
 		}
 	}
 	name := map[int64]string{}
