@@ -1,5 +1,6 @@
 #include "go_asm.h"
 #include "textflag.h"
+#include "stackend_wasm.h"
 #include "ledhit_wasm.h"
 
 // DECLINE returns end 0 (entryFrames goes on as before), having changed
@@ -370,74 +371,17 @@ TEXT ·cachedFrames(SB), NOSPLIT, $0-64
 	// memo.n++.
 	I64Load ns+40(FP)
 	Set R15
-	Get R15
-	I32WrapI64
-	I64Load $0
-	Get R15
-	I32WrapI64
-	I64Load $8
-	I64Const $2
-	I64Shl
-	I64Add
-	I32WrapI64
-	Get R7
-	I64Const $4
-	I64Shl
-	I64Const $const_kStackRef
-	I64Or
-	I64Store32 $0
-	Get R15
-	I32WrapI64
-	Get R15
-	I32WrapI64
-	I64Load $8
-	I64Const $1
-	I64Add
-	I64Store $8
-	Get R11
-	I32WrapI64
-	Get R11
-	I32WrapI64
-	I64Load $(vm_memo+memoTable_n)
-	I64Const $1
-	I64Add
-	I64Store $(vm_memo+memoTable_n)
+	MEMOSTACK(R7)
 
 	// The MARK popped; SETITEMS run (R9: the APPENDS, q+3+n).
-	Get R11
-	I32WrapI64
-	Get R11
-	I32WrapI64
-	I64Load $(vm_marks+8)
-	I64Const $1
-	I64Sub
-	I64Store $(vm_marks+8)
+	POPMARK
 	I64Load q+32(FP)
 	I64Const $3
 	I64Add
 	Get R10
 	I64Add
 	Set R9
-	Get R11
-	I32WrapI64
-	I64Const $const_opSetItems
-	I64Store8 $vm_op
-	Get R11
-	I32WrapI64
-	Get R11
-	I32WrapI64
-	I64Load $(vm_in+input_base)
-	Get R9
-	I64Add
-	I64Const $1
-	I64Add
-	I64Store $vm_opOff
-	Get R11
-	I32WrapI64
-	Get R9
-	I64Const $2
-	I64Add
-	I64Store $(vm_in+input_pos)
+	SETITEMSRUN
 
 	// The row's stack.
 	I64Load dl_cap+24(FP)

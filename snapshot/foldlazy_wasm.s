@@ -1,5 +1,6 @@
 #include "go_asm.h"
 #include "textflag.h"
+#include "stackend_wasm.h"
 #include "addlazy_wasm.h"
 #include "foldscan_wasm.h"
 
@@ -411,73 +412,16 @@ TEXT ·foldLazy(SB), NOSPLIT, $0-112
 	I64Add
 	I64Store $(vm_budget+budget_spent)
 
-	Get R15
-	I32WrapI64
-	I64Load $0
-	Get R15
-	I32WrapI64
-	I64Load $8
-	I64Const $2
-	I64Shl
-	I64Add
-	I32WrapI64
-	Get R1
-	I64Const $4
-	I64Shl
-	I64Const $const_kStackRef
-	I64Or
-	I64Store32 $0
-	Get R15
-	I32WrapI64
-	Get R15
-	I32WrapI64
-	I64Load $8
-	I64Const $1
-	I64Add
-	I64Store $8
-	Get R11
-	I32WrapI64
-	Get R11
-	I32WrapI64
-	I64Load $(vm_memo+memoTable_n)
-	I64Const $1
-	I64Add
-	I64Store $(vm_memo+memoTable_n)
+	MEMOSTACK(R1)
 
 	Get R10
 	I32WrapI64
 	Get R1
 	I64Store32 $0
 
-	Get R11
-	I32WrapI64
-	Get R11
-	I32WrapI64
-	I64Load $(vm_marks+8)
-	I64Const $1
-	I64Sub
-	I64Store $(vm_marks+8)
+	POPMARK
 
-	Get R11
-	I32WrapI64
-	I64Const $const_opSetItems
-	I64Store8 $vm_op
-	Get R11
-	I32WrapI64
-	Get R11
-	I32WrapI64
-	I64Load $(vm_in+input_base)
-	Get R9
-	I64Add
-	I64Const $1
-	I64Add
-	I64Store $vm_opOff
-	Get R11
-	I32WrapI64
-	Get R9
-	I64Const $2
-	I64Add
-	I64Store $(vm_in+input_pos)
+	SETITEMSRUN
 
 	Get SP
 	Get R9
